@@ -1,0 +1,115 @@
+//! Rigid bodies: state, mass properties and derived kinematic quantities.
+
+use crate::math::{Mat3, Quat, Vec3};
+use crate::shapes::Shape;
+use serde::{Deserialize, Serialize};
+
+/// A rigid body. Its shape is stored in the body's principal frame (centre of mass at the
+/// origin, principal axes along x, y, z), so the body-frame inertia is diagonal.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct RigidBody {
+    /// Shape in the principal frame.
+    pub shape: Shape,
+    /// Mass (kg); `inv_mass = 0` for a static body.
+    pub mass: f64,
+    pub inv_mass: f64,
+    /// Principal moments of inertia (kg m²), body frame.
+    pub inertia: Vec3,
+    /// Inverse principal moments (0 for a static body).
+    pub inv_inertia: Vec3,
+    /// World position of the centre of mass (m).
+    pub position: Vec3,
+    /// Orientation: principal frame → world.
+    pub orientation: Quat,
+    /// Linear velocity of the centre of mass (m/s, world frame).
+    pub velocity: Vec3,
+    /// Angular velocity (rad/s, world frame).
+    pub angular_velocity: Vec3,
+}
+
+impl RigidBody {
+    /// A dynamic body of uniform `density` whose shape frame is placed at `position` with
+    /// `orientation`. The shape is moved to its principal frame; the body position is the
+    /// world centre of mass.
+    pub fn new(shape: &Shape, density: f64, position: Vec3, orientation: Quat) -> Self {
+        let p = shape.principal(density);
+        let world_orientation = orientation * p.rotation;
+        RigidBody {
+            shape: p.shape,
+            mass: p.mass,
+            inv_mass: 1.0 / p.mass,
+            inertia: p.inertia,
+            inv_inertia: p.inertia.map(|i| 1.0 / i),
+            position: position + orientation * p.center_of_mass,
+            orientation: world_orientation,
+            velocity: Vec3::zeros(),
+            angular_velocity: Vec3::zeros(),
+        }
+    }
+
+    /// Make the body static (infinite mass and inertia): it never moves.
+    pub fn into_static(mut self) -> Self {
+        self.inv_mass = 0.0;
+        self.inv_inertia = Vec3::zeros();
+        self.velocity = Vec3::zeros();
+        self.angular_velocity = Vec3::zeros();
+        self
+    }
+
+    pub fn is_static(&self) -> bool {
+        self.inv_mass == 0.0
+    }
+
+    /// World-frame inverse inertia tensor `R diag(1/I) Rᵀ`.
+    pub fn inv_inertia_world(&self) -> Mat3 {
+        let r = self.orientation.to_rotation_matrix();
+        r.matrix() * Mat3::from_diagonal(&self.inv_inertia) * r.matrix().transpose()
+    }
+
+    /// World-frame inertia tensor `R diag(I) Rᵀ`.
+    pub fn inertia_world(&self) -> Mat3 {
+        let r = self.orientation.to_rotation_matrix();
+        r.matrix() * Mat3::from_diagonal(&self.inertia) * r.matrix().transpose()
+    }
+
+    /// Velocity of the material point at world position `p`: v + ω × (p − x).
+    pub fn velocity_at(&self, p: &Vec3) -> Vec3 {
+        self.velocity + self.angular_velocity.cross(&(p - self.position))
+    }
+
+    /// ½ m |v|² (0 for a static body).
+    pub fn kinetic_energy_translational(&self) -> f64 {
+        if self.is_static() { 0.0 } else { 0.5 * self.mass * self.velocity.norm_squared() }
+    }
+
+    /// ½ ωᵀ I_world ω, evaluated in the body frame as ½ Σ I_k ω_k².
+    pub fn kinetic_energy_rotational(&self) -> f64 {
+        if self.is_static() {
+            return 0.0;
+        }
+        let wb = self.orientation.inverse_transform_vector(&self.angular_velocity);
+        0.5 * (self.inertia.x * wb.x * wb.x + self.inertia.y * wb.y * wb.y + self.inertia.z * wb.z * wb.z)
+    }
+
+    /// Angular momentum about the world origin: x × m v + I_world ω.
+    pub fn angular_momentum(&self) -> Vec3 {
+        if self.is_static() {
+            return Vec3::zeros();
+        }
+        self.position.cross(&(self.mass * self.velocity)) + self.inertia_world() * self.angular_velocity
+    }
+
+    /// Apply an impulse `p` at world point `at`: Δv = p/m, Δω = I⁻¹ (r × p).
+    pub fn apply_impulse(&mut self, p: &Vec3, at: &Vec3) {
+        if self.is_static() {
+            return;
+        }
+        self.velocity += p * self.inv_mass;
+        self.angular_velocity += self.inv_inertia_world() * (at - self.position).cross(p);
+    }
+
+    /// World pose as an isometry (principal frame → world).
+    pub fn isometry(&self) -> crate::math::Iso3 {
+        crate::math::Iso3::from_parts(self.position.into(), self.orientation)
+    }
+}

@@ -1,0 +1,4 @@
+//! Dynamics: integrators and collision solvers.
+
+pub mod rotation;
+pub mod solver;

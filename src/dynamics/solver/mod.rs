@@ -1,0 +1,179 @@
+//! Collision solvers behind one trait.
+//!
+//! A solver receives the bodies (with pre-collision velocities, i.e. after the external
+//! forces of the step have been applied) and the contacts detected at the current
+//! positions, and changes velocities (and, for methods with position projection,
+//! positions) so that no contact is left approaching. It reports what it dissipated so
+//! the energy ledger can tell physical dissipation from artificial energy.
+//!
+//! Methods (paper in `../shared/papers`):
+//! - `jolt`: particle velocity-jolt with position projection (paper 001) — [`jolt`].
+//! - `etm`, `sqm`, `smm`: energy tracking, sequential and simultaneous impulses (paper 000).
+//! - `ccp`: cone complementarity, projected fixed point (paper 002).
+//! - `mdp`: maximum dissipation, block Gauss-Seidel (paper 003).
+
+pub mod jolt;
+
+use crate::body::RigidBody;
+use crate::collision::Contact;
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::str::FromStr;
+
+/// The collision methods of the papers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SolverKind {
+    Etm,
+    Sqm,
+    Smm,
+    Jolt,
+    Ccp,
+    Mdp,
+}
+
+impl SolverKind {
+    pub const ALL: [SolverKind; 6] =
+        [SolverKind::Etm, SolverKind::Sqm, SolverKind::Smm, SolverKind::Jolt, SolverKind::Ccp, SolverKind::Mdp];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            SolverKind::Etm => "etm",
+            SolverKind::Sqm => "sqm",
+            SolverKind::Smm => "smm",
+            SolverKind::Jolt => "jolt",
+            SolverKind::Ccp => "ccp",
+            SolverKind::Mdp => "mdp",
+        }
+    }
+
+    /// Whether this build has the method. Unimplemented methods are refused, not faked.
+    pub fn is_implemented(self) -> bool {
+        matches!(self, SolverKind::Jolt)
+    }
+
+    /// A fresh solver instance, or an error naming the method if it is not implemented.
+    pub fn create(self) -> Result<Box<dyn CollisionSolver>, SolverError> {
+        match self {
+            SolverKind::Jolt => Ok(Box::new(jolt::JoltSolver::default())),
+            other => Err(SolverError::NotImplemented(other)),
+        }
+    }
+}
+
+impl fmt::Display for SolverKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for SolverKind {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        SolverKind::ALL.into_iter().find(|k| k.name() == s.to_ascii_lowercase()).ok_or_else(|| {
+            let names: Vec<_> = SolverKind::ALL.iter().map(|k| k.name()).collect();
+            format!("unknown solver '{s}'; expected one of {}", names.join(", "))
+        })
+    }
+}
+
+/// User-tunable solver parameters. Each solver reads the ones that apply to it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SolverParams {
+    /// Coefficient of restitution e ∈ [0, 1] (Newton's for jolt/SQM/SMM, Stronge's energetic
+    /// one for ETM, paper 000 eq. 65). Default: 0.5.
+    pub restitution: f64,
+    /// Coulomb friction coefficient μ ≥ 0. Default: 0.3.
+    pub friction: f64,
+    /// ETM's λ ≥ 1 (paper 000, eq. 62): the number of increments the stored elastic energy
+    /// is released in. Default: 30.
+    pub lambda: f64,
+    /// Position-projection factor k_p ∈ [0, 1] (paper 001, eqs. 5.27, B.18); stable for
+    /// k_p < 0.5 (eq. B.22). Default: 0.2.
+    pub kp: f64,
+    /// Iteration cap of iterative solvers (sweeps). Default: 100.
+    pub max_iterations: u32,
+    /// Convergence tolerance of iterative solvers (relative). Default: 1e-8.
+    pub tolerance: f64,
+    /// Approach speeds (m/s) below this are treated as resting contact: restitution is not
+    /// applied (prevents jitter of resting piles). Default: 0 (always apply e).
+    pub rest_velocity: f64,
+}
+
+impl Default for SolverParams {
+    fn default() -> Self {
+        SolverParams {
+            restitution: 0.5,
+            friction: 0.3,
+            lambda: 30.0,
+            kp: 0.2,
+            max_iterations: 100,
+            tolerance: 1e-8,
+            rest_velocity: 0.0,
+        }
+    }
+}
+
+impl SolverParams {
+    /// Range checks; the error names the offending field.
+    pub fn validate(&self) -> Result<(), (&'static str, String)> {
+        let check = |ok: bool, field: &'static str, msg: String| if ok { Ok(()) } else { Err((field, msg)) };
+        let e = self.restitution;
+        check(e.is_finite() && (0.0..=1.0).contains(&e), "restitution", format!("e must be in [0, 1], got {e}"))?;
+        let mu = self.friction;
+        check(mu.is_finite() && mu >= 0.0, "friction", format!("μ must be finite and ≥ 0, got {mu}"))?;
+        let l = self.lambda;
+        check(l.is_finite() && l >= 1.0, "lambda", format!("λ must be finite and ≥ 1, got {l}"))?;
+        let kp = self.kp;
+        check(kp.is_finite() && (0.0..=1.0).contains(&kp), "kp", format!("k_p must be in [0, 1], got {kp}"))?;
+        check(self.max_iterations >= 1, "max_iterations", "max_iterations must be ≥ 1".into())?;
+        let t = self.tolerance;
+        check(t.is_finite() && t > 0.0, "tolerance", format!("tolerance must be finite and > 0, got {t}"))?;
+        let rv = self.rest_velocity;
+        check(rv.is_finite() && rv >= 0.0, "rest_velocity", format!("rest_velocity must be ≥ 0, got {rv}"))
+    }
+}
+
+/// What a solver did in one step; the energy ledger consumes the energy fields.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SolverReport {
+    /// Kinetic energy removed by the normal (restitution) part of the impulses (J).
+    pub dissipated_restitution: f64,
+    /// Kinetic energy removed by the tangential (friction) part of the impulses (J).
+    pub dissipated_friction: f64,
+    /// Elastic energy stored in contacts at the end of the step (J), for solvers that
+    /// track it (ETM); 0 otherwise.
+    pub elastic: f64,
+    /// Iterations (rounds, sweeps) used.
+    pub iterations: u32,
+    /// Whether the iteration cap was hit before convergence.
+    pub hit_iteration_cap: bool,
+    /// Number of impulses applied.
+    pub impulses: u32,
+}
+
+/// A solver failure the caller must not paper over (e.g. a singular system, divergence).
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum SolverError {
+    #[error("solver '{0}' is not implemented yet")]
+    NotImplemented(SolverKind),
+    #[error("solver '{solver}' diverged: {why}")]
+    Diverged { solver: SolverKind, why: String },
+}
+
+/// Everything a solver may read or change in one step.
+pub struct SolverContext<'a> {
+    pub bodies: &'a mut [RigidBody],
+    pub contacts: &'a [Contact],
+    pub params: &'a SolverParams,
+    /// Time step (s).
+    pub dt: f64,
+}
+
+/// A collision-resolution method.
+pub trait CollisionSolver: Send {
+    fn kind(&self) -> SolverKind;
+    /// Resolve the step's contacts (see the module doc).
+    fn resolve(&mut self, ctx: SolverContext<'_>) -> Result<SolverReport, SolverError>;
+}

@@ -1,0 +1,69 @@
+//! Energy bookkeeping: what the system holds, what left it, and what nobody explains.
+//!
+//! Every step the world records an [`EnergySample`]:
+//! - `total = kinetic + potential + elastic`, with `potential = −Σ mᵢ g·xᵢ` against the
+//!   scene's gravity vector;
+//! - cumulative *explained* changes: `external_work` (applied forces other than gravity),
+//!   `dissipated_restitution` and `dissipated_friction` (reported by the solver, from the
+//!   normal and tangential parts of its impulses), and `integration`, the energy change
+//!   caused by the time discretisation of the free flight (semi-implicit Euler gains
+//!   −½ m|g|²h² per free-flight step; explicit gyroscopic terms change rotational energy);
+//! - `residual = (total − total₀) − (external_work − dissipated_restitution −
+//!   dissipated_friction + integration)`: the artificial energy the *solver* created
+//!   (> 0) or destroyed (< 0), e.g. by position projection or inexact iterations.
+
+use serde::Serialize;
+
+/// One row of the energy trace (all energies in J, cumulative quantities since step 0).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct EnergySample {
+    pub step: u64,
+    pub time: f64,
+    pub kinetic: f64,
+    pub kinetic_translational: f64,
+    pub kinetic_rotational: f64,
+    pub potential: f64,
+    pub elastic: f64,
+    pub dissipated_restitution: f64,
+    pub dissipated_friction: f64,
+    pub external_work: f64,
+    pub integration: f64,
+    pub total: f64,
+    pub residual: f64,
+    pub contacts: usize,
+}
+
+/// Running totals behind the samples.
+#[derive(Clone, Debug, Default)]
+pub struct EnergyLedger {
+    /// Total energy at step 0 (reference for the residual).
+    pub initial_total: f64,
+    pub dissipated_restitution: f64,
+    pub dissipated_friction: f64,
+    pub external_work: f64,
+    pub integration: f64,
+}
+
+impl EnergyLedger {
+    /// Build the sample for the current state from its instantaneous energies.
+    pub fn sample(&self, step: u64, time: f64, kt: f64, kr: f64, potential: f64, elastic: f64, contacts: usize) -> EnergySample {
+        let total = kt + kr + potential + elastic;
+        let explained = self.external_work - self.dissipated_restitution - self.dissipated_friction + self.integration;
+        EnergySample {
+            step,
+            time,
+            kinetic: kt + kr,
+            kinetic_translational: kt,
+            kinetic_rotational: kr,
+            potential,
+            elastic,
+            dissipated_restitution: self.dissipated_restitution,
+            dissipated_friction: self.dissipated_friction,
+            external_work: self.external_work,
+            integration: self.integration,
+            total,
+            residual: (total - self.initial_total) - explained,
+            contacts,
+        }
+    }
+}

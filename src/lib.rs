@@ -1,0 +1,21 @@
+//! Impulse Lab physics core: rigid bodies, shapes, containers, collision detection,
+//! collision solvers behind one trait, integrators and energy bookkeeping.
+//!
+//! Nothing in this crate's core depends on Bevy; the app, the CLI and the benchmarks
+//! are clients of it.
+
+pub mod body;
+pub mod collision;
+pub mod container;
+pub mod dynamics;
+pub mod energy;
+pub mod math;
+pub mod scene;
+pub mod shapes;
+pub mod world;
+
+pub use body::RigidBody;
+pub use container::Container;
+pub use dynamics::solver::{SolverKind, SolverParams};
+pub use shapes::Shape;
+pub use world::World;

@@ -1,0 +1,1 @@
+//! Scenes: RON files in `scenes/`, validated on load. OWNER: scene helper.

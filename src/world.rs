@@ -11,7 +11,7 @@
 //!    error, and samples the state.
 
 use crate::body::RigidBody;
-use crate::collision::{self, Contact};
+use crate::collision::{CollisionPipeline, Contact};
 use crate::container::Container;
 use crate::dynamics::rotation::RotationIntegrator;
 use crate::dynamics::solver::{CollisionSolver, SolverContext, SolverError, SolverKind, SolverParams, SolverReport};
@@ -54,8 +54,11 @@ pub struct World {
     pub ledger: EnergyLedger,
     pub last_report: SolverReport,
     pub last_times: PhaseTimes,
+    /// Contacts are generated for gaps below this distance (m); solvers treat contacts with
+    /// a positive gap as speculative. Default: 0.005.
+    pub contact_margin: f64,
     solver: Box<dyn CollisionSolver>,
-    pair_scratch: Vec<(usize, usize)>,
+    collision: CollisionPipeline,
 }
 
 impl World {
@@ -75,9 +78,17 @@ impl World {
             ledger: EnergyLedger::default(),
             last_report: SolverReport::default(),
             last_times: PhaseTimes::default(),
+            contact_margin: 0.005,
             solver: solver.create()?,
-            pair_scratch: Vec::new(),
+            collision: CollisionPipeline::default(),
         })
+    }
+
+    /// Detect contacts at the current positions without stepping (fills `contacts`).
+    pub fn detect(&mut self) -> &[Contact] {
+        self.collision.broad_phase(&self.bodies, self.contact_margin);
+        self.collision.narrow_phase(&self.bodies, &self.containers, self.contact_margin, &mut self.contacts);
+        &self.contacts
     }
 
     pub fn add_body(&mut self, body: RigidBody) -> usize {
@@ -126,9 +137,9 @@ impl World {
         let h = self.dt;
         // 1. detect
         let t0 = Instant::now();
-        collision::broad_phase(&self.bodies, &mut self.pair_scratch);
+        self.collision.broad_phase(&self.bodies, self.contact_margin);
         let t1 = Instant::now();
-        collision::narrow_phase(&self.bodies, &self.containers, &self.pair_scratch, &mut self.contacts);
+        self.collision.narrow_phase(&self.bodies, &self.containers, self.contact_margin, &mut self.contacts);
         let t2 = Instant::now();
 
         // 2. integrate velocities (kick); remember the start-of-step state for the ledger.

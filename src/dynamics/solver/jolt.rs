@@ -1,16 +1,124 @@
-//! Particle velocity-jolt method (paper 001). OWNER: lead.
+//! Particle velocity-jolt method with position projection (paper 001, Appendix B),
+//! generalised from particles to rigid bodies through the collision matrix.
+//!
+//! Steps, per solver call:
+//! 1. For each contact in order, if it is *impacting* (u_n < 0, step b.2) and active
+//!    (overlapping, or speculative: gap + h u_n < 0), apply the velocity jolt
+//!    j = −(1 + e) m_eff u_n along n (eqs. B.5-B.9) with the friction jolt −μ j t̂
+//!    clipped so it never exceeds what stops the tangential slip (step c.4).
+//!    For particles m_eff is the reduced mass m_a m_b/(m_a + m_b) (eq. B.6), or m_a
+//!    against a static surface (eq. B.11); for rigid bodies it is 1/(nᵀ K n) with the
+//!    collision matrix K (paper 000, eq. 9), which reduces to it for central contacts.
+//! 2. Sweep again while any contact still approaches (a jolt at one contact can make a
+//!    neighbour approach), up to `max_iterations` sweeps. Restitution acts on the
+//!    approach speed first seen in this step, so a contact bounced once is not bounced
+//!    again; approach speeds below `rest_velocity` get e = 0 (resting contact).
+//! 3. Position projection (eqs. 5.27-5.28, B.17-B.18): each overlapping pair moves apart
+//!    by k_p m_red Δx along n, once per pair using its deepest point, with
+//!    m_red,a = m_b/(m_a + m_b) (1 against a static surface). Stable for k_p < 0.5 (B.22).
+//!
+//! Energy: the kinetic-energy change of one impulse P is exactly P·(u⁻ + u⁺)/2; its
+//! normal part is booked as restitution dissipation and its tangential part as friction
+//! dissipation. Projection moves bodies without forces, so its potential-energy change
+//! is artificial and shows up in the ledger's residual.
 
+use super::prepared::PreparedContact;
 use super::{CollisionSolver, SolverContext, SolverError, SolverKind, SolverReport};
 
 #[derive(Default)]
-pub struct JoltSolver;
+pub struct JoltSolver {
+    prepared: Vec<PreparedContact>,
+    /// Approach speed −u_n first seen at each contact this step (0 = not yet impacted).
+    approach: Vec<f64>,
+}
 
 impl CollisionSolver for JoltSolver {
     fn kind(&self) -> SolverKind {
         SolverKind::Jolt
     }
+
     fn resolve(&mut self, ctx: SolverContext<'_>) -> Result<SolverReport, SolverError> {
-        let _ = ctx;
-        Ok(SolverReport::default())
+        let SolverContext { bodies, contacts, params, dt } = ctx;
+        self.prepared.clear();
+        self.prepared.extend(contacts.iter().map(|c| PreparedContact::new(bodies, c)));
+        self.approach.clear();
+        self.approach.resize(contacts.len(), 0.0);
+        let mut report = SolverReport::default();
+
+        for sweep in 1..=params.max_iterations {
+            report.iterations = sweep;
+            let mut applied = false;
+            for (c, approach) in self.prepared.iter().zip(self.approach.iter_mut()) {
+                let u = c.relative_velocity(bodies);
+                let un = u.dot(&c.n);
+                if un >= 0.0 || (c.gap > 0.0 && c.gap + dt * un >= 0.0) {
+                    continue;
+                }
+                if *approach == 0.0 {
+                    *approach = -un;
+                }
+                let e = if *approach > params.rest_velocity { params.restitution } else { 0.0 };
+                // Target normal velocity −e u_n,first; from the first impact this is the
+                // jolt j = −(1 + e) m_eff u_n of eq. B.9.
+                let m_eff = 1.0 / c.n.dot(&(c.k * c.n));
+                let j = m_eff * (e * *approach - un);
+                // Friction jolt −μ j t̂, clipped to the impulse that stops the slip (c.4).
+                let ut = u - un * c.n;
+                let slip = ut.norm();
+                let mut p = j * c.n;
+                if slip > 1e-14 && params.friction > 0.0 {
+                    let t_hat = ut / slip;
+                    let jt_stop = slip / t_hat.dot(&(c.k * t_hat));
+                    p -= (params.friction * j).min(jt_stop) * t_hat;
+                }
+                c.apply_impulse(bodies, &p);
+                let u_after = u + c.k * p;
+                // ΔK = P·(u⁻ + u⁺)/2, split into normal and tangential parts.
+                let pn = p.dot(&c.n);
+                let w_normal = pn * 0.5 * (un + u_after.dot(&c.n));
+                let w_total = p.dot(&(0.5 * (u + u_after)));
+                report.dissipated_restitution -= w_normal;
+                report.dissipated_friction -= w_total - w_normal;
+                report.impulses += 1;
+                applied = true;
+                if !(j.is_finite() && p.iter().all(|x| x.is_finite())) {
+                    return Err(SolverError::Diverged { solver: SolverKind::Jolt, why: format!("non-finite impulse at contact of body {}", c.a) });
+                }
+            }
+            if !applied {
+                break;
+            }
+            if sweep == params.max_iterations {
+                report.hit_iteration_cap = true;
+            }
+        }
+
+        // Position projection, once per pair with its deepest overlap (eqs. B.17-B.18).
+        if params.kp > 0.0 {
+            let mut k = 0;
+            while k < self.prepared.len() {
+                let mut deepest = k;
+                let mut end = k + 1;
+                while end < self.prepared.len() && self.prepared[end].same_pair(&self.prepared[k]) {
+                    if self.prepared[end].gap < self.prepared[deepest].gap {
+                        deepest = end;
+                    }
+                    end += 1;
+                }
+                let c = &self.prepared[deepest];
+                if c.gap < 0.0 {
+                    let overlap = -c.gap;
+                    let inv_sum = c.inv_mass_a + c.inv_mass_b;
+                    if inv_sum > 0.0 {
+                        bodies[c.a].position += params.kp * (c.inv_mass_a / inv_sum) * overlap * c.n;
+                        if let Some(b) = c.b {
+                            bodies[b].position -= params.kp * (c.inv_mass_b / inv_sum) * overlap * c.n;
+                        }
+                    }
+                }
+                k = end;
+            }
+        }
+        Ok(report)
     }
 }

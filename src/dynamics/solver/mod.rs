@@ -13,6 +13,7 @@
 //! - `mdp`: maximum dissipation, block Gauss-Seidel (paper 003).
 
 pub mod jolt;
+pub mod prepared;
 
 use crate::body::RigidBody;
 use crate::collision::Contact;

@@ -1,0 +1,166 @@
+//! Contacts between bodies and static containers.
+//!
+//! Each container is a set of one-sided surfaces with an inward normal. Paper 001
+//! ("Orientation of a plane and plane impenetrability", modified eqs. 5.8-5.9) shows why
+//! the test must be one-sided: the penetration Δx = r − (x − r_s)·n̂ stays positive even
+//! when a fast body's centre has crossed the surface, so the body is pushed back instead
+//! of tunnelling. We evaluate the signed distance d(q) (> 0 on the allowed side) at:
+//! - a sphere's centre (gap = d − r);
+//! - every vertex of a polyhedron, cross or rod cap centre (gap = d − cap radius). The
+//!   inside of a plane, cylinder or cone is convex-complement-free for these tests: the
+//!   penetration is a convex function of the point, so its maximum over a convex body is
+//!   attained at a vertex and vertex tests miss no contact;
+//! - ellipsoids by SAGI (paper 002, Appendix A3), see [`super::ellipsoid`].
+
+use super::collider::Collider;
+use super::narrow_phase::make_contact;
+use super::Contact;
+use crate::body::RigidBody;
+use crate::container::Container;
+use crate::math::Vec3;
+
+/// A one-sided static surface.
+#[derive(Clone, Copy, Debug)]
+pub enum Surface {
+    /// Plane through `point` with inward (allowed-side) unit normal `normal`. Points
+    /// above `top` (world z) are ignored when `top` is finite (walls of finite height).
+    Plane { point: Vec3, normal: Vec3, top: f64 },
+    /// Inside of the vertical cylinder of radius `radius` around the axis through `base`,
+    /// up to world height `top`.
+    CylinderWall { base: Vec3, radius: f64, top: f64 },
+    /// Inside of the truncated cone (axis +z through `base`), radius `r0` at `base.z`
+    /// growing to `r1` at `base.z + height`.
+    ConeWall { base: Vec3, r0: f64, r1: f64, height: f64 },
+}
+
+impl Surface {
+    /// Signed distance of `q` from the surface (> 0 on the allowed side) and the inward
+    /// unit normal at the nearest surface point; `None` if `q` is outside the surface's
+    /// extent.
+    pub fn eval(&self, q: &Vec3) -> Option<(f64, Vec3)> {
+        match *self {
+            Surface::Plane { point, normal, top } => (q.z <= top).then(|| ((q - point).dot(&normal), normal)),
+            Surface::CylinderWall { base, radius, top } => {
+                if q.z > top {
+                    return None;
+                }
+                let rho_v = Vec3::new(q.x - base.x, q.y - base.y, 0.0);
+                let rho = rho_v.norm();
+                let n = if rho > 1e-300 { -rho_v / rho } else { -Vec3::x() };
+                Some((radius - rho, n))
+            }
+            Surface::ConeWall { base, r0, r1, height } => {
+                let z = q.z - base.z;
+                if z > height {
+                    return None;
+                }
+                let rho_v = Vec3::new(q.x - base.x, q.y - base.y, 0.0);
+                let rho = rho_v.norm();
+                let radial = if rho > 1e-300 { rho_v / rho } else { Vec3::x() };
+                // Generatrix from (r0, 0) to (r1, H) in the meridian plane; inward normal
+                // (−H, r1 − r0)/L; distance (H/L)(r(z) − ρ) with r(z) = r0 + (r1 − r0) z/H.
+                let l = (height * height + (r1 - r0) * (r1 - r0)).sqrt();
+                let r_z = r0 + (r1 - r0) * z / height;
+                let n = (-height * radial + Vec3::new(0.0, 0.0, r1 - r0)) / l;
+                Some((height / l * (r_z - rho), n))
+            }
+        }
+    }
+}
+
+/// The surfaces of `container` that can touch a body centred at `x` with bounding radius
+/// `rb` (walls of a box act only on bodies inside its footprint, so a body that has left
+/// through a removed wall is not pulled back by the others).
+pub fn active_surfaces(container: &Container, x: &Vec3, rb: f64, out: &mut Vec<Surface>) {
+    out.clear();
+    match container {
+        Container::Plane { point, normal } => {
+            out.push(Surface::Plane { point: *point, normal: normal.normalize(), top: f64::INFINITY })
+        }
+        Container::Box { center, half_size: [hx, hy], height, walls, dividers } => {
+            out.push(Surface::Plane { point: *center, normal: Vec3::z(), top: f64::INFINITY });
+            let inside = (x.x - center.x).abs() <= hx + rb && (x.y - center.y).abs() <= hy + rb;
+            if !inside || x.z > center.z + height + rb {
+                return;
+            }
+            let top = center.z + height;
+            let faces = [
+                (Vec3::new(center.x - hx, center.y, center.z), Vec3::x()),
+                (Vec3::new(center.x + hx, center.y, center.z), -Vec3::x()),
+                (Vec3::new(center.x, center.y - hy, center.z), Vec3::y()),
+                (Vec3::new(center.x, center.y + hy, center.z), -Vec3::y()),
+            ];
+            for (k, (point, normal)) in faces.into_iter().enumerate() {
+                if walls[k] {
+                    out.push(Surface::Plane { point, normal, top });
+                }
+            }
+            for d in dividers.iter().filter(|d| d.present) {
+                // Two-sided: a body is kept on the side its centre is on.
+                let normal = if x.x >= d.x { Vec3::x() } else { -Vec3::x() };
+                out.push(Surface::Plane { point: Vec3::new(d.x, center.y, center.z), normal, top });
+            }
+        }
+        Container::Cylinder { base, radius, height } => {
+            let rho = ((x.x - base.x).powi(2) + (x.y - base.y).powi(2)).sqrt();
+            if rho <= radius + rb {
+                out.push(Surface::Plane { point: *base, normal: Vec3::z(), top: f64::INFINITY });
+                if x.z <= base.z + height + rb {
+                    out.push(Surface::CylinderWall { base: *base, radius: *radius, top: base.z + height });
+                }
+            }
+        }
+        Container::Hopper { base, bottom_radius, top_radius, height } => {
+            let z = x.z - base.z;
+            let rho = ((x.x - base.x).powi(2) + (x.y - base.y).powi(2)).sqrt();
+            let r_z = bottom_radius + (top_radius - bottom_radius) * z.clamp(0.0, *height) / height;
+            if z >= -rb && z <= height + rb && rho <= r_z + rb {
+                out.push(Surface::ConeWall { base: *base, r0: *bottom_radius, r1: *top_radius, height: *height });
+            }
+        }
+    }
+}
+
+/// Contacts of body `i` with container `ci`, appended to `out`.
+#[allow(clippy::too_many_arguments)]
+pub fn body_container(
+    bodies: &[RigidBody],
+    colliders: &[Collider],
+    i: usize,
+    ci: usize,
+    container: &Container,
+    margin: f64,
+    surfaces: &mut Vec<Surface>,
+    out: &mut Vec<Contact>,
+) {
+    let body = &bodies[i];
+    active_surfaces(container, &body.position, body.shape.bounding_radius(), surfaces);
+    let start = out.len();
+    for s in surfaces.iter() {
+        match &colliders[i] {
+            Collider::Sphere { radius } => point_contact(bodies, i, s, &body.position, *radius, margin, out),
+            Collider::Parry { points, radius, .. } => {
+                let iso = body.isometry();
+                for p in points {
+                    let q = iso * crate::math::Point3::from(*p);
+                    point_contact(bodies, i, s, &q.coords, *radius, margin, out);
+                }
+            }
+            Collider::Ellipsoid { semi_axes } => super::ellipsoid::body_surface(bodies, i, semi_axes, s, margin, out),
+        }
+    }
+    for c in &mut out[start..] {
+        c.container = Some(ci);
+    }
+}
+
+/// Contact of a ball of radius `r` centred at `q` (a sphere, or a vertex with r = 0)
+/// against surface `s`.
+fn point_contact(bodies: &[RigidBody], i: usize, s: &Surface, q: &Vec3, r: f64, margin: f64, out: &mut Vec<Contact>) {
+    if let Some((d, n)) = s.eval(q) {
+        let gap = d - r;
+        if gap < margin {
+            out.push(make_contact(bodies, i, None, q - r * n, q - d * n, n, gap));
+        }
+    }
+}

@@ -1,0 +1,100 @@
+//! Narrow phase between bodies: exact sphere–sphere, parry contact manifolds for
+//! polyhedra, rods and crosses (compounds of convex bars), SAGI for ellipsoids.
+
+use super::collider::Collider;
+use super::Contact;
+use crate::body::RigidBody;
+use crate::math::{tangent_basis, Iso3, Vec3};
+use parry3d_f64::query::{ContactManifold, DefaultQueryDispatcher, PersistentQueryDispatcher};
+use parry3d_f64::shape::{Ball, Shape as ParryShape};
+
+/// Build a contact from the two surface points `pa` (on a) and `pb` (on b), the unit
+/// normal `n` pointing from b to a and the signed gap.
+pub fn make_contact(bodies: &[RigidBody], a: usize, b: Option<usize>, pa: Vec3, pb: Vec3, n: Vec3, gap: f64) -> Contact {
+    debug_assert!((n.norm() - 1.0).abs() < 1e-9 && gap.is_finite(), "bad contact n = {n:?}, gap = {gap}");
+    let point = 0.5 * (pa + pb);
+    let (t1, t2) = tangent_basis(&n);
+    Contact {
+        a,
+        b,
+        point,
+        normal: n,
+        t1,
+        t2,
+        gap,
+        r_a: point - bodies[a].position,
+        r_b: b.map_or(Vec3::zeros(), |b| point - bodies[b].position),
+        container: None,
+    }
+}
+
+/// Contacts between bodies `a` and `b` with gap below `margin`, appended to `out`.
+pub fn body_body(bodies: &[RigidBody], colliders: &[Collider], a: usize, b: usize, margin: f64, out: &mut Vec<Contact>) {
+    let (ba, bb) = (&bodies[a], &bodies[b]);
+    match (&colliders[a], &colliders[b]) {
+        (&Collider::Sphere { radius: ra }, &Collider::Sphere { radius: rb }) => {
+            let d = ba.position - bb.position;
+            let dist = d.norm();
+            // Coincident centres: any direction is a valid normal; +z is deterministic.
+            let n = if dist > 1e-300 { d / dist } else { Vec3::z() };
+            let gap = dist - ra - rb;
+            if gap < margin {
+                out.push(make_contact(bodies, a, Some(b), ba.position - ra * n, bb.position + rb * n, n, gap));
+            }
+        }
+        (Collider::Ellipsoid { .. }, _) | (_, Collider::Ellipsoid { .. }) => {
+            super::ellipsoid::body_body(bodies, colliders, a, b, margin, out);
+        }
+        (ca, cb) => {
+            let ball_a;
+            let ball_b;
+            let sa: &dyn ParryShape = match ca {
+                Collider::Sphere { radius } => {
+                    ball_a = Ball::new(*radius);
+                    &ball_a
+                }
+                Collider::Parry { shape, .. } => shape.as_ref(),
+                Collider::Ellipsoid { .. } => unreachable!("handled above"),
+            };
+            let sb: &dyn ParryShape = match cb {
+                Collider::Sphere { radius } => {
+                    ball_b = Ball::new(*radius);
+                    &ball_b
+                }
+                Collider::Parry { shape, .. } => shape.as_ref(),
+                Collider::Ellipsoid { .. } => unreachable!("handled above"),
+            };
+            parry_manifolds(bodies, a, b, sa, sb, margin, out);
+        }
+    }
+}
+
+/// parry's contact manifolds between two shapes (several points per manifold, one
+/// manifold per touching pair of convex parts for compounds).
+fn parry_manifolds(bodies: &[RigidBody], a: usize, b: usize, sa: &dyn ParryShape, sb: &dyn ParryShape, margin: f64, out: &mut Vec<Contact>) {
+    let (isa, isb) = (bodies[a].isometry(), bodies[b].isometry());
+    let pos12 = isa.inv_mul(&isb);
+    let mut manifolds: Vec<ContactManifold<(), ()>> = Vec::new();
+    let mut workspace = None;
+    // Every pair of our collider kinds is supported by parry's dispatcher; an
+    // unsupported pair simply yields no contact.
+    if DefaultQueryDispatcher.contact_manifolds(&pos12, sa, sb, margin, &mut manifolds, &mut workspace).is_err() {
+        return;
+    }
+    for m in &manifolds {
+        let w1: Iso3 = m.subshape_pos1.map_or(isa, |p| isa * p);
+        let w2: Iso3 = m.subshape_pos2.map_or(isb, |p| isb * p);
+        let n1 = w1 * m.local_n1;
+        if n1.norm_squared() < 0.5 {
+            continue;
+        }
+        let n = -n1.normalize();
+        for p in &m.points {
+            if p.dist < margin {
+                let pa = (w1 * p.local_p1).coords;
+                let pb = (w2 * p.local_p2).coords;
+                out.push(make_contact(bodies, a, Some(b), pa, pb, n, p.dist));
+            }
+        }
+    }
+}

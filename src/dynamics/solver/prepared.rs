@@ -1,0 +1,82 @@
+//! Per-contact data the solvers' inner loops need, copied from the bodies once per step
+//! (Box2D style: avoids chasing body indices and recomputing world inertia in the loop).
+
+use crate::body::RigidBody;
+use crate::collision::Contact;
+use crate::math::{skew, Mat3, Vec3};
+
+#[derive(Clone, Debug)]
+pub struct PreparedContact {
+    pub a: usize,
+    pub b: Option<usize>,
+    pub container: Option<usize>,
+    pub n: Vec3,
+    pub t1: Vec3,
+    pub t2: Vec3,
+    pub r_a: Vec3,
+    pub r_b: Vec3,
+    pub inv_mass_a: f64,
+    pub inv_mass_b: f64,
+    pub inv_inertia_a: Mat3,
+    pub inv_inertia_b: Mat3,
+    /// Collision matrix: u⁺ = u⁻ + K P for an impulse P on a (−P on b).
+    pub k: Mat3,
+    pub gap: f64,
+}
+
+impl PreparedContact {
+    pub fn new(bodies: &[RigidBody], c: &Contact) -> Self {
+        let ba = &bodies[c.a];
+        let (inv_mass_b, inv_inertia_b) = match c.b {
+            Some(b) => (bodies[b].inv_mass, bodies[b].inv_inertia_world()),
+            None => (0.0, Mat3::zeros()),
+        };
+        let inv_inertia_a = ba.inv_inertia_world();
+        // K = (1/m_a + 1/m_b) 1 − r̃_a I_a⁻¹ r̃_a − r̃_b I_b⁻¹ r̃_b    (paper 000, eq. 9)
+        let (ra, rb) = (skew(&c.r_a), skew(&c.r_b));
+        let k = Mat3::identity() * (ba.inv_mass + inv_mass_b) - ra * inv_inertia_a * ra - rb * inv_inertia_b * rb;
+        PreparedContact {
+            a: c.a,
+            b: c.b,
+            container: c.container,
+            n: c.normal,
+            t1: c.t1,
+            t2: c.t2,
+            r_a: c.r_a,
+            r_b: c.r_b,
+            inv_mass_a: ba.inv_mass,
+            inv_mass_b,
+            inv_inertia_a,
+            inv_inertia_b,
+            k,
+            gap: c.gap,
+        }
+    }
+
+    /// Relative velocity of a with respect to b at the contact point.
+    pub fn relative_velocity(&self, bodies: &[RigidBody]) -> Vec3 {
+        let ba = &bodies[self.a];
+        let va = ba.velocity + ba.angular_velocity.cross(&self.r_a);
+        match self.b {
+            Some(b) => va - (bodies[b].velocity + bodies[b].angular_velocity.cross(&self.r_b)),
+            None => va,
+        }
+    }
+
+    /// Apply impulse `p` to a at the contact point and `−p` to b.
+    pub fn apply_impulse(&self, bodies: &mut [RigidBody], p: &Vec3) {
+        let ba = &mut bodies[self.a];
+        ba.velocity += p * self.inv_mass_a;
+        ba.angular_velocity += self.inv_inertia_a * self.r_a.cross(p);
+        if let Some(b) = self.b {
+            let bb = &mut bodies[b];
+            bb.velocity -= p * self.inv_mass_b;
+            bb.angular_velocity -= self.inv_inertia_b * self.r_b.cross(p);
+        }
+    }
+
+    /// Same pair of objects (body–body or body–container) as `other`.
+    pub fn same_pair(&self, other: &PreparedContact) -> bool {
+        self.a == other.a && self.b == other.b && self.container == other.container
+    }
+}

@@ -14,7 +14,7 @@ use crate::body::RigidBody;
 use crate::collision::{CollisionPipeline, Contact};
 use crate::container::Container;
 use crate::dynamics::rotation::RotationIntegrator;
-use crate::dynamics::solver::{CollisionSolver, SolverContext, SolverError, SolverKind, SolverParams, SolverReport};
+use crate::dynamics::solver::{CollisionSolver, SolverContext, SolverError, SolverKind, SolverParams, SolverReport, TraceRow};
 use crate::energy::{EnergyLedger, EnergySample};
 use crate::math::Vec3;
 use std::time::{Duration, Instant};
@@ -57,6 +57,11 @@ pub struct World {
     /// Contacts are generated for gaps below this distance (m); solvers treat contacts with
     /// a positive gap as speculative. Default: 0.005.
     pub contact_margin: f64,
+    /// When true, the next step records the solver's inner iterations into `trace`
+    /// (and clears this flag).
+    pub record_trace: bool,
+    /// The last recorded collision trace.
+    pub trace: Vec<TraceRow>,
     solver: Box<dyn CollisionSolver>,
     collision: CollisionPipeline,
 }
@@ -79,6 +84,8 @@ impl World {
             last_report: SolverReport::default(),
             last_times: PhaseTimes::default(),
             contact_margin: 0.005,
+            record_trace: false,
+            trace: Vec::new(),
             solver: solver.create()?,
             collision: CollisionPipeline::default(),
         })
@@ -167,11 +174,16 @@ impl World {
         let pe_before_solve = self.energies().2;
 
         // 3. resolve
+        let recording = std::mem::take(&mut self.record_trace);
+        if recording {
+            self.trace.clear();
+        }
         let report = self.solver.resolve(SolverContext {
             bodies: &mut self.bodies,
             contacts: &self.contacts,
             params: &self.params,
             dt: h,
+            trace: if recording { Some(&mut self.trace) } else { None },
         })?;
         let t3 = Instant::now();
         let pe_after_solve = self.energies().2;

@@ -23,7 +23,7 @@
 //! is artificial and shows up in the ledger's residual.
 
 use super::prepared::PreparedContact;
-use super::{CollisionSolver, SolverContext, SolverError, SolverKind, SolverReport};
+use super::{total_kinetic_energy, CollisionSolver, SolverContext, SolverError, SolverKind, SolverReport, TraceRow};
 
 #[derive(Default)]
 pub struct JoltSolver {
@@ -38,7 +38,7 @@ impl CollisionSolver for JoltSolver {
     }
 
     fn resolve(&mut self, ctx: SolverContext<'_>) -> Result<SolverReport, SolverError> {
-        let SolverContext { bodies, contacts, params, dt } = ctx;
+        let SolverContext { bodies, contacts, params, dt, mut trace } = ctx;
         self.prepared.clear();
         self.prepared.extend(contacts.iter().map(|c| PreparedContact::new(bodies, c)));
         self.approach.clear();
@@ -48,7 +48,7 @@ impl CollisionSolver for JoltSolver {
         for sweep in 1..=params.max_iterations {
             report.iterations = sweep;
             let mut applied = false;
-            for (c, approach) in self.prepared.iter().zip(self.approach.iter_mut()) {
+            for (ci, (c, approach)) in self.prepared.iter().zip(self.approach.iter_mut()).enumerate() {
                 let u = c.relative_velocity(bodies);
                 let un = u.dot(&c.n);
                 if un >= 0.0 || (c.gap > 0.0 && c.gap + dt * un >= 0.0) {
@@ -79,6 +79,20 @@ impl CollisionSolver for JoltSolver {
                 let w_total = p.dot(&(0.5 * (u + u_after)));
                 report.dissipated_restitution -= w_normal;
                 report.dissipated_friction -= w_total - w_normal;
+                if let Some(rows) = trace.as_deref_mut() {
+                    let kinetic_energy = total_kinetic_energy(bodies);
+                    rows.push(TraceRow {
+                        iteration: report.impulses,
+                        stage: "impulse",
+                        contact: ci,
+                        normal_velocity: u_after.dot(&c.n),
+                        impulse: [p.x, p.y, p.z],
+                        elastic_energy: 0.0,
+                        elastic_total: 0.0,
+                        kinetic_energy,
+                        total_energy: kinetic_energy,
+                    });
+                }
                 report.impulses += 1;
                 applied = true;
                 if !(j.is_finite() && p.iter().all(|x| x.is_finite())) {

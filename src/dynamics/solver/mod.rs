@@ -163,6 +163,36 @@ pub enum SolverError {
     Diverged { solver: SolverKind, why: String },
 }
 
+/// One recorded iteration of a solver's inner loop: the data of paper 000's Fig. 4 and
+/// Fig. 6b for ETM, the impulse sequence for SQM/SMM, the iterations of CCP/MDP.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct TraceRow {
+    /// Iteration counter s_k within the step (0-based, increasing).
+    pub iteration: u32,
+    /// Stage of the method, e.g. "compression", "restitution", "separation" (ETM),
+    /// "impulse" (jolt, SQM, SMM).
+    pub stage: &'static str,
+    /// Index of the contact acted on (into the step's contact list).
+    pub contact: usize,
+    /// Relative normal velocity at that contact after the iteration (m/s).
+    pub normal_velocity: f64,
+    /// Impulse applied at that contact in this iteration (N s, world frame), on body a.
+    pub impulse: [f64; 3],
+    /// Elastic energy stored at that contact after the iteration (J); 0 if not tracked.
+    pub elastic_energy: f64,
+    /// Elastic energy stored in all contacts after the iteration (J).
+    pub elastic_total: f64,
+    /// Kinetic energy of all bodies after the iteration (J).
+    pub kinetic_energy: f64,
+    /// kinetic_energy + elastic_total (J).
+    pub total_energy: f64,
+}
+
+/// Kinetic energy of all bodies (for trace rows).
+pub fn total_kinetic_energy(bodies: &[RigidBody]) -> f64 {
+    bodies.iter().map(|b| b.kinetic_energy_translational() + b.kinetic_energy_rotational()).sum()
+}
+
 /// Everything a solver may read or change in one step.
 pub struct SolverContext<'a> {
     pub bodies: &'a mut [RigidBody],
@@ -170,6 +200,8 @@ pub struct SolverContext<'a> {
     pub params: &'a SolverParams,
     /// Time step (s).
     pub dt: f64,
+    /// When `Some`, the solver appends one [`TraceRow`] per inner iteration.
+    pub trace: Option<&'a mut Vec<TraceRow>>,
 }
 
 /// A collision-resolution method.

@@ -164,7 +164,7 @@ impl ConvexPolyhedron {
             .map(|v| (v - p).norm())
             .fold(0.0, f64::max);
         let volume = self.signed_volume();
-        if !(volume > MIN_RELATIVE_VOLUME * size.powi(3)) {
+        if volume.is_nan() || volume <= MIN_RELATIVE_VOLUME * size.powi(3) {
             return Err(format!(
                 "volume {volume:e} is not positive (size {size:e}): the points are coplanar or the triangles face inward"
             ));

@@ -278,9 +278,9 @@ fn regular_tetrahedron_is_isotropic() {
 /// c = 191168.76173, a' = 4417.66150, b' = −46343.16662, c' = 11996.20119.
 ///
 /// Sign convention: a' = ∫ y z dm, b' = ∫ x z dm, c' = ∫ x y dm (products of inertia),
-/// and the tensor is `[[a, −c', −b'], [−c', b, −a'], [−b', −a', c]]`. The paper prints its
-/// matrix as `[[a, −b', −c'], [−b', b, −a'], [−c', −a', c]]`, which would put the xz product
-/// at the xy slot; the example's numbers settle it: ∫ x y dm computed from the vertices is
+/// and the tensor is `[[a, −c', −b'], [−c', b, −a'], [−b', −a', c]]`. The layout quoted
+/// for the paper, `[[a, −b', −c'], [−b', b, −a'], [−c', −a', c]]`, would put the xz product
+/// in the xy slot; the example's numbers settle it: ∫ x y dm computed from the vertices is
 /// 11996.2 = c' and ∫ x z dm is −46343.2 = b'.
 ///
 /// Tolerance: the printed inertia values disagree with exact ones by a uniform factor
@@ -528,7 +528,7 @@ fn principal_keeps_symmetric_shapes() {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(64))]
+    #![proptest_config(ProptestConfig::with_cases(256))]
 
     /// Random hulls: validate() passes, mass properties agree with parry's independent
     /// implementation (which diagonalises and rebuilds the tensor, so 1e-10), and the

@@ -79,7 +79,11 @@ impl RigidBody {
 
     /// ½ m |v|² (0 for a static body).
     pub fn kinetic_energy_translational(&self) -> f64 {
-        if self.is_static() { 0.0 } else { 0.5 * self.mass * self.velocity.norm_squared() }
+        if self.is_static() {
+            0.0
+        } else {
+            0.5 * self.mass * self.velocity.norm_squared()
+        }
     }
 
     /// ½ ωᵀ I_world ω, evaluated in the body frame as ½ Σ I_k ω_k².
@@ -87,8 +91,12 @@ impl RigidBody {
         if self.is_static() {
             return 0.0;
         }
-        let wb = self.orientation.inverse_transform_vector(&self.angular_velocity);
-        0.5 * (self.inertia.x * wb.x * wb.x + self.inertia.y * wb.y * wb.y + self.inertia.z * wb.z * wb.z)
+        let wb = self
+            .orientation
+            .inverse_transform_vector(&self.angular_velocity);
+        0.5 * (self.inertia.x * wb.x * wb.x
+            + self.inertia.y * wb.y * wb.y
+            + self.inertia.z * wb.z * wb.z)
     }
 
     /// Angular momentum about the world origin: x × m v + I_world ω.
@@ -96,7 +104,8 @@ impl RigidBody {
         if self.is_static() {
             return Vec3::zeros();
         }
-        self.position.cross(&(self.mass * self.velocity)) + self.inertia_world() * self.angular_velocity
+        self.position.cross(&(self.mass * self.velocity))
+            + self.inertia_world() * self.angular_velocity
     }
 
     /// Apply an impulse `p` at world point `at`: Δv = p/m, Δω = I⁻¹ (r × p).

@@ -44,19 +44,35 @@ pub struct EnergyLedger {
     pub integration: f64,
 }
 
+/// Instantaneous energies of a state (J).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct StateEnergy {
+    pub kinetic_translational: f64,
+    pub kinetic_rotational: f64,
+    pub potential: f64,
+    pub elastic: f64,
+}
+
+impl StateEnergy {
+    pub fn total(&self) -> f64 {
+        self.kinetic_translational + self.kinetic_rotational + self.potential + self.elastic
+    }
+}
+
 impl EnergyLedger {
-    /// Build the sample for the current state from its instantaneous energies.
-    pub fn sample(&self, step: u64, time: f64, kt: f64, kr: f64, potential: f64, elastic: f64, contacts: usize) -> EnergySample {
-        let total = kt + kr + potential + elastic;
-        let explained = self.external_work - self.dissipated_restitution - self.dissipated_friction + self.integration;
+    /// Build the sample for a state with energies `e` and `contacts` contacts.
+    pub fn sample(&self, step: u64, time: f64, e: StateEnergy, contacts: usize) -> EnergySample {
+        let total = e.total();
+        let explained = self.external_work - self.dissipated_restitution - self.dissipated_friction
+            + self.integration;
         EnergySample {
             step,
             time,
-            kinetic: kt + kr,
-            kinetic_translational: kt,
-            kinetic_rotational: kr,
-            potential,
-            elastic,
+            kinetic: e.kinetic_translational + e.kinetic_rotational,
+            kinetic_translational: e.kinetic_translational,
+            kinetic_rotational: e.kinetic_rotational,
+            potential: e.potential,
+            elastic: e.elastic,
             dissipated_restitution: self.dissipated_restitution,
             dissipated_friction: self.dissipated_friction,
             external_work: self.external_work,

@@ -18,7 +18,11 @@ pub fn skew(r: &Vec3) -> Mat3 {
 /// `(t1, t2, n)`. Deterministic (depends only on `n`), continuous except near `n = ±z`
 /// where it switches branch, as in Box2D/Rapier's `orthonormal_basis`.
 pub fn tangent_basis(n: &Vec3) -> (Vec3, Vec3) {
-    debug_assert!((n.norm() - 1.0).abs() < 1e-9, "normal must be unit, |n| = {}", n.norm());
+    debug_assert!(
+        (n.norm() - 1.0).abs() < 1e-9,
+        "normal must be unit, |n| = {}",
+        n.norm()
+    );
     // Duff et al. (2017), "Building an orthonormal basis, revisited".
     let sign = 1.0f64.copysign(n.z);
     let a = -1.0 / (sign + n.z);
@@ -34,10 +38,17 @@ mod tests {
 
     #[test]
     fn tangent_basis_is_orthonormal_and_right_handed() {
-        for n in [Vec3::z(), -Vec3::z(), Vec3::x(), Vec3::new(1.0, -2.0, 0.3).normalize()] {
+        for n in [
+            Vec3::z(),
+            -Vec3::z(),
+            Vec3::x(),
+            Vec3::new(1.0, -2.0, 0.3).normalize(),
+        ] {
             let (t1, t2) = tangent_basis(&n);
             assert!((t1.norm() - 1.0).abs() < 1e-14 && (t2.norm() - 1.0).abs() < 1e-14);
-            assert!(t1.dot(&n).abs() < 1e-14 && t2.dot(&n).abs() < 1e-14 && t1.dot(&t2).abs() < 1e-14);
+            assert!(
+                t1.dot(&n).abs() < 1e-14 && t2.dot(&n).abs() < 1e-14 && t1.dot(&t2).abs() < 1e-14
+            );
             assert!((t1.cross(&t2) - n).norm() < 1e-14, "t1 x t2 must equal n");
         }
     }

@@ -14,8 +14,10 @@ use crate::body::RigidBody;
 use crate::collision::{CollisionPipeline, Contact};
 use crate::container::Container;
 use crate::dynamics::rotation::RotationIntegrator;
-use crate::dynamics::solver::{CollisionSolver, SolverContext, SolverError, SolverKind, SolverParams, SolverReport, TraceRow};
-use crate::energy::{EnergyLedger, EnergySample};
+use crate::dynamics::solver::{
+    CollisionSolver, SolverContext, SolverError, SolverKind, SolverParams, SolverReport, TraceRow,
+};
+use crate::energy::{EnergyLedger, EnergySample, StateEnergy};
 use crate::math::Vec3;
 use std::time::{Duration, Instant};
 
@@ -68,7 +70,12 @@ pub struct World {
 
 impl World {
     /// An empty world stepping with `solver`; fails if that solver is not implemented.
-    pub fn new(gravity: Vec3, dt: f64, solver: SolverKind, params: SolverParams) -> Result<Self, SolverError> {
+    pub fn new(
+        gravity: Vec3,
+        dt: f64,
+        solver: SolverKind,
+        params: SolverParams,
+    ) -> Result<Self, SolverError> {
         Ok(World {
             bodies: Vec::new(),
             containers: Vec::new(),
@@ -93,8 +100,14 @@ impl World {
 
     /// Detect contacts at the current positions without stepping (fills `contacts`).
     pub fn detect(&mut self) -> &[Contact] {
-        self.collision.broad_phase(&self.bodies, self.contact_margin);
-        self.collision.narrow_phase(&self.bodies, &self.containers, self.contact_margin, &mut self.contacts);
+        self.collision
+            .broad_phase(&self.bodies, self.contact_margin);
+        self.collision.narrow_phase(
+            &self.bodies,
+            &self.containers,
+            self.contact_margin,
+            &mut self.contacts,
+        );
         &self.contacts
     }
 
@@ -131,12 +144,26 @@ impl World {
         (kt, kr, pe)
     }
 
+    /// Instantaneous energies of the current state, with `elastic` stored in contacts.
+    pub fn state_energy(&self, elastic: f64) -> StateEnergy {
+        let (kinetic_translational, kinetic_rotational, potential) = self.energies();
+        StateEnergy {
+            kinetic_translational,
+            kinetic_rotational,
+            potential,
+            elastic,
+        }
+    }
+
     /// Reset the ledger so that the current state is the reference (call once after the
     /// scene is built) and return the step-0 sample.
     pub fn start_ledger(&mut self) -> EnergySample {
-        let (kt, kr, pe) = self.energies();
-        self.ledger = EnergyLedger { initial_total: kt + kr + pe, ..Default::default() };
-        self.ledger.sample(self.step_index, self.time, kt, kr, pe, 0.0, 0)
+        let e = self.state_energy(0.0);
+        self.ledger = EnergyLedger {
+            initial_total: e.total(),
+            ..Default::default()
+        };
+        self.ledger.sample(self.step_index, self.time, e, 0)
     }
 
     /// Advance one step of length `dt` (see the module doc for the phases).
@@ -144,16 +171,28 @@ impl World {
         let h = self.dt;
         // 1. detect
         let t0 = Instant::now();
-        self.collision.broad_phase(&self.bodies, self.contact_margin);
+        self.collision
+            .broad_phase(&self.bodies, self.contact_margin);
         let t1 = Instant::now();
-        self.collision.narrow_phase(&self.bodies, &self.containers, self.contact_margin, &mut self.contacts);
+        self.collision.narrow_phase(
+            &self.bodies,
+            &self.containers,
+            self.contact_margin,
+            &mut self.contacts,
+        );
         let t2 = Instant::now();
 
         // 2. integrate velocities (kick); remember the start-of-step state for the ledger.
         let start: Vec<(Vec3, Vec3, f64)> = self
             .bodies
             .iter()
-            .map(|b| (b.velocity, b.angular_velocity, b.kinetic_energy_translational() + b.kinetic_energy_rotational()))
+            .map(|b| {
+                (
+                    b.velocity,
+                    b.angular_velocity,
+                    b.kinetic_energy_translational() + b.kinetic_energy_rotational(),
+                )
+            })
             .collect();
         let mut torque = vec![Vec3::zeros(); self.bodies.len()];
         let mut force = vec![Vec3::zeros(); self.bodies.len()];
@@ -167,11 +206,16 @@ impl World {
                 continue;
             }
             b.velocity += h * (self.gravity + force[i] * b.inv_mass);
-            b.angular_velocity =
-                self.rotation.integrate_angular_velocity(&b.inertia, &b.orientation, &b.angular_velocity, &torque[i], h);
-            kick_energy += b.kinetic_energy_translational() + b.kinetic_energy_rotational() - start[i].2;
+            b.angular_velocity = self.rotation.integrate_angular_velocity(
+                &b.inertia,
+                &b.orientation,
+                &b.angular_velocity,
+                &torque[i],
+                h,
+            );
+            kick_energy +=
+                b.kinetic_energy_translational() + b.kinetic_energy_rotational() - start[i].2;
         }
-        let pe_before_solve = self.energies().2;
 
         // 3. resolve
         let recording = std::mem::take(&mut self.record_trace);
@@ -183,7 +227,11 @@ impl World {
             contacts: &self.contacts,
             params: &self.params,
             dt: h,
-            trace: if recording { Some(&mut self.trace) } else { None },
+            trace: if recording {
+                Some(&mut self.trace)
+            } else {
+                None
+            },
         })?;
         let t3 = Instant::now();
         let pe_after_solve = self.energies().2;
@@ -192,21 +240,27 @@ impl World {
         let mut external = 0.0;
         for f in &self.forces {
             let b = &self.bodies[f.body];
-            external += h * (f.force.dot(&b.velocity) + f.offset.cross(&f.force).dot(&b.angular_velocity));
+            external +=
+                h * (f.force.dot(&b.velocity) + f.offset.cross(&f.force).dot(&b.angular_velocity));
         }
         for (i, b) in self.bodies.iter_mut().enumerate() {
             if b.is_static() {
                 continue;
             }
             b.position += h * b.velocity;
-            let (q, w) = self.rotation.integrate_orientation(&b.orientation, &start[i].1, &b.angular_velocity, h);
+            let (q, w) = self.rotation.integrate_orientation(
+                &b.orientation,
+                &start[i].1,
+                &b.angular_velocity,
+                h,
+            );
             b.orientation = q;
             b.angular_velocity = w;
         }
         let t4 = Instant::now();
 
         // 5. measure energy
-        let (kt, kr, pe) = self.energies();
+        let energy = self.state_energy(report.elastic);
         self.step_index += 1;
         self.time = self.step_index as f64 * h;
         self.ledger.dissipated_restitution += report.dissipated_restitution;
@@ -214,9 +268,10 @@ impl World {
         self.ledger.external_work += external;
         // Free-flight discretisation error: the kick's energy plus the drift's potential
         // change, less the work of the applied forces.
-        self.ledger.integration += kick_energy + (pe - pe_after_solve) - external;
-        let _ = pe_before_solve;
-        let sample = self.ledger.sample(self.step_index, self.time, kt, kr, pe, report.elastic, self.contacts.len());
+        self.ledger.integration += kick_energy + (energy.potential - pe_after_solve) - external;
+        let sample = self
+            .ledger
+            .sample(self.step_index, self.time, energy, self.contacts.len());
         self.last_report = report;
         let t5 = Instant::now();
         self.last_times = PhaseTimes {

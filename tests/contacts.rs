@@ -6,11 +6,20 @@ use impulse_lab::math::{Quat, Vec3};
 use impulse_lab::{RigidBody, Shape, SolverKind, SolverParams, World};
 
 fn world() -> World {
-    World::new(Vec3::new(0.0, 0.0, -9.81), 1.0 / 600.0, SolverKind::Jolt, SolverParams::default()).unwrap()
+    World::new(
+        Vec3::new(0.0, 0.0, -9.81),
+        1.0 / 600.0,
+        SolverKind::Jolt,
+        SolverParams::default(),
+    )
+    .unwrap()
 }
 
 fn ground() -> Container {
-    Container::Plane { point: Vec3::zeros(), normal: Vec3::z() }
+    Container::Plane {
+        point: Vec3::zeros(),
+        normal: Vec3::z(),
+    }
 }
 
 #[test]
@@ -18,65 +27,149 @@ fn cube_flat_on_ground_has_four_contacts() {
     let mut w = world();
     w.add_container(ground());
     // Unit cube resting with a 1 mm overlap, rotated about z only (still flat).
-    let cube = Shape::Cuboid { half_extents: Vec3::repeat(0.5) };
-    w.add_body(RigidBody::new(&cube, 1000.0, Vec3::new(0.3, -0.2, 0.499), Quat::from_euler_angles(0.0, 0.0, 0.7)));
+    let cube = Shape::Cuboid {
+        half_extents: Vec3::repeat(0.5),
+    };
+    w.add_body(RigidBody::new(
+        &cube,
+        1000.0,
+        Vec3::new(0.3, -0.2, 0.499),
+        Quat::from_euler_angles(0.0, 0.0, 0.7),
+    ));
     let contacts = w.detect();
-    assert_eq!(contacts.len(), 4, "a flat cube touches the ground at its 4 bottom corners");
+    assert_eq!(
+        contacts.len(),
+        4,
+        "a flat cube touches the ground at its 4 bottom corners"
+    );
     for c in contacts {
         assert_eq!(c.b, None);
-        assert!((c.normal - Vec3::z()).norm() < 1e-12, "normal must be the plane normal");
-        assert!((c.gap + 0.001).abs() < 1e-12, "gap must be the 1 mm overlap, got {}", c.gap);
-        assert!((c.point.z - (-0.0005)).abs() < 1e-12, "contact point midway between the surfaces");
+        assert!(
+            (c.normal - Vec3::z()).norm() < 1e-12,
+            "normal must be the plane normal"
+        );
+        assert!(
+            (c.gap + 0.001).abs() < 1e-12,
+            "gap must be the 1 mm overlap, got {}",
+            c.gap
+        );
+        assert!(
+            (c.point.z - (-0.0005)).abs() < 1e-12,
+            "contact point midway between the surfaces"
+        );
     }
 }
 
 #[test]
 fn cube_flat_on_cube_has_four_contacts() {
     let mut w = world();
-    let cube = Shape::Cuboid { half_extents: Vec3::repeat(0.5) };
-    w.add_body(RigidBody::new(&cube, 1000.0, Vec3::new(0.0, 0.0, 0.5), Quat::identity()));
+    let cube = Shape::Cuboid {
+        half_extents: Vec3::repeat(0.5),
+    };
+    w.add_body(RigidBody::new(
+        &cube,
+        1000.0,
+        Vec3::new(0.0, 0.0, 0.5),
+        Quat::identity(),
+    ));
     // Upper cube shifted so its face overlaps half of the lower one, 1 mm overlap.
-    w.add_body(RigidBody::new(&cube, 1000.0, Vec3::new(0.5, 0.0, 1.499), Quat::identity()));
+    w.add_body(RigidBody::new(
+        &cube,
+        1000.0,
+        Vec3::new(0.5, 0.0, 1.499),
+        Quat::identity(),
+    ));
     let contacts = w.detect().to_vec();
-    assert_eq!(contacts.len(), 4, "face-face contact clips to a 4-point manifold: {contacts:#?}");
+    assert_eq!(
+        contacts.len(),
+        4,
+        "face-face contact clips to a 4-point manifold: {contacts:#?}"
+    );
     for c in &contacts {
         assert_eq!((c.a, c.b), (0, Some(1)));
-        assert!((c.normal + Vec3::z()).norm() < 1e-9, "normal points from b (upper) to a (lower)");
+        assert!(
+            (c.normal + Vec3::z()).norm() < 1e-9,
+            "normal points from b (upper) to a (lower)"
+        );
         assert!((c.gap + 0.001).abs() < 1e-9, "gap {}", c.gap);
-        assert!(c.point.x >= -1e-9 && c.point.x <= 0.5 + 1e-9, "points lie on the overlap of the faces");
+        assert!(
+            c.point.x >= -1e-9 && c.point.x <= 0.5 + 1e-9,
+            "points lie on the overlap of the faces"
+        );
     }
     let xs: Vec<f64> = contacts.iter().map(|c| c.point.x).collect();
-    assert!(xs.iter().any(|x| x.abs() < 1e-9) && xs.iter().any(|x| (x - 0.5).abs() < 1e-9), "manifold spans the overlap");
+    assert!(
+        xs.iter().any(|x| x.abs() < 1e-9) && xs.iter().any(|x| (x - 0.5).abs() < 1e-9),
+        "manifold spans the overlap"
+    );
 }
 
 #[test]
 fn sphere_in_cylinder_touches_wall_and_floor() {
     let mut w = world();
-    w.add_container(Container::Cylinder { base: Vec3::zeros(), radius: 2.0, height: 3.0 });
+    w.add_container(Container::Cylinder {
+        base: Vec3::zeros(),
+        radius: 2.0,
+        height: 3.0,
+    });
     // Sphere r = 0.5 pressed 1 cm into the wall at azimuth 30°, 2 mm into the floor.
     let phi = 30f64.to_radians();
     let rho = 2.0 - 0.5 + 0.01;
-    w.add_body(RigidBody::new(&Shape::Sphere { radius: 0.5 }, 1000.0, Vec3::new(rho * phi.cos(), rho * phi.sin(), 0.498), Quat::identity()));
+    w.add_body(RigidBody::new(
+        &Shape::Sphere { radius: 0.5 },
+        1000.0,
+        Vec3::new(rho * phi.cos(), rho * phi.sin(), 0.498),
+        Quat::identity(),
+    ));
     let contacts = w.detect();
     assert_eq!(contacts.len(), 2);
-    let floor = contacts.iter().find(|c| c.normal.z > 0.5).expect("floor contact");
+    let floor = contacts
+        .iter()
+        .find(|c| c.normal.z > 0.5)
+        .expect("floor contact");
     assert!((floor.gap + 0.002).abs() < 1e-12);
-    let wall = contacts.iter().find(|c| c.normal.z.abs() < 1e-12).expect("wall contact");
+    let wall = contacts
+        .iter()
+        .find(|c| c.normal.z.abs() < 1e-12)
+        .expect("wall contact");
     assert!((wall.gap + 0.01).abs() < 1e-12, "wall gap {}", wall.gap);
     let inward = -Vec3::new(phi.cos(), phi.sin(), 0.0);
-    assert!((wall.normal - inward).norm() < 1e-12, "wall normal points to the axis");
+    assert!(
+        (wall.normal - inward).norm() < 1e-12,
+        "wall normal points to the axis"
+    );
 }
 
 #[test]
 fn cross_in_box_corner_touches_floor_and_two_walls() {
     let mut w = world();
-    w.add_container(Container::Box { center: Vec3::zeros(), half_size: [5.0, 5.0], height: 4.0, walls: [true; 4], dividers: vec![] });
+    w.add_container(Container::Box {
+        center: Vec3::zeros(),
+        half_size: [5.0, 5.0],
+        height: 4.0,
+        walls: [true; 4],
+        dividers: vec![],
+    });
     // Cross with 3c = 3.78 m (c = 1.26) in the (−x, −y) corner, 1 mm into floor and walls.
     let c = 1.26;
-    let pos = Vec3::new(-5.0 + 1.5 * c - 0.001, -5.0 + 1.5 * c - 0.001, 1.5 * c - 0.001);
-    w.add_body(RigidBody::new(&Shape::Cross { c }, 2400.0, pos, Quat::identity()));
+    let pos = Vec3::new(
+        -5.0 + 1.5 * c - 0.001,
+        -5.0 + 1.5 * c - 0.001,
+        1.5 * c - 0.001,
+    );
+    w.add_body(RigidBody::new(
+        &Shape::Cross { c },
+        2400.0,
+        pos,
+        Quat::identity(),
+    ));
     let contacts = w.detect();
-    let count = |n: Vec3| contacts.iter().filter(|k| (k.normal - n).norm() < 1e-12).count();
+    let count = |n: Vec3| {
+        contacts
+            .iter()
+            .filter(|k| (k.normal - n).norm() < 1e-12)
+            .count()
+    };
     // Each arm tip is a c × c square: 4 corners touch each of the floor and the two walls.
     assert_eq!(count(Vec3::z()), 4, "floor");
     assert_eq!(count(Vec3::x()), 4, "-x wall");
@@ -98,7 +191,12 @@ fn removed_wall_and_divider_stop_acting() {
     w.add_container(box_([true; 4], true));
     // Sphere straddling the divider from the +x side and touching the −x... no: touching
     // the divider only.
-    w.add_body(RigidBody::new(&Shape::Sphere { radius: 0.5 }, 1000.0, Vec3::new(0.49, 0.0, 1.0), Quat::identity()));
+    w.add_body(RigidBody::new(
+        &Shape::Sphere { radius: 0.5 },
+        1000.0,
+        Vec3::new(0.49, 0.0, 1.0),
+        Quat::identity(),
+    ));
     let with = w.detect().to_vec();
     assert_eq!(with.len(), 1);
     assert!((with[0].normal - Vec3::x()).norm() < 1e-12 && (with[0].gap + 0.01).abs() < 1e-12);

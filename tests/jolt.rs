@@ -17,11 +17,26 @@ fn momentum(w: &World) -> Vec3 {
 #[test]
 fn head_on_equal_spheres_keep_momentum_and_obey_restitution() {
     for e in [0.0, 0.3, 0.8, 1.0] {
-        let params = SolverParams { restitution: e, friction: 0.3, kp: 0.2, ..Default::default() };
+        let params = SolverParams {
+            restitution: e,
+            friction: 0.3,
+            kp: 0.2,
+            ..Default::default()
+        };
         let mut w = world(Vec3::zeros(), params);
         let s = Shape::Sphere { radius: 0.5 };
-        let a = w.add_body(RigidBody::new(&s, 1000.0, Vec3::new(-0.6, 0.0, 0.0), Quat::identity()));
-        let b = w.add_body(RigidBody::new(&s, 1000.0, Vec3::new(0.6, 0.0, 0.0), Quat::identity()));
+        let a = w.add_body(RigidBody::new(
+            &s,
+            1000.0,
+            Vec3::new(-0.6, 0.0, 0.0),
+            Quat::identity(),
+        ));
+        let b = w.add_body(RigidBody::new(
+            &s,
+            1000.0,
+            Vec3::new(0.6, 0.0, 0.0),
+            Quat::identity(),
+        ));
         w.bodies[a].velocity = Vec3::new(3.0, 0.0, 0.0);
         w.bodies[b].velocity = Vec3::new(-3.0, 0.0, 0.0);
         let p0 = momentum(&w);
@@ -30,12 +45,23 @@ fn head_on_equal_spheres_keep_momentum_and_obey_restitution() {
         for _ in 0..200 {
             w.step().unwrap();
             let dp = (momentum(&w) - p0).norm();
-            assert!(dp <= 1e-12 * w.bodies[a].mass * approach, "e = {e}: momentum drift {dp}");
+            assert!(
+                dp <= 1e-12 * w.bodies[a].mass * approach,
+                "e = {e}: momentum drift {dp}"
+            );
         }
         let sep = w.bodies[b].velocity.x - w.bodies[a].velocity.x;
-        assert!((sep - e * approach).abs() < 1e-12 * approach, "e = {e}: separation speed {sep}, expected {}", e * approach);
+        assert!(
+            (sep - e * approach).abs() < 1e-12 * approach,
+            "e = {e}: separation speed {sep}, expected {}",
+            e * approach
+        );
         // Head-on: no spin, no sideways motion.
-        assert!(w.bodies.iter().all(|b| b.angular_velocity.norm() < 1e-15 && b.velocity.yz().norm() < 1e-15));
+        assert!(
+            w.bodies
+                .iter()
+                .all(|b| b.angular_velocity.norm() < 1e-15 && b.velocity.yz().norm() < 1e-15)
+        );
     }
 }
 
@@ -43,10 +69,23 @@ fn head_on_equal_spheres_keep_momentum_and_obey_restitution() {
 /// not tunnel through the ground: the one-sided plane test of paper 001 catches it.
 #[test]
 fn fast_small_sphere_does_not_pass_through_ground() {
-    let params = SolverParams { restitution: 0.5, friction: 0.0, kp: 0.2, ..Default::default() };
+    let params = SolverParams {
+        restitution: 0.5,
+        friction: 0.0,
+        kp: 0.2,
+        ..Default::default()
+    };
     let mut w = world(Vec3::new(0.0, 0.0, -9.81), params);
-    w.add_container(Container::Plane { point: Vec3::zeros(), normal: Vec3::z() });
-    let i = w.add_body(RigidBody::new(&Shape::Sphere { radius: 0.01 }, 7800.0, Vec3::new(0.0, 0.0, 0.5), Quat::identity()));
+    w.add_container(Container::Plane {
+        point: Vec3::zeros(),
+        normal: Vec3::z(),
+    });
+    let i = w.add_body(RigidBody::new(
+        &Shape::Sphere { radius: 0.01 },
+        7800.0,
+        Vec3::new(0.0, 0.0, 0.5),
+        Quat::identity(),
+    ));
     w.bodies[i].velocity = Vec3::new(0.0, 0.0, -1000.0);
     let mut lowest = f64::INFINITY;
     for _ in 0..600 {
@@ -54,23 +93,54 @@ fn fast_small_sphere_does_not_pass_through_ground() {
         lowest = lowest.min(w.bodies[i].position.z);
     }
     // It penetrates for at most the step it lands in and is pushed back out.
-    assert!(w.bodies[i].position.z > 0.0, "sphere ended below the ground at z = {}", w.bodies[i].position.z);
-    assert!(lowest > -1000.0 / 600.0 - 1e-9, "penetration bounded by one step of travel, lowest z = {lowest}");
-    assert!(w.bodies[i].velocity.z.abs() < 1000.0, "bounce cannot gain speed");
+    assert!(
+        w.bodies[i].position.z > 0.0,
+        "sphere ended below the ground at z = {}",
+        w.bodies[i].position.z
+    );
+    assert!(
+        lowest > -1000.0 / 600.0 - 1e-9,
+        "penetration bounded by one step of travel, lowest z = {lowest}"
+    );
+    assert!(
+        w.bodies[i].velocity.z.abs() < 1000.0,
+        "bounce cannot gain speed"
+    );
 }
 
 /// A sphere dropped on the ground with e = 0 comes to rest on it: it neither sinks nor
 /// jitters.
 #[test]
 fn sphere_comes_to_rest_on_ground() {
-    let params = SolverParams { restitution: 0.0, friction: 0.5, kp: 0.2, ..Default::default() };
+    let params = SolverParams {
+        restitution: 0.0,
+        friction: 0.5,
+        kp: 0.2,
+        ..Default::default()
+    };
     let mut w = world(Vec3::new(0.0, 0.0, -9.81), params);
-    w.add_container(Container::Plane { point: Vec3::zeros(), normal: Vec3::z() });
-    let i = w.add_body(RigidBody::new(&Shape::Sphere { radius: 0.5 }, 1000.0, Vec3::new(0.0, 0.0, 1.0), Quat::identity()));
+    w.add_container(Container::Plane {
+        point: Vec3::zeros(),
+        normal: Vec3::z(),
+    });
+    let i = w.add_body(RigidBody::new(
+        &Shape::Sphere { radius: 0.5 },
+        1000.0,
+        Vec3::new(0.0, 0.0, 1.0),
+        Quat::identity(),
+    ));
     for _ in 0..1200 {
         w.step().unwrap();
     }
     let b = &w.bodies[i];
-    assert!((b.position.z - 0.5).abs() < 1e-3, "rests on the ground, z = {}", b.position.z);
-    assert!(b.velocity.norm() < 9.81 / 600.0 + 1e-12, "at most one step of gravity left, v = {}", b.velocity.norm());
+    assert!(
+        (b.position.z - 0.5).abs() < 1e-3,
+        "rests on the ground, z = {}",
+        b.position.z
+    );
+    assert!(
+        b.velocity.norm() < 9.81 / 600.0 + 1e-12,
+        "at most one step of gravity left, v = {}",
+        b.velocity.norm()
+    );
 }

@@ -10,10 +10,21 @@
 use crate::body::RigidBody;
 
 /// Candidate pairs `(i, j)` with `i < j`, in a deterministic order.
-pub fn sweep_and_prune(bodies: &[RigidBody], radii: &[f64], margin: f64, order: &mut Vec<(f64, usize)>, pairs: &mut Vec<(usize, usize)>) {
+pub fn sweep_and_prune(
+    bodies: &[RigidBody],
+    radii: &[f64],
+    margin: f64,
+    order: &mut Vec<(f64, usize)>,
+    pairs: &mut Vec<(usize, usize)>,
+) {
     pairs.clear();
     order.clear();
-    order.extend(bodies.iter().enumerate().map(|(i, b)| (b.position.x - radii[i], i)));
+    order.extend(
+        bodies
+            .iter()
+            .enumerate()
+            .map(|(i, b)| (b.position.x - radii[i], i)),
+    );
     order.sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
     for (k, &(_, i)) in order.iter().enumerate() {
         let bi = &bodies[i];

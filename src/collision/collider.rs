@@ -10,25 +10,43 @@ use crate::shapes::Shape;
 use parry3d_f64::shape::SharedShape;
 
 pub enum Collider {
-    Sphere { radius: f64 },
-    Ellipsoid { semi_axes: Vec3 },
+    Sphere {
+        radius: f64,
+    },
+    Ellipsoid {
+        semi_axes: Vec3,
+    },
     /// Polyhedra, rods and crosses: the parry shape plus the body-frame points that can
     /// touch a container (vertices; for a rod the two cap centres, with `radius`).
-    Parry { shape: SharedShape, points: Vec<Vec3>, radius: f64, parts: Vec<(Iso3, SharedShape)> },
+    Parry {
+        shape: SharedShape,
+        points: Vec<Vec3>,
+        radius: f64,
+        parts: Vec<(Iso3, SharedShape)>,
+    },
 }
 
 impl Collider {
     pub fn new(shape: &Shape) -> Collider {
         match shape {
             Shape::Sphere { radius } => Collider::Sphere { radius: *radius },
-            Shape::Ellipsoid { semi_axes } => Collider::Ellipsoid { semi_axes: *semi_axes },
+            Shape::Ellipsoid { semi_axes } => Collider::Ellipsoid {
+                semi_axes: *semi_axes,
+            },
             Shape::Cuboid { half_extents: h } => {
                 let s = SharedShape::cuboid(h.x, h.y, h.z);
-                Collider::Parry { points: shape.vertices().unwrap_or_default(), radius: 0.0, parts: vec![(Iso3::identity(), s.clone())], shape: s }
+                Collider::Parry {
+                    points: shape.vertices().unwrap_or_default(),
+                    radius: 0.0,
+                    parts: vec![(Iso3::identity(), s.clone())],
+                    shape: s,
+                }
             }
             Shape::Cross { c } => {
-                let parts: Vec<(Iso3, SharedShape)> =
-                    Shape::cross_bars(*c).iter().map(|h| (Iso3::identity(), SharedShape::cuboid(h.x, h.y, h.z))).collect();
+                let parts: Vec<(Iso3, SharedShape)> = Shape::cross_bars(*c)
+                    .iter()
+                    .map(|h| (Iso3::identity(), SharedShape::cuboid(h.x, h.y, h.z)))
+                    .collect();
                 Collider::Parry {
                     shape: SharedShape::compound(parts.clone()),
                     points: shape.vertices().unwrap_or_default(),
@@ -39,14 +57,25 @@ impl Collider {
             Shape::Rod { length, radius } => {
                 let s = SharedShape::capsule_z(0.5 * length, *radius);
                 let half = Vec3::new(0.0, 0.0, 0.5 * length);
-                Collider::Parry { points: vec![-half, half], radius: *radius, parts: vec![(Iso3::identity(), s.clone())], shape: s }
+                Collider::Parry {
+                    points: vec![-half, half],
+                    radius: *radius,
+                    parts: vec![(Iso3::identity(), s.clone())],
+                    shape: s,
+                }
             }
             Shape::ConvexPolyhedron(p) => {
                 let pts: Vec<Point3> = p.vertices.iter().map(|v| Point3::from(*v)).collect();
                 // The shape was validated to have positive volume, so the hull exists; a
                 // degenerate hull falls back to its bounding ball rather than panicking.
-                let s = SharedShape::convex_hull(&pts).unwrap_or_else(|| SharedShape::ball(shape.bounding_radius()));
-                Collider::Parry { points: p.vertices.clone(), radius: 0.0, parts: vec![(Iso3::identity(), s.clone())], shape: s }
+                let s = SharedShape::convex_hull(&pts)
+                    .unwrap_or_else(|| SharedShape::ball(shape.bounding_radius()));
+                Collider::Parry {
+                    points: p.vertices.clone(),
+                    radius: 0.0,
+                    parts: vec![(Iso3::identity(), s.clone())],
+                    shape: s,
+                }
             }
         }
     }

@@ -12,9 +12,9 @@
 //!   attained at a vertex and vertex tests miss no contact;
 //! - ellipsoids by SAGI (paper 002, Appendix A3), see [`super::ellipsoid`].
 
+use super::Contact;
 use super::collider::Collider;
 use super::narrow_phase::make_contact;
-use super::Contact;
 use crate::body::RigidBody;
 use crate::container::Container;
 use crate::math::Vec3;
@@ -30,7 +30,12 @@ pub enum Surface {
     CylinderWall { base: Vec3, radius: f64, top: f64 },
     /// Inside of the truncated cone (axis +z through `base`), radius `r0` at `base.z`
     /// growing to `r1` at `base.z + height`.
-    ConeWall { base: Vec3, r0: f64, r1: f64, height: f64 },
+    ConeWall {
+        base: Vec3,
+        r0: f64,
+        r1: f64,
+        height: f64,
+    },
 }
 
 impl Surface {
@@ -39,17 +44,28 @@ impl Surface {
     /// extent.
     pub fn eval(&self, q: &Vec3) -> Option<(f64, Vec3)> {
         match *self {
-            Surface::Plane { point, normal, top } => (q.z <= top).then(|| ((q - point).dot(&normal), normal)),
+            Surface::Plane { point, normal, top } => {
+                (q.z <= top).then(|| ((q - point).dot(&normal), normal))
+            }
             Surface::CylinderWall { base, radius, top } => {
                 if q.z > top {
                     return None;
                 }
                 let rho_v = Vec3::new(q.x - base.x, q.y - base.y, 0.0);
                 let rho = rho_v.norm();
-                let n = if rho > 1e-300 { -rho_v / rho } else { -Vec3::x() };
+                let n = if rho > 1e-300 {
+                    -rho_v / rho
+                } else {
+                    -Vec3::x()
+                };
                 Some((radius - rho, n))
             }
-            Surface::ConeWall { base, r0, r1, height } => {
+            Surface::ConeWall {
+                base,
+                r0,
+                r1,
+                height,
+            } => {
                 let z = q.z - base.z;
                 if z > height {
                     return None;
@@ -74,11 +90,23 @@ impl Surface {
 pub fn active_surfaces(container: &Container, x: &Vec3, rb: f64, out: &mut Vec<Surface>) {
     out.clear();
     match container {
-        Container::Plane { point, normal } => {
-            out.push(Surface::Plane { point: *point, normal: normal.normalize(), top: f64::INFINITY })
-        }
-        Container::Box { center, half_size: [hx, hy], height, walls, dividers } => {
-            out.push(Surface::Plane { point: *center, normal: Vec3::z(), top: f64::INFINITY });
+        Container::Plane { point, normal } => out.push(Surface::Plane {
+            point: *point,
+            normal: normal.normalize(),
+            top: f64::INFINITY,
+        }),
+        Container::Box {
+            center,
+            half_size: [hx, hy],
+            height,
+            walls,
+            dividers,
+        } => {
+            out.push(Surface::Plane {
+                point: *center,
+                normal: Vec3::z(),
+                top: f64::INFINITY,
+            });
             let inside = (x.x - center.x).abs() <= hx + rb && (x.y - center.y).abs() <= hy + rb;
             if !inside || x.z > center.z + height + rb {
                 return;
@@ -98,24 +126,50 @@ pub fn active_surfaces(container: &Container, x: &Vec3, rb: f64, out: &mut Vec<S
             for d in dividers.iter().filter(|d| d.present) {
                 // Two-sided: a body is kept on the side its centre is on.
                 let normal = if x.x >= d.x { Vec3::x() } else { -Vec3::x() };
-                out.push(Surface::Plane { point: Vec3::new(d.x, center.y, center.z), normal, top });
+                out.push(Surface::Plane {
+                    point: Vec3::new(d.x, center.y, center.z),
+                    normal,
+                    top,
+                });
             }
         }
-        Container::Cylinder { base, radius, height } => {
+        Container::Cylinder {
+            base,
+            radius,
+            height,
+        } => {
             let rho = ((x.x - base.x).powi(2) + (x.y - base.y).powi(2)).sqrt();
             if rho <= radius + rb {
-                out.push(Surface::Plane { point: *base, normal: Vec3::z(), top: f64::INFINITY });
+                out.push(Surface::Plane {
+                    point: *base,
+                    normal: Vec3::z(),
+                    top: f64::INFINITY,
+                });
                 if x.z <= base.z + height + rb {
-                    out.push(Surface::CylinderWall { base: *base, radius: *radius, top: base.z + height });
+                    out.push(Surface::CylinderWall {
+                        base: *base,
+                        radius: *radius,
+                        top: base.z + height,
+                    });
                 }
             }
         }
-        Container::Hopper { base, bottom_radius, top_radius, height } => {
+        Container::Hopper {
+            base,
+            bottom_radius,
+            top_radius,
+            height,
+        } => {
             let z = x.z - base.z;
             let rho = ((x.x - base.x).powi(2) + (x.y - base.y).powi(2)).sqrt();
             let r_z = bottom_radius + (top_radius - bottom_radius) * z.clamp(0.0, *height) / height;
             if z >= -rb && z <= height + rb && rho <= r_z + rb {
-                out.push(Surface::ConeWall { base: *base, r0: *bottom_radius, r1: *top_radius, height: *height });
+                out.push(Surface::ConeWall {
+                    base: *base,
+                    r0: *bottom_radius,
+                    r1: *top_radius,
+                    height: *height,
+                });
             }
         }
     }
@@ -134,11 +188,18 @@ pub fn body_container(
     out: &mut Vec<Contact>,
 ) {
     let body = &bodies[i];
-    active_surfaces(container, &body.position, body.shape.bounding_radius(), surfaces);
+    active_surfaces(
+        container,
+        &body.position,
+        body.shape.bounding_radius(),
+        surfaces,
+    );
     let start = out.len();
     for s in surfaces.iter() {
         match &colliders[i] {
-            Collider::Sphere { radius } => point_contact(bodies, i, s, &body.position, *radius, margin, out),
+            Collider::Sphere { radius } => {
+                point_contact(bodies, i, s, &body.position, *radius, margin, out)
+            }
             Collider::Parry { points, radius, .. } => {
                 let iso = body.isometry();
                 for p in points {
@@ -146,7 +207,9 @@ pub fn body_container(
                     point_contact(bodies, i, s, &q.coords, *radius, margin, out);
                 }
             }
-            Collider::Ellipsoid { semi_axes } => super::ellipsoid::body_surface(bodies, i, semi_axes, s, margin, out),
+            Collider::Ellipsoid { semi_axes } => {
+                super::ellipsoid::body_surface(bodies, i, semi_axes, s, margin, out)
+            }
         }
     }
     for c in &mut out[start..] {
@@ -156,7 +219,15 @@ pub fn body_container(
 
 /// Contact of a ball of radius `r` centred at `q` (a sphere, or a vertex with r = 0)
 /// against surface `s`.
-fn point_contact(bodies: &[RigidBody], i: usize, s: &Surface, q: &Vec3, r: f64, margin: f64, out: &mut Vec<Contact>) {
+fn point_contact(
+    bodies: &[RigidBody],
+    i: usize,
+    s: &Surface,
+    q: &Vec3,
+    r: f64,
+    margin: f64,
+    out: &mut Vec<Contact>,
+) {
     if let Some((d, n)) = s.eval(q) {
         let gap = d - r;
         if gap < margin {

@@ -13,8 +13,8 @@ mod narrow_phase;
 pub mod sagi;
 
 pub use collider::Collider;
-pub use contact::{relative_velocity, Contact};
-pub use containers::{active_surfaces, Surface};
+pub use contact::{Contact, relative_velocity};
+pub use containers::{Surface, active_surfaces};
 pub use narrow_phase::make_contact;
 
 use crate::body::RigidBody;
@@ -53,12 +53,24 @@ impl CollisionPipeline {
     /// Broad phase: candidate pairs whose bounding balls come within `margin`.
     pub fn broad_phase(&mut self, bodies: &[RigidBody], margin: f64) {
         self.sync(bodies);
-        broad_phase::sweep_and_prune(bodies, &self.radii, margin, &mut self.order, &mut self.pairs);
+        broad_phase::sweep_and_prune(
+            bodies,
+            &self.radii,
+            margin,
+            &mut self.order,
+            &mut self.pairs,
+        );
     }
 
     /// Narrow phase over the broad phase's pairs and every body against every container:
     /// all contacts with gap < `margin`.
-    pub fn narrow_phase(&mut self, bodies: &[RigidBody], containers: &[Container], margin: f64, out: &mut Vec<Contact>) {
+    pub fn narrow_phase(
+        &mut self,
+        bodies: &[RigidBody],
+        containers: &[Container],
+        margin: f64,
+        out: &mut Vec<Contact>,
+    ) {
         out.clear();
         for &(a, b) in &self.pairs {
             narrow_phase::body_body(bodies, &self.colliders, a, b, margin, out);
@@ -68,7 +80,16 @@ impl CollisionPipeline {
                 continue;
             }
             for (ci, c) in containers.iter().enumerate() {
-                containers::body_container(bodies, &self.colliders, i, ci, c, margin, &mut self.surfaces, out);
+                containers::body_container(
+                    bodies,
+                    &self.colliders,
+                    i,
+                    ci,
+                    c,
+                    margin,
+                    &mut self.surfaces,
+                    out,
+                );
             }
         }
     }

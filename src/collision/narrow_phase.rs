@@ -1,17 +1,28 @@
 //! Narrow phase between bodies: exact sphere–sphere, parry contact manifolds for
 //! polyhedra, rods and crosses (compounds of convex bars), SAGI for ellipsoids.
 
-use super::collider::Collider;
 use super::Contact;
+use super::collider::Collider;
 use crate::body::RigidBody;
-use crate::math::{tangent_basis, Iso3, Vec3};
+use crate::math::{Iso3, Vec3, tangent_basis};
 use parry3d_f64::query::{ContactManifold, DefaultQueryDispatcher, PersistentQueryDispatcher};
 use parry3d_f64::shape::{Ball, Shape as ParryShape};
 
 /// Build a contact from the two surface points `pa` (on a) and `pb` (on b), the unit
 /// normal `n` pointing from b to a and the signed gap.
-pub fn make_contact(bodies: &[RigidBody], a: usize, b: Option<usize>, pa: Vec3, pb: Vec3, n: Vec3, gap: f64) -> Contact {
-    debug_assert!((n.norm() - 1.0).abs() < 1e-9 && gap.is_finite(), "bad contact n = {n:?}, gap = {gap}");
+pub fn make_contact(
+    bodies: &[RigidBody],
+    a: usize,
+    b: Option<usize>,
+    pa: Vec3,
+    pb: Vec3,
+    n: Vec3,
+    gap: f64,
+) -> Contact {
+    debug_assert!(
+        (n.norm() - 1.0).abs() < 1e-9 && gap.is_finite(),
+        "bad contact n = {n:?}, gap = {gap}"
+    );
     let point = 0.5 * (pa + pb);
     let (t1, t2) = tangent_basis(&n);
     Contact {
@@ -29,7 +40,14 @@ pub fn make_contact(bodies: &[RigidBody], a: usize, b: Option<usize>, pa: Vec3, 
 }
 
 /// Contacts between bodies `a` and `b` with gap below `margin`, appended to `out`.
-pub fn body_body(bodies: &[RigidBody], colliders: &[Collider], a: usize, b: usize, margin: f64, out: &mut Vec<Contact>) {
+pub fn body_body(
+    bodies: &[RigidBody],
+    colliders: &[Collider],
+    a: usize,
+    b: usize,
+    margin: f64,
+    out: &mut Vec<Contact>,
+) {
     let (ba, bb) = (&bodies[a], &bodies[b]);
     match (&colliders[a], &colliders[b]) {
         (&Collider::Sphere { radius: ra }, &Collider::Sphere { radius: rb }) => {
@@ -39,7 +57,15 @@ pub fn body_body(bodies: &[RigidBody], colliders: &[Collider], a: usize, b: usiz
             let n = if dist > 1e-300 { d / dist } else { Vec3::z() };
             let gap = dist - ra - rb;
             if gap < margin {
-                out.push(make_contact(bodies, a, Some(b), ba.position - ra * n, bb.position + rb * n, n, gap));
+                out.push(make_contact(
+                    bodies,
+                    a,
+                    Some(b),
+                    ba.position - ra * n,
+                    bb.position + rb * n,
+                    n,
+                    gap,
+                ));
             }
         }
         (Collider::Ellipsoid { .. }, _) | (_, Collider::Ellipsoid { .. }) => {
@@ -71,14 +97,25 @@ pub fn body_body(bodies: &[RigidBody], colliders: &[Collider], a: usize, b: usiz
 
 /// parry's contact manifolds between two shapes (several points per manifold, one
 /// manifold per touching pair of convex parts for compounds).
-fn parry_manifolds(bodies: &[RigidBody], a: usize, b: usize, sa: &dyn ParryShape, sb: &dyn ParryShape, margin: f64, out: &mut Vec<Contact>) {
+fn parry_manifolds(
+    bodies: &[RigidBody],
+    a: usize,
+    b: usize,
+    sa: &dyn ParryShape,
+    sb: &dyn ParryShape,
+    margin: f64,
+    out: &mut Vec<Contact>,
+) {
     let (isa, isb) = (bodies[a].isometry(), bodies[b].isometry());
     let pos12 = isa.inv_mul(&isb);
     let mut manifolds: Vec<ContactManifold<(), ()>> = Vec::new();
     let mut workspace = None;
     // Every pair of our collider kinds is supported by parry's dispatcher; an
     // unsupported pair simply yields no contact.
-    if DefaultQueryDispatcher.contact_manifolds(&pos12, sa, sb, margin, &mut manifolds, &mut workspace).is_err() {
+    if DefaultQueryDispatcher
+        .contact_manifolds(&pos12, sa, sb, margin, &mut manifolds, &mut workspace)
+        .is_err()
+    {
         return;
     }
     for m in &manifolds {

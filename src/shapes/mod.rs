@@ -96,7 +96,9 @@ impl Shape {
     pub fn vertices(&self) -> Option<Vec<Vec3>> {
         match self {
             Shape::Cuboid { half_extents: h } => Some(box_corners(h)),
-            Shape::Cross { c } => Some(Shape::cross_bars(*c).iter().flat_map(box_corners).collect()),
+            Shape::Cross { c } => {
+                Some(Shape::cross_bars(*c).iter().flat_map(box_corners).collect())
+            }
             Shape::ConvexPolyhedron(p) => Some(p.vertices.clone()),
             _ => None,
         }
@@ -111,7 +113,11 @@ impl Shape {
     /// Check that every dimension is finite and positive; returns the offending field.
     pub fn validate(&self) -> Result<(), String> {
         let pos = |name: &str, x: f64| {
-            if x.is_finite() && x > 0.0 { Ok(()) } else { Err(format!("{name} must be finite and > 0, got {x}")) }
+            if x.is_finite() && x > 0.0 {
+                Ok(())
+            } else {
+                Err(format!("{name} must be finite and > 0, got {x}"))
+            }
         };
         match self {
             Shape::Sphere { radius } => pos("radius", *radius),

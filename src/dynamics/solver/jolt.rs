@@ -23,7 +23,10 @@
 //! is artificial and shows up in the ledger's residual.
 
 use super::prepared::PreparedContact;
-use super::{total_kinetic_energy, CollisionSolver, SolverContext, SolverError, SolverKind, SolverReport, TraceRow};
+use super::{
+    CollisionSolver, SolverContext, SolverError, SolverKind, SolverReport, TraceRow,
+    total_kinetic_energy,
+};
 
 #[derive(Default)]
 pub struct JoltSolver {
@@ -38,9 +41,16 @@ impl CollisionSolver for JoltSolver {
     }
 
     fn resolve(&mut self, ctx: SolverContext<'_>) -> Result<SolverReport, SolverError> {
-        let SolverContext { bodies, contacts, params, dt, mut trace } = ctx;
+        let SolverContext {
+            bodies,
+            contacts,
+            params,
+            dt,
+            mut trace,
+        } = ctx;
         self.prepared.clear();
-        self.prepared.extend(contacts.iter().map(|c| PreparedContact::new(bodies, c)));
+        self.prepared
+            .extend(contacts.iter().map(|c| PreparedContact::new(bodies, c)));
         self.approach.clear();
         self.approach.resize(contacts.len(), 0.0);
         let mut report = SolverReport::default();
@@ -48,7 +58,12 @@ impl CollisionSolver for JoltSolver {
         for sweep in 1..=params.max_iterations {
             report.iterations = sweep;
             let mut applied = false;
-            for (ci, (c, approach)) in self.prepared.iter().zip(self.approach.iter_mut()).enumerate() {
+            for (ci, (c, approach)) in self
+                .prepared
+                .iter()
+                .zip(self.approach.iter_mut())
+                .enumerate()
+            {
                 let u = c.relative_velocity(bodies);
                 let un = u.dot(&c.n);
                 if un >= 0.0 || (c.gap > 0.0 && c.gap + dt * un >= 0.0) {
@@ -57,7 +72,11 @@ impl CollisionSolver for JoltSolver {
                 if *approach == 0.0 {
                     *approach = -un;
                 }
-                let e = if *approach > params.rest_velocity { params.restitution } else { 0.0 };
+                let e = if *approach > params.rest_velocity {
+                    params.restitution
+                } else {
+                    0.0
+                };
                 // Target normal velocity −e u_n,first; from the first impact this is the
                 // jolt j = −(1 + e) m_eff u_n of eq. B.9.
                 let m_eff = 1.0 / c.n.dot(&(c.k * c.n));
@@ -96,7 +115,10 @@ impl CollisionSolver for JoltSolver {
                 report.impulses += 1;
                 applied = true;
                 if !(j.is_finite() && p.iter().all(|x| x.is_finite())) {
-                    return Err(SolverError::Diverged { solver: SolverKind::Jolt, why: format!("non-finite impulse at contact of body {}", c.a) });
+                    return Err(SolverError::Diverged {
+                        solver: SolverKind::Jolt,
+                        why: format!("non-finite impulse at contact of body {}", c.a),
+                    });
                 }
             }
             if !applied {
@@ -124,9 +146,11 @@ impl CollisionSolver for JoltSolver {
                     let overlap = -c.gap;
                     let inv_sum = c.inv_mass_a + c.inv_mass_b;
                     if inv_sum > 0.0 {
-                        bodies[c.a].position += params.kp * (c.inv_mass_a / inv_sum) * overlap * c.n;
+                        bodies[c.a].position +=
+                            params.kp * (c.inv_mass_a / inv_sum) * overlap * c.n;
                         if let Some(b) = c.b {
-                            bodies[b].position -= params.kp * (c.inv_mass_b / inv_sum) * overlap * c.n;
+                            bodies[b].position -=
+                                params.kp * (c.inv_mass_b / inv_sum) * overlap * c.n;
                         }
                     }
                 }

@@ -34,8 +34,14 @@ pub enum SolverKind {
 }
 
 impl SolverKind {
-    pub const ALL: [SolverKind; 6] =
-        [SolverKind::Etm, SolverKind::Sqm, SolverKind::Smm, SolverKind::Jolt, SolverKind::Ccp, SolverKind::Mdp];
+    pub const ALL: [SolverKind; 6] = [
+        SolverKind::Etm,
+        SolverKind::Sqm,
+        SolverKind::Smm,
+        SolverKind::Jolt,
+        SolverKind::Ccp,
+        SolverKind::Mdp,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -71,10 +77,13 @@ impl fmt::Display for SolverKind {
 impl FromStr for SolverKind {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        SolverKind::ALL.into_iter().find(|k| k.name() == s.to_ascii_lowercase()).ok_or_else(|| {
-            let names: Vec<_> = SolverKind::ALL.iter().map(|k| k.name()).collect();
-            format!("unknown solver '{s}'; expected one of {}", names.join(", "))
-        })
+        SolverKind::ALL
+            .into_iter()
+            .find(|k| k.name() == s.to_ascii_lowercase())
+            .ok_or_else(|| {
+                let names: Vec<_> = SolverKind::ALL.iter().map(|k| k.name()).collect();
+                format!("unknown solver '{s}'; expected one of {}", names.join(", "))
+            })
     }
 }
 
@@ -119,20 +128,50 @@ impl Default for SolverParams {
 impl SolverParams {
     /// Range checks; the error names the offending field.
     pub fn validate(&self) -> Result<(), (&'static str, String)> {
-        let check = |ok: bool, field: &'static str, msg: String| if ok { Ok(()) } else { Err((field, msg)) };
+        let check = |ok: bool, field: &'static str, msg: String| {
+            if ok { Ok(()) } else { Err((field, msg)) }
+        };
         let e = self.restitution;
-        check(e.is_finite() && (0.0..=1.0).contains(&e), "restitution", format!("e must be in [0, 1], got {e}"))?;
+        check(
+            e.is_finite() && (0.0..=1.0).contains(&e),
+            "restitution",
+            format!("e must be in [0, 1], got {e}"),
+        )?;
         let mu = self.friction;
-        check(mu.is_finite() && mu >= 0.0, "friction", format!("μ must be finite and ≥ 0, got {mu}"))?;
+        check(
+            mu.is_finite() && mu >= 0.0,
+            "friction",
+            format!("μ must be finite and ≥ 0, got {mu}"),
+        )?;
         let l = self.lambda;
-        check(l.is_finite() && l >= 1.0, "lambda", format!("λ must be finite and ≥ 1, got {l}"))?;
+        check(
+            l.is_finite() && l >= 1.0,
+            "lambda",
+            format!("λ must be finite and ≥ 1, got {l}"),
+        )?;
         let kp = self.kp;
-        check(kp.is_finite() && (0.0..=1.0).contains(&kp), "kp", format!("k_p must be in [0, 1], got {kp}"))?;
-        check(self.max_iterations >= 1, "max_iterations", "max_iterations must be ≥ 1".into())?;
+        check(
+            kp.is_finite() && (0.0..=1.0).contains(&kp),
+            "kp",
+            format!("k_p must be in [0, 1], got {kp}"),
+        )?;
+        check(
+            self.max_iterations >= 1,
+            "max_iterations",
+            "max_iterations must be ≥ 1".into(),
+        )?;
         let t = self.tolerance;
-        check(t.is_finite() && t > 0.0, "tolerance", format!("tolerance must be finite and > 0, got {t}"))?;
+        check(
+            t.is_finite() && t > 0.0,
+            "tolerance",
+            format!("tolerance must be finite and > 0, got {t}"),
+        )?;
         let rv = self.rest_velocity;
-        check(rv.is_finite() && rv >= 0.0, "rest_velocity", format!("rest_velocity must be ≥ 0, got {rv}"))
+        check(
+            rv.is_finite() && rv >= 0.0,
+            "rest_velocity",
+            format!("rest_velocity must be ≥ 0, got {rv}"),
+        )
     }
 }
 
@@ -190,7 +229,10 @@ pub struct TraceRow {
 
 /// Kinetic energy of all bodies (for trace rows).
 pub fn total_kinetic_energy(bodies: &[RigidBody]) -> f64 {
-    bodies.iter().map(|b| b.kinetic_energy_translational() + b.kinetic_energy_rotational()).sum()
+    bodies
+        .iter()
+        .map(|b| b.kinetic_energy_translational() + b.kinetic_energy_rotational())
+        .sum()
 }
 
 /// Everything a solver may read or change in one step.

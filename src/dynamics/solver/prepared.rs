@@ -3,7 +3,7 @@
 
 use crate::body::RigidBody;
 use crate::collision::Contact;
-use crate::math::{skew, Mat3, Vec3};
+use crate::math::{Mat3, Vec3, skew};
 
 #[derive(Clone, Debug)]
 pub struct PreparedContact {
@@ -34,7 +34,9 @@ impl PreparedContact {
         let inv_inertia_a = ba.inv_inertia_world();
         // K = (1/m_a + 1/m_b) 1 − r̃_a I_a⁻¹ r̃_a − r̃_b I_b⁻¹ r̃_b    (paper 000, eq. 9)
         let (ra, rb) = (skew(&c.r_a), skew(&c.r_b));
-        let k = Mat3::identity() * (ba.inv_mass + inv_mass_b) - ra * inv_inertia_a * ra - rb * inv_inertia_b * rb;
+        let k = Mat3::identity() * (ba.inv_mass + inv_mass_b)
+            - ra * inv_inertia_a * ra
+            - rb * inv_inertia_b * rb;
         PreparedContact {
             a: c.a,
             b: c.b,

@@ -13,6 +13,8 @@ use impulse_lab::collision::sagi::{
 };
 use impulse_lab::math::{Iso3, Quat, Vec3};
 use parry3d_f64::query::details::{contact_support_map_support_map, distance_support_map_support_map};
+use parry3d_f64::query::gjk::{self, CSOPoint, GJKResult, VoronoiSimplex};
+use parry3d_f64::shape::SupportMap;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use std::f64::consts::{FRAC_PI_2, PI, TAU};
@@ -121,46 +123,185 @@ fn point_ellipsoid_matches_secular_equation_on_1000_random_points() {
     }
     let (mean_in, mean_out) = (sum_in as f64 / (n / 2) as f64, sum_out as f64 / (n / 2) as f64);
     eprintln!("point-ellipsoid SAGI: worst rel. error {worst:.2e}; iterations inside mean {mean_in:.2} max {max_in}, outside mean {mean_out:.2} max {max_out}");
+    // Paper 002, section 5.1: means of about 6 (inside) and 5 (outside) sweeps at the looser
+    // tolerance 1e-4. A mean above 8 at our tolerance would mean the sweeps lost their speed.
+    assert!(mean_in <= 8.0 && mean_out <= 8.0, "mean iterations {mean_in:.2} / {mean_out:.2}");
 }
 
-fn random_separated_pair(rng: &mut ChaCha8Rng) -> (EllipsoidPose, EllipsoidPose) {
+
+fn support_map(e: &EllipsoidPose) -> EllipsoidSupportMap {
+    EllipsoidSupportMap { semi_axes: e.semi_axes }
+}
+
+fn gjk_distance(a: &EllipsoidPose, b: &EllipsoidPose) -> f64 {
+    distance_support_map_support_map(&iso(a).inv_mul(&iso(b)), &support_map(a), &support_map(b))
+}
+
+/// GJK's separation direction (unit, world, from B to A) for a separated pair.
+fn gjk_normal(a: &EllipsoidPose, b: &EllipsoidPose) -> Vec3 {
+    let pos12 = iso(a).inv_mul(&iso(b));
+    let (ga, gb) = (support_map(a), support_map(b));
+    let mut simplex = VoronoiSimplex::new();
+    let dir = nalgebra::Unit::new_normalize(-pos12.translation.vector);
+    simplex.reset(CSOPoint::from_shapes(&pos12, &ga, &gb, &dir));
+    match gjk::closest_points(&pos12, &ga, &gb, f64::MAX, true, &mut simplex) {
+        GJKResult::ClosestPoints(p1, p2, _) => (a.orientation * (p1 - p2)).normalize(),
+        other => panic!("GJK failed on a separated pair: {other:?}"),
+    }
+}
+
+/// Separating-plane margin of A above B along the unit `u` (B to A), evaluated with parry's
+/// support points: `min_{x∈A} x·u − max_{y∈B} y·u`. Its maximum over `u` is the distance of
+/// separated sets and minus the penetration depth of overlapping ones (Minkowski duality).
+fn margin(a: &EllipsoidPose, b: &EllipsoidPose, u: &Vec3) -> f64 {
+    let pa = support_map(a).support_point(&iso(a), &-u);
+    let pb = support_map(b).support_point(&iso(b), u);
+    (pa - pb).dot(u)
+}
+
+/// Derivative-free refinement of the margin from `u0` (compass search on the sphere, step
+/// halved down to 1e-12 rad): the local refinement of the independent reference.
+fn refine_margin(a: &EllipsoidPose, b: &EllipsoidPose, u0: &Vec3) -> (Vec3, f64) {
+    let mut u = u0.normalize();
+    let mut best = margin(a, b, &u);
+    let mut h = 0.05;
+    while h > 1e-12 {
+        let (t1, t2) = impulse_lab::math::tangent_basis(&u);
+        let mut improved = false;
+        for d in [t1, -t1, t2, -t2, (t1 + t2) / 2f64.sqrt(), -(t1 + t2) / 2f64.sqrt(), (t1 - t2) / 2f64.sqrt(), (t2 - t1) / 2f64.sqrt()] {
+            let c = (u + d * h).normalize();
+            let m = margin(a, b, &c);
+            if m > best {
+                best = m;
+                u = c;
+                improved = true;
+                break;
+            }
+        }
+        if !improved {
+            h *= 0.5;
+        }
+    }
+    (u, best)
+}
+
+fn random_pair(rng: &mut ChaCha8Rng, overlapping: bool) -> (EllipsoidPose, EllipsoidPose) {
     loop {
         let b = EllipsoidPose { semi_axes: random_axes(rng, 0.5, 2.0), position: Vec3::zeros(), orientation: random_quat(rng) };
         let mut a = EllipsoidPose { semi_axes: random_axes(rng, 0.5, 2.0), position: Vec3::zeros(), orientation: random_quat(rng) };
         let reach = a.semi_axes.max() + b.semi_axes.max();
-        a.position = random_unit(rng) * rng.random_range(0.5..reach + 1.0);
+        let lo = if overlapping { 0.0 } else { 0.5 };
+        a.position = random_unit(rng) * rng.random_range(lo..reach + 1.0);
         let d = gjk_distance(&a, &b);
-        if d > 1e-3 {
+        if (overlapping && d == 0.0) || (!overlapping && d > 1e-3) {
             return (a, b);
         }
     }
 }
 
-fn gjk_distance(a: &EllipsoidPose, b: &EllipsoidPose) -> f64 {
-    let (ga, gb) = (EllipsoidSupportMap { semi_axes: a.semi_axes }, EllipsoidSupportMap { semi_axes: b.semi_axes });
-    distance_support_map_support_map(&iso(a).inv_mul(&iso(b)), &ga, &gb)
-}
-
 #[test]
-fn ellipsoid_pairs_match_gjk_on_1000_random_separated_pairs() {
+fn ellipsoid_pairs_match_independent_minimiser_on_1000_random_separated_pairs() {
+    // Paper 002, section 5.2: 1000 random pairs around a fixed ellipsoid, semi-axes in
+    // [0.5, 2], random orientations, gaps from 1e-3 up to about 1 (centre distance uniform).
     let mut rng = ChaCha8Rng::seed_from_u64(0x5a62);
     let n = 1000;
-    let (mut sum_it, mut max_it, mut worst) = (0u64, 0u32, 0.0f64);
+    let (mut sum_it, mut max_it, mut worst_ref, mut worst_gjk) = (0u64, 0u32, 0.0f64, 0.0f64);
     for i in 0..n {
-        let (a, b) = random_separated_pair(&mut rng);
+        let (a, b) = random_pair(&mut rng, false);
         let r = ellipsoid_ellipsoid(&a, &b, PAIR_TOL, PAIR_MAX_ITER);
         let dg = gjk_distance(&a, &b);
-        let rel = (r.distance - dg).abs() / dg;
-        worst = worst.max(rel);
+        // Independent reference: GJK's answer refined by maximising the separating margin.
+        let (uref, dref) = refine_margin(&a, &b, &gjk_normal(&a, &b));
+        let rel = (r.distance - dref).abs() / dref;
+        worst_ref = worst_ref.max(rel);
+        worst_gjk = worst_gjk.max((r.distance - dg).abs() / dg);
         assert!(r.converged, "pair {i}: not converged: {r:?}");
-        if rel > 1e-7 { eprintln!("pair {i}: SAGI {} GJK {dg} rel {:.2e} it {}", r.distance, (r.distance-dg)/dg, r.iterations); }
+        assert!(rel < 1e-6, "pair {i}: SAGI {} vs reference {dref} (GJK {dg}): {r:?}", r.distance);
+        // GJK stops at a relative gap of about 1e-5 on curved shapes (parry 0.25.3: stagnation
+        // test), and its distance is an upper bound: SAGI must not exceed it by more.
+        assert!(r.distance <= dg * (1.0 + 1e-9) && dg - r.distance <= 2e-5 * dg, "pair {i}: SAGI {} vs GJK {dg}", r.distance);
         assert!(surface_residual(&a, &r.point_a).abs() < 1e-9 && surface_residual(&b, &r.point_b).abs() < 1e-9, "pair {i}: points off the surfaces");
         let sep = r.point_a - r.point_b;
         assert!((sep.norm() - r.distance).abs() < 1e-9 * (1.0 + r.distance), "pair {i}: |A − B| = {} ≠ distance {}", sep.norm(), r.distance);
+        // Normal parallel to the separation and to both surface normals (contact determining).
         assert!((sep.normalize() - r.normal).norm() < 1e-5, "pair {i}: normal not along the separation");
+        assert!((surface_normal(&b, &r.point_b) - r.normal).norm() < 1e-5, "pair {i}: normal is not B's outward normal");
+        // Both angles of step (6) are below tol = 1e-5, so A's normal is within 2 tol.
+        assert!((surface_normal(&a, &r.point_a) + r.normal).norm() < 3e-5, "pair {i}: normal is not minus A's outward normal");
+        assert!((uref - r.normal).norm() < 1e-4, "pair {i}: normal differs from the reference by {}", (uref - r.normal).norm());
         sum_it += r.iterations as u64;
         max_it = max_it.max(r.iterations);
     }
     let mean = sum_it as f64 / n as f64;
-    eprintln!("ellipsoid pairs: worst rel. error vs GJK {worst:.2e}; iterations mean {mean:.2} max {max_it}");
+    eprintln!("ellipsoid pairs: worst rel. error vs reference {worst_ref:.2e}, vs raw GJK {worst_gjk:.2e}; iterations mean {mean:.2} max {max_it}");
+    // Iterations count projections (two centroid projections, then alternating steps) plus
+    // the Newton steps of the completion. Measured mean 10.6; the paper's alternation alone
+    // needs ~76 on average at this tolerance (linear rate ρ_a ρ_b / ((ρ_a + d)(ρ_b + d))).
+    // A mean above 15 means the hand-over to the quadratic completion stopped working.
+    assert!(mean <= 15.0, "mean iterations {mean:.2}");
+}
+
+/// Independent global reference for the penetration depth: the separating margin maximised
+/// by compass search from EPA's normal and from the 4 best of 2000 lattice directions.
+fn reference_depth(a: &EllipsoidPose, b: &EllipsoidPose, epa_normal: &Vec3) -> f64 {
+    let n = 2000;
+    let golden = PI * (3.0 - 5f64.sqrt());
+    let mut dirs: Vec<(f64, Vec3)> = (0..n)
+        .map(|i| {
+            let z = 1.0 - (2.0 * i as f64 + 1.0) / n as f64;
+            let s = (1.0 - z * z).sqrt();
+            let u = Vec3::new(s * (golden * i as f64).cos(), s * (golden * i as f64).sin(), z);
+            (margin(a, b, &u), u)
+        })
+        .collect();
+    dirs.sort_by(|x, y| y.0.total_cmp(&x.0));
+    let mut best = refine_margin(a, b, epa_normal).1;
+    for (_, u) in dirs.iter().take(4) {
+        best = best.max(refine_margin(a, b, u).1);
+    }
+    best
+}
+
+#[test]
+fn overlapping_pairs_match_epa_penetration_depth() {
+    // Random overlapping pairs, from grazing to concentric (centre distance uniform).
+    let mut rng = ChaCha8Rng::seed_from_u64(0x5a63);
+    let n = 500;
+    let (mut worst_epa, mut worst_ref, mut sum_it, mut max_it) = (0.0f64, 0.0f64, 0u64, 0u32);
+    let mut epa_inconsistent = 0;
+    for i in 0..n {
+        let (a, b) = random_pair(&mut rng, true);
+        let r = ellipsoid_ellipsoid(&a, &b, PAIR_TOL, PAIR_MAX_ITER);
+        let pos12 = iso(&a).inv_mul(&iso(&b));
+        let c = contact_support_map_support_map(&pos12, &support_map(&a), &support_map(&b), 0.0).expect("EPA failed");
+        let epa_depth = c.dist; // < 0
+        let epa_normal = -(a.orientation * c.normal1.into_inner()); // B to A
+        let dref = reference_depth(&a, &b, &epa_normal);
+        assert!(r.converged, "pair {i}: not converged: {r:?}");
+        assert!(r.distance < 0.0, "pair {i}: overlap not detected: {r:?}");
+        worst_ref = worst_ref.max((r.distance - dref).abs());
+        assert!((r.distance - dref).abs() < 1e-6 * (1.0 + dref.abs()), "pair {i}: SAGI depth {} vs reference {dref} (EPA {epa_depth})", r.distance);
+        let sep = r.point_a - r.point_b;
+        assert!(surface_residual(&a, &r.point_a).abs() < 1e-9 && surface_residual(&b, &r.point_b).abs() < 1e-9, "pair {i}: points off the surfaces");
+        assert!((sep.dot(&r.normal) - r.distance).abs() < 1e-9 && (sep - r.normal * r.distance).norm() < 1e-6, "pair {i}: A − B is not depth × normal");
+        sum_it += r.iterations as u64;
+        max_it = max_it.max(r.iterations);
+        // EPA's polytope lies inside the Minkowski difference, so its depth is a lower bound.
+        assert!(-epa_depth <= -r.distance + 1e-9, "pair {i}: EPA {epa_depth} deeper than SAGI {}", r.distance);
+        // EPA stops after at most 100 expansions (parry 0.25.3); on curved surfaces its facets
+        // sit below the surface by the chord sag h²/(8ρ), measured up to ~1% of the depth. EPA
+        // is judged unconverged when its own normal does not reproduce its depth.
+        if (margin(&a, &b, &epa_normal) - epa_depth).abs() > 1e-2 * epa_depth.abs() {
+            epa_inconsistent += 1;
+            continue;
+        }
+        let rel = (r.distance - epa_depth).abs() / r.distance.abs();
+        worst_epa = worst_epa.max(rel);
+        assert!(rel < 2e-2, "pair {i}: SAGI {} vs EPA {epa_depth}", r.distance);
+    }
+    eprintln!(
+        "overlapping pairs: worst |SAGI − reference| {worst_ref:.2e}, worst rel. |SAGI − EPA| {worst_epa:.2e}, EPA unconverged in {epa_inconsistent}/{n}; iterations mean {:.2} max {max_it}",
+        sum_it as f64 / n as f64
+    );
+    assert!(epa_inconsistent <= n / 50, "EPA unconverged too often: the comparison would be empty");
 }

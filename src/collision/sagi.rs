@@ -496,10 +496,19 @@ pub fn ellipsoid_ellipsoid(a: &EllipsoidPose, b: &EllipsoidPose, tol: f64, max_i
                 starts.push(-axis);
             }
         }
+        // A Fibonacci lattice of directions so that the deepest-overlap basins are not missed.
+        const LATTICE: usize = 64;
+        let golden = std::f64::consts::PI * (3.0 - 5f64.sqrt());
+        for i in 0..LATTICE {
+            let z = 1.0 - (2.0 * i as f64 + 1.0) / LATTICE as f64;
+            let s = (1.0 - z * z).max(0.0).sqrt();
+            let phi = golden * i as f64;
+            starts.push(Vec3::new(s * phi.cos(), s * phi.sin(), z));
+        }
     }
     let mut scored: Vec<(f64, Vec3)> = starts.iter().map(|u| (pair_psi(&fa, &fb, u).0, *u)).collect();
     scored.sort_by(|x, y| y.0.total_cmp(&x.0));
-    let runs = if overlap { 4 } else { 1 };
+    let runs = if overlap { 6 } else { 1 };
     let mut best: Option<(Vec3, f64, Vec3, Vec3, bool)> = None;
     for (_, u0) in scored.iter().take(runs) {
         let (u, psi, pa, pb, steps, ok) = pair_newton(&fa, &fb, u0, 50);

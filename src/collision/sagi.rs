@@ -85,51 +85,76 @@ impl Frame {
         let mut idx = [0usize, 1, 2];
         idx.sort_by(|&i, &j| raw[j].total_cmp(&raw[i]));
         // Degenerate axes are clamped so that nothing divides by zero.
-        let scale = raw.iter().filter(|x| x.is_finite()).fold(0.0f64, |m, x| m.max(x.abs()));
+        let scale = raw
+            .iter()
+            .filter(|x| x.is_finite())
+            .fold(0.0f64, |m, x| m.max(x.abs()));
         let floor = if scale > 0.0 { scale * 1e-9 } else { 1e-9 };
         let fix = |x: f64| if x.is_finite() && x > floor { x } else { floor };
         let r = Vec3::new(fix(raw[idx[0]]), fix(raw[idx[1]]), fix(raw[idx[2]]));
         let rot = if rot_in.iter().all(|x| x.is_finite()) {
-            Mat3::from_columns(&[rot_in.column(idx[0]).into_owned(), rot_in.column(idx[1]).into_owned(), rot_in.column(idx[2]).into_owned()])
+            Mat3::from_columns(&[
+                rot_in.column(idx[0]).into_owned(),
+                rot_in.column(idx[1]).into_owned(),
+                rot_in.column(idx[2]).into_owned(),
+            ])
         } else {
             Mat3::identity()
         };
-        let c = if e.position.iter().all(|x| x.is_finite()) { e.position } else { Vec3::zeros() };
+        let c = if e.position.iter().all(|x| x.is_finite()) {
+            e.position
+        } else {
+            Vec3::zeros()
+        };
         let d2 = Mat3::from_diagonal(&r.component_mul(&r));
-        Frame { rot, r, c, m: rot * d2 * rot.transpose(), valid }
+        Frame {
+            rot,
+            r,
+            c,
+            m: rot * d2 * rot.transpose(),
+            valid,
+        }
     }
 
-    fn to_local(&self, p: &Vec3) -> Vec3 {
+    fn local_of(&self, p: &Vec3) -> Vec3 {
         self.rot.tr_mul(&(p - self.c))
     }
 
-    fn to_world(&self, y: &Vec3) -> Vec3 {
+    fn world_of(&self, y: &Vec3) -> Vec3 {
         self.rot * y + self.c
     }
 
     /// Implicit function `|D⁻¹ y|² − 1` (< 0 inside) of a world point.
     fn implicit(&self, p: &Vec3) -> f64 {
-        let y = self.to_local(p);
+        let y = self.local_of(p);
         (y.x / self.r.x).powi(2) + (y.y / self.r.y).powi(2) + (y.z / self.r.z).powi(2) - 1.0
     }
 
     /// Unit outward normal at a surface point given in local coordinates: the normalised
     /// gradient `D⁻² y`, equal to `r_,a × r_,e / |r_,a × r_,e|` of eq. 9 but regular at the poles.
     fn local_normal(&self, y: &Vec3) -> Vec3 {
-        let g = Vec3::new(y.x / (self.r.x * self.r.x), y.y / (self.r.y * self.r.y), y.z / (self.r.z * self.r.z));
+        let g = Vec3::new(
+            y.x / (self.r.x * self.r.x),
+            y.y / (self.r.y * self.r.y),
+            y.z / (self.r.z * self.r.z),
+        );
         let n = g.norm();
         if n > 0.0 { g / n } else { Vec3::z() }
     }
 
     fn world_normal(&self, p: &Vec3) -> Vec3 {
-        self.rot * self.local_normal(&self.to_local(p))
+        self.rot * self.local_normal(&self.local_of(p))
     }
 
     /// Support point `x_c + M d / √(dᵀ M d)` and support value `√(dᵀ M d)` (without `x_c·d`).
     fn support(&self, d: &Vec3) -> (Vec3, f64) {
         let md = self.m * d;
         let s = d.dot(&md).max(0.0).sqrt();
-        if s > 0.0 { (self.c + md / s, s) } else { (self.c, 0.0) }
+        if s > 0.0 {
+            (self.c + md / s, s)
+        } else {
+            (self.c, 0.0)
+        }
     }
 
     fn point_at(&self, a: f64, e: f64) -> Vec3 {
@@ -161,7 +186,10 @@ fn closest_on_ellipse_2d(alpha: f64, beta: f64, q0: f64, q1: f64) -> (f64, f64) 
     if e0 <= 0.0 {
         return (0.0, 0.0);
     }
-    let (s0, s1) = (if q0 < 0.0 { -1.0 } else { 1.0 }, if q1 < 0.0 { -1.0 } else { 1.0 });
+    let (s0, s1) = (
+        if q0 < 0.0 { -1.0 } else { 1.0 },
+        if q1 < 0.0 { -1.0 } else { 1.0 },
+    );
     let (y0, y1) = (q0.abs(), q1.abs());
     if e1 <= e0 * 1e-12 {
         // Segment [-e0, e0] along the first axis.
@@ -216,11 +244,17 @@ fn secular_root(r0: f64, z0: f64, z1: f64, g: f64) -> f64 {
         let a = n0 / (s + r0);
         let b = z1 / (s + 1.0);
         let df = -2.0 * (a * a / (s + r0) + b * b / (s + 1.0));
-        let mut next = if df < 0.0 { s - fs / df } else { 0.5 * (lo + hi) };
+        let mut next = if df < 0.0 {
+            s - fs / df
+        } else {
+            0.5 * (lo + hi)
+        };
         if !(next > lo && next < hi) {
             next = 0.5 * (lo + hi);
         }
-        if (next - s).abs() <= 4.0 * f64::EPSILON * (1.0 + s.abs()) || hi - lo <= 4.0 * f64::EPSILON * (1.0 + s.abs()) {
+        if (next - s).abs() <= 4.0 * f64::EPSILON * (1.0 + s.abs())
+            || hi - lo <= 4.0 * f64::EPSILON * (1.0 + s.abs())
+        {
             return next;
         }
         s = next;
@@ -238,7 +272,11 @@ fn line_angle(d: &Vec3, n: &Vec3) -> f64 {
 /// Normalise `e` into `[−π/2, π/2]` (moving `a` by π when needed) and `a` into `(−π, π]`.
 fn normalise_angles(a: f64, e: f64) -> (f64, f64) {
     let (se, ce) = e.sin_cos();
-    let (a, e) = if ce < 0.0 { (a + std::f64::consts::PI, se.atan2(-ce)) } else { (a, se.atan2(ce)) };
+    let (a, e) = if ce < 0.0 {
+        (a + std::f64::consts::PI, se.atan2(-ce))
+    } else {
+        (a, se.atan2(ce))
+    };
     let (sa, ca) = a.sin_cos();
     (sa.atan2(ca), e)
 }
@@ -246,13 +284,23 @@ fn normalise_angles(a: f64, e: f64) -> (f64, f64) {
 /// Point-ellipsoid SAGI in the local (sorted) frame, warm-started at `(a, e)`.
 /// Returns the closest point (local), its angles and the number of iterations, and whether
 /// the angle criterion was met.
-fn sagi_point_local(f: &Frame, y: &Vec3, start: Option<(f64, f64)>, tol: f64, max_iter: u32) -> (Vec3, (f64, f64), u32, bool) {
+fn sagi_point_local(
+    f: &Frame,
+    y: &Vec3,
+    start: Option<(f64, f64)>,
+    tol: f64,
+    max_iter: u32,
+) -> (Vec3, (f64, f64), u32, bool) {
     let r = f.r;
     // (1) Set the elevation angle e = e1: without a warm start, the angles of the point
     // scaled onto the unit sphere (the "radial" guess), which are exact for a sphere.
     let (mut a, mut e) = start.unwrap_or_else(|| {
         let z = Vec3::new(y.x / r.x, y.y / r.y, y.z / r.z);
-        let a = if z.x == 0.0 && z.y == 0.0 { 0.0 } else { z.y.atan2(z.x) };
+        let a = if z.x == 0.0 && z.y == 0.0 {
+            0.0
+        } else {
+            z.y.atan2(z.x)
+        };
         (a, z.z.atan2(z.x.hypot(z.y)))
     });
     let tiny = 1e-15 * f.length_scale();
@@ -296,16 +344,21 @@ fn finite_vec(v: &Vec3) -> bool {
 /// the ellipsoid. `tol` is the angle tolerance of step (6) in radians (the paper uses 1e-4;
 /// the distance error is second order in it), `max_iter` caps the sweeps (paper: 20).
 /// For non-finite input the centroid and distance 0 are returned.
-pub fn closest_point_on_ellipsoid(e: &EllipsoidPose, p: &Vec3, tol: f64, max_iter: u32) -> (Vec3, f64, u32) {
+pub fn closest_point_on_ellipsoid(
+    e: &EllipsoidPose,
+    p: &Vec3,
+    tol: f64,
+    max_iter: u32,
+) -> (Vec3, f64, u32) {
     let f = Frame::new(e);
     if !finite_vec(p) || !f.valid {
         return (f.c, 0.0, 0);
     }
-    let y = f.to_local(p);
+    let y = f.local_of(p);
     let (x, _, it, _) = sagi_point_local(&f, &y, None, tol.max(0.0), max_iter);
     let dist = (y - x).norm();
     let inside = f.implicit(p) < 0.0;
-    (f.to_world(&x), if inside { -dist } else { dist }, it)
+    (f.world_of(&x), if inside { -dist } else { dist }, it)
 }
 
 /// Support point of `e` in the world direction `dir`: `x_c + R A² Rᵀ d / √(dᵀ R A² Rᵀ d)`,
@@ -329,7 +382,12 @@ fn pair_psi(fa: &Frame, fb: &Frame, u: &Vec3) -> (f64, Vec3, Vec3) {
 
 /// Newton's method on the unit sphere for `max ψ(u)` (the fixed point of the separation-based
 /// scheme). Returns (u, ψ, A*, B*, steps, converged).
-fn pair_newton(fa: &Frame, fb: &Frame, u0: &Vec3, max_steps: u32) -> (Vec3, f64, Vec3, Vec3, u32, bool) {
+fn pair_newton(
+    fa: &Frame,
+    fb: &Frame,
+    u0: &Vec3,
+    max_steps: u32,
+) -> (Vec3, f64, Vec3, Vec3, u32, bool) {
     let scale = fa.length_scale().max(fb.length_scale()) + (fa.c - fb.c).norm();
     let mut u = u0.normalize();
     let (mut psi, mut pa, mut pb) = pair_psi(fa, fb, &u);
@@ -408,10 +466,19 @@ fn pair_newton(fa: &Frame, fb: &Frame, u0: &Vec3, max_steps: u32) -> (Vec3, f64,
 ///
 /// The normal points from B to A; `distance` is the signed separation (negative: the
 /// penetration depth, the smallest translation of A along `normal` that separates the pair).
-pub fn ellipsoid_ellipsoid(a: &EllipsoidPose, b: &EllipsoidPose, tol: f64, max_iter: u32) -> SagiResult {
+pub fn ellipsoid_ellipsoid(
+    a: &EllipsoidPose,
+    b: &EllipsoidPose,
+    tol: f64,
+    max_iter: u32,
+) -> SagiResult {
     let fa = Frame::new(a);
     let fb = Frame::new(b);
-    let tol = if tol.is_finite() && tol > 0.0 { tol } else { 1e-5 };
+    let tol = if tol.is_finite() && tol > 0.0 {
+        tol
+    } else {
+        1e-5
+    };
     let scale = fa.length_scale().max(fb.length_scale());
     let centre = fa.c - fb.c;
     let mut iterations = 0u32;
@@ -420,16 +487,20 @@ pub fn ellipsoid_ellipsoid(a: &EllipsoidPose, b: &EllipsoidPose, tol: f64, max_i
     // External sphere estimating: bounding spheres of radius r_u.
     let spheres_apart = centre.norm() > fa.r.x + fb.r.x;
     let mut overlap = !spheres_apart && (fb.implicit(&fa.c) <= 0.0 || fa.implicit(&fb.c) <= 0.0);
-    let mut guess = if centre.norm() > 0.0 { centre / centre.norm() } else { Vec3::z() };
+    let mut guess = if centre.norm() > 0.0 {
+        centre / centre.norm()
+    } else {
+        Vec3::z()
+    };
 
     if !overlap {
         // (1)-(2) Project each centroid on the other ellipsoid.
-        let ya = fb.to_local(&fa.c);
+        let ya = fb.local_of(&fa.c);
         let (qa, mut ang_b, _, _) = sagi_point_local(&fb, &ya, None, tol, inner_iter);
-        let yb = fa.to_local(&fb.c);
+        let yb = fa.local_of(&fb.c);
         let (qb, mut ang_a, _, _) = sagi_point_local(&fa, &yb, None, tol, inner_iter);
-        let mut pb = fb.to_world(&qa); // point "A" of the paper, on B
-        let mut pa = fa.to_world(&qb); // point "B" of the paper, on A
+        let mut pb = fb.world_of(&qa); // point "A" of the paper, on B
+        let mut pa = fa.world_of(&qb); // point "B" of the paper, on A
         iterations += 2;
         // (3) Start from the point whose angle to the connecting line is smaller.
         let angle_on_a = line_angle(&(pb - pa), &fa.world_normal(&pa));
@@ -440,13 +511,15 @@ pub fn ellipsoid_ellipsoid(a: &EllipsoidPose, b: &EllipsoidPose, tol: f64, max_i
         while iterations < max_iter.max(2) {
             // (4)-(5) Project the latest point on the other ellipsoid.
             if project_onto_b {
-                let (q, ang, _, _) = sagi_point_local(&fb, &fb.to_local(&pa), Some(ang_b), tol, inner_iter);
+                let (q, ang, _, _) =
+                    sagi_point_local(&fb, &fb.local_of(&pa), Some(ang_b), tol, inner_iter);
                 ang_b = ang;
-                pb = fb.to_world(&q);
+                pb = fb.world_of(&q);
             } else {
-                let (q, ang, _, _) = sagi_point_local(&fa, &fa.to_local(&pb), Some(ang_a), tol, inner_iter);
+                let (q, ang, _, _) =
+                    sagi_point_local(&fa, &fa.local_of(&pb), Some(ang_a), tol, inner_iter);
                 ang_a = ang;
-                pa = fa.to_world(&q);
+                pa = fa.world_of(&q);
             }
             project_onto_b = !project_onto_b;
             iterations += 1;
@@ -462,12 +535,20 @@ pub fn ellipsoid_ellipsoid(a: &EllipsoidPose, b: &EllipsoidPose, tol: f64, max_i
                 break;
             }
             // (6) Both angles below the tolerance.
-            let ang = line_angle(&d, &fa.world_normal(&pa)).max(line_angle(&d, &fb.world_normal(&pb)));
+            let ang =
+                line_angle(&d, &fa.world_normal(&pa)).max(line_angle(&d, &fb.world_normal(&pb)));
             guess = d / d.norm();
             if ang < tol {
                 let n = fb.world_normal(&pb);
                 let n = if n.dot(&d) < 0.0 { -n } else { n };
-                return SagiResult { point_a: pa, point_b: pb, normal: n, distance: d.dot(&n), iterations, converged: fa.valid && fb.valid };
+                return SagiResult {
+                    point_a: pa,
+                    point_b: pb,
+                    normal: n,
+                    distance: d.dot(&n),
+                    iterations,
+                    converged: fa.valid && fb.valid,
+                };
             }
             // Linear contraction factor ρ_a ρ_b / ((ρ_a + d)(ρ_b + d)) close to 1 (gap small
             // against the curvature radii): hand over to the quadratic completion.
@@ -506,7 +587,10 @@ pub fn ellipsoid_ellipsoid(a: &EllipsoidPose, b: &EllipsoidPose, tol: f64, max_i
             starts.push(Vec3::new(s * phi.cos(), s * phi.sin(), z));
         }
     }
-    let mut scored: Vec<(f64, Vec3)> = starts.iter().map(|u| (pair_psi(&fa, &fb, u).0, *u)).collect();
+    let mut scored: Vec<(f64, Vec3)> = starts
+        .iter()
+        .map(|u| (pair_psi(&fa, &fb, u).0, *u))
+        .collect();
     scored.sort_by(|x, y| y.0.total_cmp(&x.0));
     let runs = if overlap { 6 } else { 1 };
     let mut best: Option<(Vec3, f64, Vec3, Vec3, bool)> = None;
@@ -518,10 +602,22 @@ pub fn ellipsoid_ellipsoid(a: &EllipsoidPose, b: &EllipsoidPose, tol: f64, max_i
         }
     }
     match best {
-        Some((u, psi, pa, pb, ok)) if finite_vec(&u) && psi.is_finite() => {
-            SagiResult { point_a: pa, point_b: pb, normal: u, distance: psi, iterations, converged: ok && fa.valid && fb.valid }
-        }
-        _ => SagiResult { point_a: fa.c, point_b: fb.c, normal: guess, distance: 0.0, iterations, converged: false },
+        Some((u, psi, pa, pb, ok)) if finite_vec(&u) && psi.is_finite() => SagiResult {
+            point_a: pa,
+            point_b: pb,
+            normal: u,
+            distance: psi,
+            iterations,
+            converged: ok && fa.valid && fb.valid,
+        },
+        _ => SagiResult {
+            point_a: fa.c,
+            point_b: fb.c,
+            normal: guess,
+            distance: 0.0,
+            iterations,
+            converged: false,
+        },
     }
 }
 
@@ -536,10 +632,21 @@ pub fn ellipsoid_plane(e: &EllipsoidPose, point: &Vec3, normal: &Vec3) -> SagiRe
     let nn = normal.norm();
     let valid = f.valid && finite_vec(point) && nn.is_finite() && nn > 0.0;
     let n = if valid { normal / nn } else { Vec3::z() };
-    let q = if finite_vec(point) { *point } else { Vec3::zeros() };
+    let q = if finite_vec(point) {
+        *point
+    } else {
+        Vec3::zeros()
+    };
     let (pa, _) = f.support(&-n);
     let distance = (pa - q).dot(&n);
-    SagiResult { point_a: pa, point_b: pa - n * distance, normal: n, distance, iterations: 1, converged: valid }
+    SagiResult {
+        point_a: pa,
+        point_b: pa - n * distance,
+        normal: n,
+        distance,
+        iterations: 1,
+        converged: valid,
+    }
 }
 
 /// Wall of revolution about the vertical axis through `base`: the generatrix in each meridian
@@ -555,7 +662,11 @@ pub fn ellipsoid_plane(e: &EllipsoidPose, point: &Vec3, normal: &Vec3) -> SagiRe
 fn ellipsoid_wall(e: &EllipsoidPose, base: &Vec3, r0: f64, k: f64) -> SagiResult {
     let f = Frame::new(e);
     let valid = f.valid && finite_vec(base) && r0.is_finite() && k.is_finite();
-    let base = if finite_vec(base) { *base } else { Vec3::zeros() };
+    let base = if finite_vec(base) {
+        *base
+    } else {
+        Vec3::zeros()
+    };
     let r0 = if r0.is_finite() { r0 } else { 0.0 };
     let k = if k.is_finite() { k } else { 0.0 };
     let rel = f.c - base;
@@ -563,13 +674,18 @@ fn ellipsoid_wall(e: &EllipsoidPose, base: &Vec3, r0: f64, k: f64) -> SagiResult
     // g(θ), g'(θ), g''(θ) with w' = (−sin θ, cos θ, 0), w'' = (−cos θ, −sin θ, 0).
     let derivs = |th: f64| {
         let (s, c) = th.sin_cos();
-        let (d0, d1, d2) = (Vec3::new(c, s, -k), Vec3::new(-s, c, 0.0), Vec3::new(-c, -s, 0.0));
+        let (d0, d1, d2) = (
+            Vec3::new(c, s, -k),
+            Vec3::new(-s, c, 0.0),
+            Vec3::new(-c, -s, 0.0),
+        );
         let md0 = f.m * d0;
         let sup = d0.dot(&md0).max(f64::MIN_POSITIVE).sqrt();
         let a = d1.dot(&md0);
         let g = rel.dot(&d0) + sup;
         let g1 = rel.dot(&d1) + a / sup;
-        let g2 = rel.dot(&d2) + (d2.dot(&md0) + d1.dot(&(f.m * d1))) / sup - a * a / (sup * sup * sup);
+        let g2 =
+            rel.dot(&d2) + (d2.dot(&md0) + d1.dot(&(f.m * d1))) / sup - a * a / (sup * sup * sup);
         (g, g1, g2)
     };
     // Bracket the global maximum on a uniform grid: g is the support function of the
@@ -614,7 +730,14 @@ fn ellipsoid_wall(e: &EllipsoidPose, base: &Vec3, r0: f64, k: f64) -> SagiResult
     let (pa, support) = f.support(&d);
     let distance = (r0 - rel.dot(&d) - support) / dn;
     let normal = -d / dn;
-    SagiResult { point_a: pa, point_b: pa - normal * distance, normal, distance, iterations, converged: converged && valid }
+    SagiResult {
+        point_a: pa,
+        point_b: pa - normal * distance,
+        normal,
+        distance,
+        iterations,
+        converged: converged && valid,
+    }
 }
 
 /// Ellipsoid inside a vertical cylindrical wall of radius `radius` with axis `+z` through
@@ -629,8 +752,18 @@ pub fn ellipsoid_cylinder_inner(e: &EllipsoidPose, base: &Vec3, radius: f64) -> 
 /// `base.z` growing linearly to `top_radius` at `base.z + height` (paper 002, Appendix A2 and
 /// A3); the surface is extended along its generatrix. `normal` is the inward surface normal,
 /// `point_b` the foot of A on the generatrix (eq. A2, step 3).
-pub fn ellipsoid_cone_inner(e: &EllipsoidPose, base: &Vec3, bottom_radius: f64, top_radius: f64, height: f64) -> SagiResult {
-    let k = if height.is_finite() && height.abs() > 0.0 { (top_radius - bottom_radius) / height } else { f64::NAN };
+pub fn ellipsoid_cone_inner(
+    e: &EllipsoidPose,
+    base: &Vec3,
+    bottom_radius: f64,
+    top_radius: f64,
+    height: f64,
+) -> SagiResult {
+    let k = if height.is_finite() && height.abs() > 0.0 {
+        (top_radius - bottom_radius) / height
+    } else {
+        f64::NAN
+    };
     let mut res = ellipsoid_wall(e, base, bottom_radius, k);
     if !k.is_finite() {
         res.converged = false;
@@ -648,8 +781,15 @@ pub struct EllipsoidSupportMap {
 
 impl parry3d_f64::shape::SupportMap for EllipsoidSupportMap {
     fn local_support_point(&self, dir: &Vec3) -> parry3d_f64::math::Point<f64> {
-        let a2d = self.semi_axes.component_mul(&self.semi_axes).component_mul(dir);
+        let a2d = self
+            .semi_axes
+            .component_mul(&self.semi_axes)
+            .component_mul(dir);
         let s = dir.dot(&a2d).max(0.0).sqrt();
-        if s > 0.0 && s.is_finite() { (a2d / s).into() } else { parry3d_f64::math::Point::origin() }
+        if s > 0.0 && s.is_finite() {
+            (a2d / s).into()
+        } else {
+            parry3d_f64::math::Point::origin()
+        }
     }
 }

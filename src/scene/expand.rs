@@ -53,7 +53,9 @@ impl PlacedBody {
     pub fn shape_path(&self) -> FieldPath {
         match self.origin {
             BodyOrigin::Body(i) => FieldPath::root().field("bodies").index(i).field("shape"),
-            BodyOrigin::Generated { generator, .. } => FieldPath::root().field("generators").index(generator),
+            BodyOrigin::Generated { generator, .. } => {
+                FieldPath::root().field("generators").index(generator)
+            }
         }
     }
 
@@ -61,7 +63,9 @@ impl PlacedBody {
     pub fn describe(&self) -> String {
         match self.origin {
             BodyOrigin::Body(i) => format!("bodies[{i}]"),
-            BodyOrigin::Generated { generator, index } => format!("generators[{generator}] body #{index}"),
+            BodyOrigin::Generated { generator, index } => {
+                format!("generators[{generator}] body #{index}")
+            }
         }
     }
 }
@@ -84,21 +88,30 @@ impl Scene {
         }
         self.finite3(&r.field("gravity"), &self.gravity)?;
         if !(self.dt.is_finite() && self.dt > 0.0) {
-            return Err(self.invalid(&r.field("dt"), format!("time step must be finite and > 0, got {}", self.dt)));
+            return Err(self.invalid(
+                &r.field("dt"),
+                format!("time step must be finite and > 0, got {}", self.dt),
+            ));
         }
         if !(self.duration.is_finite() && self.duration >= self.dt) {
             return Err(self.invalid(
                 &r.field("duration"),
-                format!("must be finite and at least one time step ({} s), got {}", self.dt, self.duration),
+                format!(
+                    "must be finite and at least one time step ({} s), got {}",
+                    self.dt, self.duration
+                ),
             ));
         }
         if let Err((field, msg)) = self.params.validate() {
             return Err(self.invalid(&r.field("params").field(field), msg));
         }
-        if let RotationIntegrator::Theta { theta } = self.rotation {
-            if !(theta.is_finite() && (0.0..=1.0).contains(&theta)) {
-                return Err(self.invalid(&r.field("rotation").field("theta"), format!("θ must be in [0, 1], got {theta}")));
-            }
+        if let RotationIntegrator::Theta { theta } = self.rotation
+            && !(theta.is_finite() && (0.0..=1.0).contains(&theta))
+        {
+            return Err(self.invalid(
+                &r.field("rotation").field("theta"),
+                format!("θ must be in [0, 1], got {theta}"),
+            ));
         }
         for (i, c) in self.containers.iter().enumerate() {
             self.sub(&r.field("containers").index(i), c.check())?;
@@ -106,14 +119,20 @@ impl Scene {
         let mut total = self.bodies.len();
         for (i, b) in self.bodies.iter().enumerate() {
             let p = r.field("bodies").index(i);
-            self.sub(&p.field("shape"), b.shape.check())?;
+            self.shape(&p.field("shape"), &b.shape)?;
             self.positive(&p.field("density"), b.density)?;
             self.finite3(&p.field("position"), &b.position)?;
             self.sub(&p.field("orientation"), b.orientation.check())?;
             self.finite3(&p.field("velocity"), &b.velocity)?;
             self.finite3(&p.field("angular_velocity"), &b.angular_velocity)?;
-            if b.is_static && (b.velocity.vec3() != Vec3::zeros() || b.angular_velocity.vec3() != Vec3::zeros()) {
-                return Err(self.invalid(&p.field("static"), "a static body cannot have a velocity".into()));
+            if b.is_static
+                && (b.velocity.vec3() != Vec3::zeros()
+                    || b.angular_velocity.vec3() != Vec3::zeros())
+            {
+                return Err(self.invalid(
+                    &p.field("static"),
+                    "a static body cannot have a velocity".into(),
+                ));
             }
         }
         for (g, generator) in self.generators.iter().enumerate() {
@@ -131,14 +150,17 @@ impl Scene {
                 angular_velocity_jitter,
             } = generator;
             if *count == 0 || *count > MAX_BODIES {
-                return Err(self.invalid(&p.field("count"), format!("must be in 1..={MAX_BODIES}, got {count}")));
+                return Err(self.invalid(
+                    &p.field("count"),
+                    format!("must be in 1..={MAX_BODIES}, got {count}"),
+                ));
             }
             match (shape, mix.is_empty()) {
-                (Some(s), true) => self.sub(&p.field("shape"), s.check())?,
+                (Some(s), true) => self.shape(&p.field("shape"), s)?,
                 (None, false) => {
                     for (k, m) in mix.iter().enumerate() {
                         let mp = p.field("mix").index(k);
-                        self.sub(&mp.field("shape"), m.shape.check())?;
+                        self.shape(&mp.field("shape"), &m.shape)?;
                         if !(m.fraction.is_finite() && m.fraction >= 0.0) {
                             return Err(self.invalid(
                                 &mp.field("fraction"),
@@ -147,13 +169,16 @@ impl Scene {
                         }
                     }
                     if mix.iter().map(|m| m.fraction).sum::<f64>() <= 0.0 {
-                        return Err(self.invalid(&p.field("mix"), "the fractions must not all be 0".into()));
+                        return Err(
+                            self.invalid(&p.field("mix"), "the fractions must not all be 0".into())
+                        );
                     }
                 }
                 _ => {
-                    return Err(
-                        self.invalid(&p, "give exactly one of `shape` (one shape) or `mix` (several shapes)".into())
-                    );
+                    return Err(self.invalid(
+                        &p,
+                        "give exactly one of `shape` (one shape) or `mix` (several shapes)".into(),
+                    ));
                 }
             }
             self.positive(&p.field("density"), *density)?;
@@ -162,11 +187,16 @@ impl Scene {
             if (0..3).any(|k| region.min.0[k] >= region.max.0[k]) {
                 return Err(self.invalid(
                     &p.field("region"),
-                    format!("min {} must be below max {} on every axis", region.min, region.max),
+                    format!(
+                        "min {} must be below max {} on every axis",
+                        region.min, region.max
+                    ),
                 ));
             }
             self.positive(&p.field("spacing"), *spacing)?;
-            let capacity = lattice_dims(&region.min, &region.max, *spacing).iter().product::<f64>();
+            let capacity = lattice_dims(&region.min, &region.max, *spacing)
+                .iter()
+                .product::<f64>();
             if capacity < *count as f64 {
                 return Err(self.invalid(
                     &p.field("count"),
@@ -175,14 +205,22 @@ impl Scene {
             }
             self.sub(&p.field("orientation"), orientation.check())?;
             self.finite3(&p.field("velocity"), velocity)?;
-            for (name, j) in [("velocity_jitter", velocity_jitter), ("angular_velocity_jitter", angular_velocity_jitter)] {
+            for (name, j) in [
+                ("velocity_jitter", velocity_jitter),
+                ("angular_velocity_jitter", angular_velocity_jitter),
+            ] {
                 if !(j.is_finite() && *j >= 0.0) {
-                    return Err(self.invalid(&p.field(name), format!("must be finite and ≥ 0, got {j}")));
+                    return Err(
+                        self.invalid(&p.field(name), format!("must be finite and ≥ 0, got {j}"))
+                    );
                 }
             }
             total += count;
             if total > MAX_BODIES {
-                return Err(self.invalid(&p.field("count"), format!("the scene would hold more than {MAX_BODIES} bodies")));
+                return Err(self.invalid(
+                    &p.field("count"),
+                    format!("the scene would hold more than {MAX_BODIES} bodies"),
+                ));
             }
         }
         Ok(())
@@ -195,7 +233,10 @@ impl Scene {
         // one generator therefore does not change the others' bodies.
         let mut rng = ChaCha8Rng::seed_from_u64(self.seed);
         for (i, b) in self.bodies.iter().enumerate() {
-            let orientation = b.orientation.fixed().unwrap_or_else(|| random_rotation(&mut rng));
+            let orientation = b
+                .orientation
+                .fixed()
+                .unwrap_or_else(|| random_rotation(&mut rng));
             out.push(PlacedBody {
                 shape: b.shape.clone(),
                 density: b.density,
@@ -229,7 +270,10 @@ impl Scene {
                 Some(s) => vec![(s, 1.0)],
                 None => mix.iter().map(|m| (&m.shape, m.fraction)).collect(),
             };
-            let radii: Vec<(f64, f64)> = shapes.iter().map(|(s, _)| (s.inscribed_radius(), s.bounding_radius())).collect();
+            let radii: Vec<(f64, f64)> = shapes
+                .iter()
+                .map(|(s, _)| (s.inscribed_radius(), s.bounding_radius()))
+                .collect();
             let mut kinds = apportion(count, &shapes.iter().map(|s| s.1).collect::<Vec<_>>());
             // Fisher-Yates shuffle, so that a mix is well mixed over the lattice.
             for i in (1..kinds.len()).rev() {
@@ -243,7 +287,11 @@ impl Scene {
             let ny = (dims[1] as usize).clamp(1, count);
             let min = region.min.vec3();
             for (k, &kind) in kinds.iter().enumerate() {
-                let site = Vec3::new((k % nx) as f64, ((k / nx) % ny) as f64, (k / (nx * ny)) as f64);
+                let site = Vec3::new(
+                    (k % nx) as f64,
+                    ((k / nx) % ny) as f64,
+                    (k / (nx * ny)) as f64,
+                );
                 let position = min + (site + Vec3::repeat(0.5)) * *spacing;
                 // Always draw the same numbers per body, so the stream layout does not
                 // depend on which options are on.
@@ -258,7 +306,10 @@ impl Scene {
                     velocity: velocity.vec3() + dv,
                     angular_velocity: w,
                     is_static: false,
-                    origin: BodyOrigin::Generated { generator: g, index: k },
+                    origin: BodyOrigin::Generated {
+                        generator: g,
+                        index: k,
+                    },
                     inscribed_radius: radii[kind].0,
                     bounding_radius: radii[kind].1,
                 });
@@ -271,9 +322,14 @@ impl Scene {
     /// bodies certainly poking through a plane, slope or container floor.
     pub(super) fn check_overlaps(&self, bodies: &[PlacedBody]) -> Check {
         // Sweep along x: a pair can only overlap if |Δx| < r_a + r_b ≤ r_a + r_max.
-        let mut order: Vec<usize> = (0..bodies.len()).filter(|&i| bodies[i].inscribed_radius > 0.0).collect();
+        let mut order: Vec<usize> = (0..bodies.len())
+            .filter(|&i| bodies[i].inscribed_radius > 0.0)
+            .collect();
         order.sort_by(|&a, &b| bodies[a].position.x.total_cmp(&bodies[b].position.x));
-        let r_max = order.iter().map(|&i| bodies[i].inscribed_radius).fold(0.0, f64::max);
+        let r_max = order
+            .iter()
+            .map(|&i| bodies[i].inscribed_radius)
+            .fold(0.0, f64::max);
         let mut worst: Option<(usize, usize)> = None;
         for (k, &a) in order.iter().enumerate() {
             let (pa, ra) = (bodies[a].position, bodies[a].inscribed_radius);
@@ -299,10 +355,14 @@ impl Scene {
             let (pa, pb) = (&bodies[a], &bodies[b]);
             let path = match pb.origin {
                 BodyOrigin::Body(i) => root().field("bodies").index(i).field("position"),
-                BodyOrigin::Generated { generator, .. } if pa.origin_generator() == Some(generator) => {
+                BodyOrigin::Generated { generator, .. }
+                    if pa.origin_generator() == Some(generator) =>
+                {
                     root().field("generators").index(generator).field("spacing")
                 }
-                BodyOrigin::Generated { generator, .. } => root().field("generators").index(generator),
+                BodyOrigin::Generated { generator, .. } => {
+                    root().field("generators").index(generator).field("region")
+                }
             };
             let d = (pb.position - pa.position).norm();
             return Err(self.invalid(
@@ -318,16 +378,25 @@ impl Scene {
                 ),
             ));
         }
-        for b in bodies.iter().filter(|b| !b.is_static && b.inscribed_radius > 0.0) {
+        for b in bodies
+            .iter()
+            .filter(|b| !b.is_static && b.inscribed_radius > 0.0)
+        {
             for (c, container) in self.containers.iter().enumerate() {
                 if let Some(why) = penetrates(container, b.position, b.inscribed_radius) {
                     let path = match b.origin {
                         BodyOrigin::Body(i) => root().field("bodies").index(i).field("position"),
-                        BodyOrigin::Generated { generator, .. } => root().field("generators").index(generator).field("region"),
+                        BodyOrigin::Generated { generator, .. } => {
+                            root().field("generators").index(generator).field("region")
+                        }
                     };
                     return Err(self.invalid(
                         &path,
-                        format!("{} at {} reaches through containers[{c}] ({why})", b.describe(), V3::from(b.position)),
+                        format!(
+                            "{} at {} reaches through containers[{c}] ({why})",
+                            b.describe(),
+                            V3::from(b.position)
+                        ),
                     ));
                 }
             }
@@ -335,16 +404,38 @@ impl Scene {
         Ok(())
     }
 
+    fn shape(&self, path: &FieldPath, s: &ShapeSpec) -> Check {
+        s.check()
+            .map_err(|(rel, msg)| self.invalid(&path.join(&rel), msg))
+    }
+
     fn sub(&self, path: &FieldPath, r: Result<(), (&'static str, String)>) -> Check {
-        r.map_err(|(field, msg)| self.invalid(&if field.is_empty() { path.clone() } else { path.field(field) }, msg))
+        r.map_err(|(field, msg)| {
+            self.invalid(
+                &if field.is_empty() {
+                    path.clone()
+                } else {
+                    path.field(field)
+                },
+                msg,
+            )
+        })
     }
 
     fn finite3(&self, path: &FieldPath, v: &V3) -> Check {
-        if v.is_finite() { Ok(()) } else { Err(self.invalid(path, format!("must be finite, got {v}"))) }
+        if v.is_finite() {
+            Ok(())
+        } else {
+            Err(self.invalid(path, format!("must be finite, got {v}")))
+        }
     }
 
     fn positive(&self, path: &FieldPath, x: f64) -> Check {
-        if x.is_finite() && x > 0.0 { Ok(()) } else { Err(self.invalid(path, format!("must be finite and > 0, got {x}"))) }
+        if x.is_finite() && x > 0.0 {
+            Ok(())
+        } else {
+            Err(self.invalid(path, format!("must be finite and > 0, got {x}")))
+        }
     }
 }
 
@@ -365,17 +456,26 @@ fn penetrates(c: &ContainerSpec, x: Vec3, r: f64) -> Option<String> {
     match c.to_container() {
         crate::Container::Plane { point, normal } => {
             let s = normal.dot(&(x - point));
-            (s < r).then(|| format!("{} plane: signed distance {s} m < inscribed radius {r} m", c.kind_name()))
+            (s < r).then(|| {
+                format!(
+                    "{} plane: signed distance {s} m < inscribed radius {r} m",
+                    c.kind_name()
+                )
+            })
         }
-        crate::Container::Box { center, half_size, .. } => {
+        crate::Container::Box {
+            center, half_size, ..
+        } => {
             let d = x - center;
             let inside = d.x.abs() < half_size[0] && d.y.abs() < half_size[1];
-            (inside && d.z < r).then(|| format!("box floor: height {} m < inscribed radius {r} m", d.z))
+            (inside && d.z < r)
+                .then(|| format!("box floor: height {} m < inscribed radius {r} m", d.z))
         }
         crate::Container::Cylinder { base, radius, .. } => {
             let d = x - base;
             let inside = d.xy().norm() < radius;
-            (inside && d.z < r).then(|| format!("cylinder floor: height {} m < inscribed radius {r} m", d.z))
+            (inside && d.z < r)
+                .then(|| format!("cylinder floor: height {} m < inscribed radius {r} m", d.z))
         }
         crate::Container::Hopper { .. } => None,
     }
@@ -395,12 +495,18 @@ fn apportion(n: usize, weights: &[f64]) -> Vec<usize> {
     let mut counts: Vec<usize> = quotas.iter().map(|q| q.floor() as usize).collect();
     let mut rest: Vec<usize> = (0..weights.len()).collect();
     // Largest fractional part first; ties to the earlier entry (stable sort).
-    rest.sort_by(|&a, &b| (quotas[b] - quotas[b].floor()).total_cmp(&(quotas[a] - quotas[a].floor())));
+    rest.sort_by(|&a, &b| {
+        (quotas[b] - quotas[b].floor()).total_cmp(&(quotas[a] - quotas[a].floor()))
+    });
     let assigned: usize = counts.iter().sum();
     for &k in rest.iter().cycle().take(n.saturating_sub(assigned)) {
         counts[k] += 1;
     }
-    counts.iter().enumerate().flat_map(|(k, &c)| std::iter::repeat_n(k, c)).collect()
+    counts
+        .iter()
+        .enumerate()
+        .flat_map(|(k, &c)| std::iter::repeat_n(k, c))
+        .collect()
 }
 
 /// Uniformly distributed rotation (Shoemake, "Uniform random rotations", Graphics Gems
@@ -436,7 +542,11 @@ mod tests {
         let k = apportion(7, &[0.0, 0.25, 0.75]);
         assert_eq!(k.len(), 7);
         assert_eq!(k.iter().filter(|&&x| x == 0).count(), 0);
-        assert_eq!(k.iter().filter(|&&x| x == 2).count(), 5, "7 × 0.75 = 5.25 → 5");
+        assert_eq!(
+            k.iter().filter(|&&x| x == 2).count(),
+            5,
+            "7 × 0.75 = 5.25 → 5"
+        );
     }
 
     #[test]

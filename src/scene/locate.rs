@@ -54,6 +54,13 @@ impl FieldPath {
         p
     }
 
+    /// This path followed by the relative path `rest`.
+    pub fn join(&self, rest: &FieldPath) -> Self {
+        let mut p = self.clone();
+        p.0.extend(rest.0.iter().cloned());
+        p
+    }
+
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
@@ -75,7 +82,12 @@ impl fmt::Display for FieldPath {
 #[derive(Debug)]
 enum Node {
     /// A bracketed group, possibly preceded by a name (`Sphere(...)`, `Some(...)`).
-    Group { name: Option<String>, items: Vec<Item>, start: usize, end: usize },
+    Group {
+        name: Option<String>,
+        items: Vec<Item>,
+        start: usize,
+        end: usize,
+    },
     /// Anything else: number, string, identifier.
     Atom { start: usize, end: usize },
 }
@@ -121,11 +133,24 @@ pub struct SourceMap<'a> {
 impl<'a> SourceMap<'a> {
     pub fn new(text: &'a str) -> Self {
         let toks = tokenize(text);
-        let mut p = Parser { toks: &toks, pos: 0, text, text_len: text.len() };
+        let mut p = Parser {
+            toks: &toks,
+            pos: 0,
+            text,
+            text_len: text.len(),
+        };
         let root = p.value(0);
         let mut line_starts = vec![0];
-        line_starts.extend(text.char_indices().filter(|&(_, c)| c == '\n').map(|(i, _)| i + 1));
-        SourceMap { text, root, line_starts }
+        line_starts.extend(
+            text.char_indices()
+                .filter(|&(_, c)| c == '\n')
+                .map(|(i, _)| i + 1),
+        );
+        SourceMap {
+            text,
+            root,
+            line_starts,
+        }
     }
 
     /// Line and column of byte offset `offset`.
@@ -133,7 +158,10 @@ impl<'a> SourceMap<'a> {
         let offset = offset.min(self.text.len());
         let line = self.line_starts.partition_point(|&s| s <= offset).max(1);
         let start = self.line_starts[line - 1];
-        let column = self.text.get(start..offset).map_or(1, |s| s.chars().count() + 1);
+        let column = self
+            .text
+            .get(start..offset)
+            .map_or(1, |s| s.chars().count() + 1);
         LineCol { line, column }
     }
 
@@ -143,7 +171,9 @@ impl<'a> SourceMap<'a> {
             return self.text.len();
         };
         let rest = &self.text[start..];
-        rest.char_indices().nth(at.column.saturating_sub(1)).map_or(self.text.len(), |(i, _)| start + i)
+        rest.char_indices()
+            .nth(at.column.saturating_sub(1))
+            .map_or(self.text.len(), |(i, _)| start + i)
     }
 
     /// Position of the field `path` (of its `name:` token for a struct field, of the item
@@ -153,7 +183,9 @@ impl<'a> SourceMap<'a> {
         let mut node = self.root.as_ref()?;
         let mut at = node.span().0;
         for seg in &path.0 {
-            let Some((next, pos)) = step(node, seg) else { break };
+            let Some((next, pos)) = step(node, seg) else {
+                break;
+            };
             node = next;
             at = pos;
         }
@@ -167,20 +199,28 @@ impl<'a> SourceMap<'a> {
             Some(n) => n,
             None => return path,
         };
-        'descend: loop {
-            let Node::Group { items, name, .. } = node else { break };
+        'descend: while let Node::Group { items, name, .. } = node {
             for (i, item) in items.iter().enumerate() {
                 let (_, end) = item.value.span();
-                if item.start() <= offset && offset <= end {
-                    match &item.key {
-                        Some((k, _)) => path.0.push(Seg::Field(k.clone())),
-                        // `Some(x)` and newtype wrappers are transparent.
-                        None if items.len() == 1 && name.is_some() => {}
-                        None => path.0.push(Seg::Index(i)),
-                    }
-                    node = &item.value;
-                    continue 'descend;
+                if !(item.start() <= offset && offset <= end) {
+                    continue;
                 }
+                match &item.key {
+                    Some((k, _)) => path.0.push(Seg::Field(k.clone())),
+                    // Stray value in a struct (`seed: 42 43`): blame the field before it.
+                    None if items.iter().any(|it| it.key.is_some()) => {
+                        if let Some((k, _)) = items[..i].iter().rev().find_map(|it| it.key.as_ref())
+                        {
+                            path.0.push(Seg::Field(k.clone()));
+                        }
+                        break 'descend;
+                    }
+                    // `Some(x)` and newtype wrappers are transparent.
+                    None if items.len() == 1 && name.is_some() => {}
+                    None => path.0.push(Seg::Index(i)),
+                }
+                node = &item.value;
+                continue 'descend;
             }
             break;
         }
@@ -190,12 +230,16 @@ impl<'a> SourceMap<'a> {
 
 /// Follow one path segment from `node`; returns the child and the position to report.
 fn step<'n>(node: &'n Node, seg: &Seg) -> Option<(&'n Node, usize)> {
-    let Node::Group { name, items, .. } = node else { return None };
+    let Node::Group { name, items, .. } = node else {
+        return None;
+    };
     // Look through `Some(...)` / one-element newtype wrappers.
-    if name.is_some() && items.len() == 1 && items[0].key.is_none() {
-        if let found @ Some(_) = step(&items[0].value, seg) {
-            return found;
-        }
+    if name.is_some()
+        && items.len() == 1
+        && items[0].key.is_none()
+        && let found @ Some(_) = step(&items[0].value, seg)
+    {
+        return found;
     }
     match seg {
         Seg::Field(f) => items
@@ -257,7 +301,12 @@ impl Parser<'_> {
                     let end = self.toks[self.pos].1 + 1;
                     self.pos += 1;
                     if c == close {
-                        return Node::Group { name, items, start, end };
+                        return Node::Group {
+                            name,
+                            items,
+                            start,
+                            end,
+                        };
                     }
                     break;
                 }
@@ -288,7 +337,12 @@ impl Parser<'_> {
             }
         }
         // Unterminated or malformed: the group extends to the end of the text.
-        Node::Group { name, items, start, end: self.text_len }
+        Node::Group {
+            name,
+            items,
+            start,
+            end: self.text_len,
+        }
     }
 }
 
@@ -384,7 +438,14 @@ fn tokenize(text: &str) -> Vec<(Tok, usize)> {
                             if k >= n {
                                 break;
                             }
-                            if b[k] == b'"' && b[k + 1..].iter().take(hashes).filter(|&&h| h == b'#').count() == hashes {
+                            if b[k] == b'"'
+                                && b[k + 1..]
+                                    .iter()
+                                    .take(hashes)
+                                    .filter(|&&h| h == b'#')
+                                    .count()
+                                    == hashes
+                            {
                                 k += 1 + hashes;
                                 break;
                             }
@@ -400,7 +461,10 @@ fn tokenize(text: &str) -> Vec<(Tok, usize)> {
                     out.push((Tok::Atom(start, i), start));
                     continue;
                 }
-                while i < n && !b" \t\r\n()[]{}:,\"'".contains(&b[i]) && !(b[i] == b'/' && i > start) {
+                while i < n
+                    && !b" \t\r\n()[]{}:,\"'".contains(&b[i])
+                    && !(b[i] == b'/' && i > start)
+                {
                     i += 1;
                 }
                 if i == start {
@@ -440,10 +504,30 @@ mod tests {
     #[test]
     fn locates_nested_fields() {
         let m = SourceMap::new(TEXT);
-        let p = FieldPath::root().field("bodies").index(1).field("shape").field("edge");
-        assert_eq!(m.locate(&p), Some(LineCol { line: 7, column: 25 }));
-        let p = FieldPath::root().field("bodies").index(0).field("shape").field("radius");
-        assert_eq!(m.locate(&p), Some(LineCol { line: 5, column: 24 }));
+        let p = FieldPath::root()
+            .field("bodies")
+            .index(1)
+            .field("shape")
+            .field("edge");
+        assert_eq!(
+            m.locate(&p),
+            Some(LineCol {
+                line: 7,
+                column: 25
+            })
+        );
+        let p = FieldPath::root()
+            .field("bodies")
+            .index(0)
+            .field("shape")
+            .field("radius");
+        assert_eq!(
+            m.locate(&p),
+            Some(LineCol {
+                line: 5,
+                column: 24
+            })
+        );
         // A missing field reports its deepest present ancestor (bodies[1] at 6:9).
         let p = FieldPath::root().field("bodies").index(1).field("density");
         assert_eq!(m.locate(&p), Some(LineCol { line: 6, column: 9 }));
@@ -452,14 +536,35 @@ mod tests {
     #[test]
     fn maps_positions_back_to_paths() {
         let m = SourceMap::new(TEXT);
-        let at = m.offset(LineCol { line: 7, column: 32 });
+        let at = m.offset(LineCol {
+            line: 7,
+            column: 32,
+        });
         assert_eq!(m.path_at(at).to_string(), "bodies[1].shape.edge");
-        assert_eq!(m.line_col(at), LineCol { line: 7, column: 32 });
+        assert_eq!(
+            m.line_col(at),
+            LineCol {
+                line: 7,
+                column: 32
+            }
+        );
     }
 
     #[test]
     fn survives_broken_text() {
-        for t in ["", "(", ")", "((((", "\"", "r#\"", "(a: [1, 2", "/*", "#![", "é(ü: 1)", "'\\"] {
+        for t in [
+            "",
+            "(",
+            ")",
+            "((((",
+            "\"",
+            "r#\"",
+            "(a: [1, 2",
+            "/*",
+            "#![",
+            "é(ü: 1)",
+            "'\\",
+        ] {
             let m = SourceMap::new(t);
             let _ = m.path_at(t.len());
             let _ = m.locate(&FieldPath::root().field("a").index(3));

@@ -28,8 +28,8 @@ pub use error::{SceneError, SceneErrorKind};
 pub use expand::{BodyOrigin, MAX_BODIES, PlacedBody};
 pub use locate::FieldPath;
 pub use spec::{
-    BodySpec, ContainerSpec, DividerSpec, GeneratorSpec, MixEntry, OrientationSpec, Region, ShapeSpec, V2, V3,
-    Vector, Walls,
+    BodySpec, ContainerSpec, DividerSpec, GeneratorSpec, MixEntry, OrientationSpec, Region,
+    ShapeSpec, V2, V3, Vector, Walls,
 };
 
 use crate::body::RigidBody;
@@ -114,7 +114,11 @@ pub fn load_scene(path: &Path) -> Result<Scene, SceneError> {
         line: None,
         column: None,
         field: String::new(),
-        kind: if e.kind() == std::io::ErrorKind::InvalidData { SceneErrorKind::Syntax } else { SceneErrorKind::Io },
+        kind: if e.kind() == std::io::ErrorKind::InvalidData {
+            SceneErrorKind::Syntax
+        } else {
+            SceneErrorKind::Io
+        },
         message: if e.kind() == std::io::ErrorKind::InvalidData {
             "not UTF-8 text".into()
         } else {
@@ -128,7 +132,10 @@ pub fn load_scene(path: &Path) -> Result<Scene, SceneError> {
 pub fn parse_scene(text: &str, file_name: &str) -> Result<Scene, SceneError> {
     let mut scene: Scene = ron::Options::default().from_str(text).map_err(|e| {
         let map = SourceMap::new(text);
-        let at = LineCol { line: e.span.start.line, column: e.span.start.col };
+        let at = LineCol {
+            line: e.span.start.line,
+            column: e.span.start.col,
+        };
         SceneError {
             file: file_name.to_string(),
             line: Some(at.line),
@@ -138,7 +145,10 @@ pub fn parse_scene(text: &str, file_name: &str) -> Result<Scene, SceneError> {
             kind: SceneErrorKind::Syntax,
         }
     })?;
-    scene.source = Some(Arc::new(Source { file: file_name.to_string(), text: text.to_string() }));
+    scene.source = Some(Arc::new(Source {
+        file: file_name.to_string(),
+        text: text.to_string(),
+    }));
     scene.validate()?;
     Ok(scene)
 }
@@ -190,14 +200,28 @@ impl Scene {
     /// [`World::start_ledger`] before stepping.
     pub fn build_world(&self) -> Result<World, SceneError> {
         let bodies = self.validated_bodies()?;
-        let mut world = World::new(self.gravity.vec3(), self.dt, self.solver, self.params.clone())
-            .map_err(|e| self.error(&FieldPath::root().field("solver"), SceneErrorKind::Unsupported, e.to_string()))?;
+        let mut world = World::new(
+            self.gravity.vec3(),
+            self.dt,
+            self.solver,
+            self.params.clone(),
+        )
+        .map_err(|e| {
+            self.error(
+                &FieldPath::root().field("solver"),
+                SceneErrorKind::Unsupported,
+                e.to_string(),
+            )
+        })?;
         world.rotation = self.rotation;
         for c in &self.containers {
             world.add_container(c.to_container());
         }
         for b in bodies {
-            let shape = b.shape.to_shape().map_err(|m| self.error(&b.shape_path(), SceneErrorKind::Invalid, m))?;
+            let shape = b
+                .shape
+                .to_shape()
+                .map_err(|m| self.error(&b.shape_path(), SceneErrorKind::Invalid, m))?;
             let mut body = RigidBody::new(&shape, b.density, b.position, b.orientation);
             body.velocity = b.velocity;
             body.angular_velocity = b.angular_velocity;

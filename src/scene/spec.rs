@@ -4,6 +4,7 @@
 //! before anything is built. [`ShapeSpec::to_shape`] and
 //! [`ContainerSpec::to_container`] turn them into the physics core's types.
 
+use super::locate::FieldPath;
 use crate::container::{Container, Divider};
 use crate::dynamics::rotation::RotationIntegrator;
 use crate::dynamics::solver::SolverKind;
@@ -94,7 +95,9 @@ impl<'de, const N: usize> Deserialize<'de> for Vector<N> {
             fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Vector<N>, A::Error> {
                 let mut out = [0.0; N];
                 for (i, slot) in out.iter_mut().enumerate() {
-                    *slot = seq.next_element::<f64>()?.ok_or_else(|| de::Error::invalid_length(i, &self))?;
+                    *slot = seq
+                        .next_element::<f64>()?
+                        .ok_or_else(|| de::Error::invalid_length(i, &self))?;
                 }
                 if seq.next_element::<de::IgnoredAny>()?.is_some() {
                     return Err(de::Error::invalid_length(N + 1, &self));
@@ -118,7 +121,9 @@ mod bare_option {
         }
     }
 
-    pub fn deserialize<'de, T: Deserialize<'de>, D: Deserializer<'de>>(d: D) -> Result<Option<T>, D::Error> {
+    pub fn deserialize<'de, T: Deserialize<'de>, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<Option<T>, D::Error> {
         T::deserialize(d).map(Some)
     }
 }
@@ -136,7 +141,10 @@ pub(super) mod solver_name {
         impl Visitor<'_> for Vis {
             type Value = SolverKind;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                let names: Vec<_> = SolverKind::ALL.iter().map(|k| format!("\"{}\"", k.name())).collect();
+                let names: Vec<_> = SolverKind::ALL
+                    .iter()
+                    .map(|k| format!("\"{}\"", k.name()))
+                    .collect();
                 write!(f, "a solver name in quotes, one of {}", names.join(", "))
             }
             fn visit_str<E: de::Error>(self, v: &str) -> Result<SolverKind, E> {
@@ -227,17 +235,38 @@ impl ShapeSpec {
         }
     }
 
-    /// Check every dimension; on error returns the sub-field (relative to the shape, e.g.
-    /// `"radius"`, or `""` for the shape as a whole) and what is wrong.
-    pub fn check(&self) -> Result<(), (&'static str, String)> {
-        fn pos(field: &'static str, x: f64) -> Result<(), (&'static str, String)> {
-            if x.is_finite() && x > 0.0 { Ok(()) } else { Err((field, format!("must be finite and > 0, got {x}"))) }
+    /// Check every dimension; on error returns the path of the offending part relative
+    /// to the shape (`radius`, `vertices[2]`, or empty for the shape as a whole) and what
+    /// is wrong.
+    pub fn check(&self) -> Result<(), (FieldPath, String)> {
+        self.check_inner().map_err(|(field, index, msg)| {
+            let path = if field.is_empty() {
+                FieldPath::root()
+            } else {
+                FieldPath::root().field(field)
+            };
+            (index.map_or(path.clone(), |i| path.index(i)), msg)
+        })
+    }
+
+    fn check_inner(&self) -> Result<(), (&'static str, Option<usize>, String)> {
+        type R = Result<(), (&'static str, Option<usize>, String)>;
+        fn pos(field: &'static str, x: f64) -> R {
+            if x.is_finite() && x > 0.0 {
+                Ok(())
+            } else {
+                Err((field, None, format!("must be finite and > 0, got {x}")))
+            }
         }
-        fn pos3(field: &'static str, v: &V3) -> Result<(), (&'static str, String)> {
+        fn pos3(field: &'static str, v: &V3) -> R {
             if v.0.iter().all(|x| x.is_finite() && *x > 0.0) {
                 Ok(())
             } else {
-                Err((field, format!("every component must be finite and > 0, got {v}")))
+                Err((
+                    field,
+                    None,
+                    format!("every component must be finite and > 0, got {v}"),
+                ))
             }
         }
         match self {
@@ -246,17 +275,23 @@ impl ShapeSpec {
             ShapeSpec::Cuboid { size, half_extents } => match (size, half_extents) {
                 (Some(s), None) => pos3("size", s),
                 (None, Some(h)) => pos3("half_extents", h),
-                _ => Err(("", "give exactly one of `size` or `half_extents`".into())),
+                _ => Err((
+                    "",
+                    None,
+                    "give exactly one of `size` or `half_extents`".into(),
+                )),
             },
             ShapeSpec::Cross { size } => pos("size", *size),
             ShapeSpec::Ellipsoid { semi_axes } => pos3("semi_axes", semi_axes),
             ShapeSpec::Tetrahedron { edge, vertices } => match (edge, vertices) {
                 (Some(e), None) => pos("edge", *e),
-                (None, Some(v)) if v.len() != 4 => {
-                    Err(("vertices", format!("a tetrahedron has exactly 4 vertices, got {}", v.len())))
-                }
+                (None, Some(v)) if v.len() != 4 => Err((
+                    "vertices",
+                    None,
+                    format!("a tetrahedron has exactly 4 vertices, got {}", v.len()),
+                )),
                 (None, Some(v)) => check_solid("vertices", v),
-                _ => Err(("", "give exactly one of `edge` or `vertices`".into())),
+                _ => Err(("", None, "give exactly one of `edge` or `vertices`".into())),
             },
             ShapeSpec::Polyhedron { vertices } => check_solid("vertices", vertices),
             ShapeSpec::Rod { length, radius } => pos("length", *length).and(pos("radius", *radius)),
@@ -275,7 +310,10 @@ impl ShapeSpec {
             ShapeSpec::Ellipsoid { semi_axes } => semi_axes.vec3().max(),
             // Circumradius of a regular tetrahedron: a √6 / 4.
             ShapeSpec::Tetrahedron { edge: Some(a), .. } => a * SQRT6 / 4.0,
-            ShapeSpec::Tetrahedron { vertices: Some(v), .. } | ShapeSpec::Polyhedron { vertices: v } => {
+            ShapeSpec::Tetrahedron {
+                vertices: Some(v), ..
+            }
+            | ShapeSpec::Polyhedron { vertices: v } => {
                 v.iter().map(|p| p.vec3().norm()).fold(0.0, f64::max)
             }
             ShapeSpec::Tetrahedron { .. } => 0.0,
@@ -296,9 +334,10 @@ impl ShapeSpec {
             ShapeSpec::Ellipsoid { semi_axes } => semi_axes.vec3().min(),
             // Inradius of a regular tetrahedron: a √6 / 12.
             ShapeSpec::Tetrahedron { edge: Some(a), .. } => a * SQRT6 / 12.0,
-            ShapeSpec::Tetrahedron { vertices: Some(v), .. } | ShapeSpec::Polyhedron { vertices: v } => {
-                hull_inradius(v)
+            ShapeSpec::Tetrahedron {
+                vertices: Some(v), ..
             }
+            | ShapeSpec::Polyhedron { vertices: v } => hull_inradius(v),
             ShapeSpec::Tetrahedron { .. } => 0.0,
             ShapeSpec::Rod { radius, .. } => *radius,
         }
@@ -309,7 +348,10 @@ impl ShapeSpec {
         match self {
             ShapeSpec::Cube { edge } => Vec3::repeat(0.5 * edge),
             ShapeSpec::Cuboid { size: Some(s), .. } => 0.5 * s.vec3(),
-            ShapeSpec::Cuboid { half_extents: Some(h), .. } => h.vec3(),
+            ShapeSpec::Cuboid {
+                half_extents: Some(h),
+                ..
+            } => h.vec3(),
             _ => Vec3::zeros(),
         }
     }
@@ -318,49 +360,82 @@ impl ShapeSpec {
     /// can fail on vertex sets [`ShapeSpec::check`] accepts only if the hull builder
     /// disagrees about degeneracy.
     pub fn to_shape(&self) -> Result<Shape, String> {
-        self.check().map_err(|(f, m)| if f.is_empty() { m } else { format!("{f}: {m}") })?;
+        self.check()
+            .map_err(|(f, m)| if f.is_empty() { m } else { format!("{f}: {m}") })?;
         Ok(match self {
             ShapeSpec::Sphere { radius } => Shape::Sphere { radius: *radius },
-            ShapeSpec::Cube { .. } | ShapeSpec::Cuboid { .. } => Shape::Cuboid { half_extents: self.half_extents() },
+            ShapeSpec::Cube { .. } | ShapeSpec::Cuboid { .. } => Shape::Cuboid {
+                half_extents: self.half_extents(),
+            },
             ShapeSpec::Cross { size } => Shape::Cross { c: size / 3.0 },
-            ShapeSpec::Ellipsoid { semi_axes } => Shape::Ellipsoid { semi_axes: semi_axes.vec3() },
+            ShapeSpec::Ellipsoid { semi_axes } => Shape::Ellipsoid {
+                semi_axes: semi_axes.vec3(),
+            },
             ShapeSpec::Tetrahedron { edge: Some(a), .. } => Shape::regular_tetrahedron(*a),
-            ShapeSpec::Tetrahedron { vertices: Some(v), .. } | ShapeSpec::Polyhedron { vertices: v } => {
+            ShapeSpec::Tetrahedron {
+                vertices: Some(v), ..
+            }
+            | ShapeSpec::Polyhedron { vertices: v } => {
                 let pts: Vec<Vec3> = v.iter().map(V3::vec3).collect();
                 Shape::ConvexPolyhedron(ConvexPolyhedron::from_points(&pts)?)
             }
-            ShapeSpec::Tetrahedron { .. } => return Err("give exactly one of `edge` or `vertices`".into()),
-            ShapeSpec::Rod { length, radius } => Shape::Rod { length: *length, radius: *radius },
+            ShapeSpec::Tetrahedron { .. } => {
+                return Err("give exactly one of `edge` or `vertices`".into());
+            }
+            ShapeSpec::Rod { length, radius } => Shape::Rod {
+                length: *length,
+                radius: *radius,
+            },
         })
     }
 }
 
 /// Vertices must be finite, at least 4 and span a solid (not all on one plane).
-fn check_solid(field: &'static str, v: &[V3]) -> Result<(), (&'static str, String)> {
-    if let Some(bad) = v.iter().find(|p| !p.is_finite()) {
-        return Err((field, format!("every vertex must be finite, got {bad}")));
+fn check_solid(field: &'static str, v: &[V3]) -> Result<(), (&'static str, Option<usize>, String)> {
+    if let Some((i, bad)) = v.iter().enumerate().find(|(_, p)| !p.is_finite()) {
+        return Err((
+            field,
+            Some(i),
+            format!("every vertex must be finite, got {bad}"),
+        ));
     }
     if v.len() < 4 {
-        return Err((field, format!("need at least 4 vertices, got {}", v.len())));
+        return Err((
+            field,
+            None,
+            format!("need at least 4 vertices, got {}", v.len()),
+        ));
     }
     let pts: Vec<Vec3> = v.iter().map(V3::vec3).collect();
     let scale = pts.iter().map(|p| (p - pts[0]).norm()).fold(0.0, f64::max);
     // Greedy affine-span test: farthest point from p0, then from the line, then from the
     // plane. The last distance is 0 exactly when all points are coplanar.
     let p0 = pts[0];
-    let p1 = *pts.iter().max_by(|a, b| (*a - p0).norm().total_cmp(&(*b - p0).norm())).unwrap_or(&p0);
+    let p1 = *pts
+        .iter()
+        .max_by(|a, b| (*a - p0).norm().total_cmp(&(*b - p0).norm()))
+        .unwrap_or(&p0);
     let d = (p1 - p0).normalize();
     let off_line = |p: &Vec3| ((p - p0) - d * d.dot(&(p - p0))).norm();
-    let p2 = *pts.iter().max_by(|a, b| off_line(a).total_cmp(&off_line(b))).unwrap_or(&p0);
+    let p2 = *pts
+        .iter()
+        .max_by(|a, b| off_line(a).total_cmp(&off_line(b)))
+        .unwrap_or(&p0);
     let n = (p1 - p0).cross(&(p2 - p0));
     let height = if n.norm() > 0.0 {
         let n = n.normalize();
-        pts.iter().map(|p| n.dot(&(p - p0)).abs()).fold(0.0, f64::max)
+        pts.iter()
+            .map(|p| n.dot(&(p - p0)).abs())
+            .fold(0.0, f64::max)
     } else {
         0.0
     };
     if !(scale > 0.0 && height > 1e-9 * scale) {
-        return Err((field, "the vertices are all on one plane (or line): the solid has no volume".into()));
+        return Err((
+            field,
+            None,
+            "the vertices are all on one plane (or line): the solid has no volume".into(),
+        ));
     }
     Ok(())
 }
@@ -375,7 +450,11 @@ fn hull_inradius(v: &[V3]) -> f64 {
         return 0.0;
     }
     let p: Vec<Vec3> = v.iter().map(V3::vec3).collect();
-    let scale = p.iter().map(|q| q.norm()).fold(0.0, f64::max).max(f64::MIN_POSITIVE);
+    let scale = p
+        .iter()
+        .map(|q| q.norm())
+        .fold(0.0, f64::max)
+        .max(f64::MIN_POSITIVE);
     let tol = 1e-12 * scale;
     let mut best = f64::INFINITY;
     for i in 0..n {
@@ -436,23 +515,42 @@ pub enum OrientationSpec {
 impl OrientationSpec {
     /// Check the numbers; on error returns the sub-field and what is wrong.
     pub fn check(&self) -> Result<(), (&'static str, String)> {
-        let fin = |f: &'static str, x: f64| if x.is_finite() { Ok(()) } else { Err((f, format!("must be finite, got {x}"))) };
+        let fin = |f: &'static str, x: f64| {
+            if x.is_finite() {
+                Ok(())
+            } else {
+                Err((f, format!("must be finite, got {x}")))
+            }
+        };
         match self {
             OrientationSpec::Identity | OrientationSpec::Random => Ok(()),
             OrientationSpec::AxisAngle { axis, angle_deg } => {
                 if !axis.is_finite() || axis.vec3().norm() < 1e-12 {
-                    return Err(("axis", format!("must be a finite, non-zero vector, got {axis}")));
+                    return Err((
+                        "axis",
+                        format!("must be a finite, non-zero vector, got {axis}"),
+                    ));
                 }
                 fin("angle_deg", *angle_deg)
             }
-            OrientationSpec::Euler { roll_deg, pitch_deg, yaw_deg } => {
-                fin("roll_deg", *roll_deg).and(fin("pitch_deg", *pitch_deg)).and(fin("yaw_deg", *yaw_deg))
-            }
+            OrientationSpec::Euler {
+                roll_deg,
+                pitch_deg,
+                yaw_deg,
+            } => fin("roll_deg", *roll_deg)
+                .and(fin("pitch_deg", *pitch_deg))
+                .and(fin("yaw_deg", *yaw_deg)),
             OrientationSpec::Quaternion { w, x, y, z } => {
-                fin("w", *w).and(fin("x", *x)).and(fin("y", *y)).and(fin("z", *z))?;
+                fin("w", *w)
+                    .and(fin("x", *x))
+                    .and(fin("y", *y))
+                    .and(fin("z", *z))?;
                 let norm = (w * w + x * x + y * y + z * z).sqrt();
                 if (norm - 1.0).abs() > 1e-3 {
-                    return Err(("", format!("quaternion must have unit length (±1e-3), got |q| = {norm}")));
+                    return Err((
+                        "",
+                        format!("quaternion must have unit length (±1e-3), got |q| = {norm}"),
+                    ));
                 }
                 Ok(())
             }
@@ -467,10 +565,18 @@ impl OrientationSpec {
             OrientationSpec::AxisAngle { axis, angle_deg } => {
                 Quat::from_axis_angle(&Unit::new_normalize(axis.vec3()), angle_deg.to_radians())
             }
-            OrientationSpec::Euler { roll_deg, pitch_deg, yaw_deg } => {
-                Quat::from_euler_angles(roll_deg.to_radians(), pitch_deg.to_radians(), yaw_deg.to_radians())
+            OrientationSpec::Euler {
+                roll_deg,
+                pitch_deg,
+                yaw_deg,
+            } => Quat::from_euler_angles(
+                roll_deg.to_radians(),
+                pitch_deg.to_radians(),
+                yaw_deg.to_radians(),
+            ),
+            OrientationSpec::Quaternion { w, x, y, z } => {
+                Quat::from_quaternion(Quaternion::new(*w, *x, *y, *z))
             }
-            OrientationSpec::Quaternion { w, x, y, z } => Quat::from_quaternion(Quaternion::new(*w, *x, *y, *z)),
             OrientationSpec::Random => return None,
         })
     }
@@ -504,7 +610,12 @@ pub struct Walls {
 
 impl Default for Walls {
     fn default() -> Self {
-        Walls { neg_x: true, pos_x: true, neg_y: true, pos_y: true }
+        Walls {
+            neg_x: true,
+            pos_x: true,
+            neg_y: true,
+            pos_y: true,
+        }
     }
 }
 
@@ -584,10 +695,18 @@ impl ContainerSpec {
     /// Check the numbers; on error returns the sub-field and what is wrong.
     pub fn check(&self) -> Result<(), (&'static str, String)> {
         fn fin3(f: &'static str, v: &V3) -> Result<(), (&'static str, String)> {
-            if v.is_finite() { Ok(()) } else { Err((f, format!("must be finite, got {v}"))) }
+            if v.is_finite() {
+                Ok(())
+            } else {
+                Err((f, format!("must be finite, got {v}")))
+            }
         }
         fn pos(f: &'static str, x: f64) -> Result<(), (&'static str, String)> {
-            if x.is_finite() && x > 0.0 { Ok(()) } else { Err((f, format!("must be finite and > 0, got {x}"))) }
+            if x.is_finite() && x > 0.0 {
+                Ok(())
+            } else {
+                Err((f, format!("must be finite and > 0, got {x}")))
+            }
         }
         match self {
             ContainerSpec::Plane { point, normal } => {
@@ -598,22 +717,41 @@ impl ContainerSpec {
                 }
                 Ok(())
             }
-            ContainerSpec::Slope { angle_deg, point, downhill } => {
+            ContainerSpec::Slope {
+                angle_deg,
+                point,
+                downhill,
+            } => {
                 if !(angle_deg.is_finite() && (0.0..90.0).contains(angle_deg)) {
-                    return Err(("angle_deg", format!("must be in [0, 90) degrees, got {angle_deg}")));
+                    return Err((
+                        "angle_deg",
+                        format!("must be in [0, 90) degrees, got {angle_deg}"),
+                    ));
                 }
                 fin3("point", point)?;
                 fin3("downhill", downhill)?;
                 let d = downhill.vec3();
                 if d.norm() < 1e-12 || d.z.abs() > 1e-9 * d.norm() {
-                    return Err(("downhill", format!("must be a non-zero horizontal vector (z = 0), got {downhill}")));
+                    return Err((
+                        "downhill",
+                        format!("must be a non-zero horizontal vector (z = 0), got {downhill}"),
+                    ));
                 }
                 Ok(())
             }
-            ContainerSpec::Box { center, half_size, height, dividers, .. } => {
+            ContainerSpec::Box {
+                center,
+                half_size,
+                height,
+                dividers,
+                ..
+            } => {
                 fin3("center", center)?;
                 if !half_size.0.iter().all(|x| x.is_finite() && *x > 0.0) {
-                    return Err(("half_size", format!("both half-widths must be finite and > 0, got {half_size}")));
+                    return Err((
+                        "half_size",
+                        format!("both half-widths must be finite and > 0, got {half_size}"),
+                    ));
                 }
                 pos("height", *height)?;
                 for d in dividers {
@@ -631,12 +769,21 @@ impl ContainerSpec {
                 }
                 Ok(())
             }
-            ContainerSpec::Cylinder { base, radius, height } => {
+            ContainerSpec::Cylinder {
+                base,
+                radius,
+                height,
+            } => {
                 fin3("base", base)?;
                 pos("radius", *radius)?;
                 pos("height", *height)
             }
-            ContainerSpec::Hopper { base, bottom_radius, top_radius, height } => {
+            ContainerSpec::Hopper {
+                base,
+                bottom_radius,
+                top_radius,
+                height,
+            } => {
                 fin3("base", base)?;
                 pos("bottom_radius", *bottom_radius)?;
                 pos("top_radius", *top_radius)?;
@@ -648,26 +795,57 @@ impl ContainerSpec {
     /// The physics core's container. A slope becomes a plane. Assumes `check` passed.
     pub fn to_container(&self) -> Container {
         match self {
-            ContainerSpec::Plane { point, normal } => {
-                Container::Plane { point: point.vec3(), normal: normal.vec3().normalize() }
-            }
-            ContainerSpec::Slope { angle_deg, point, downhill } => {
+            ContainerSpec::Plane { point, normal } => Container::Plane {
+                point: point.vec3(),
+                normal: normal.vec3().normalize(),
+            },
+            ContainerSpec::Slope {
+                angle_deg,
+                point,
+                downhill,
+            } => {
                 let d = downhill.vec3().normalize();
                 let t = angle_deg.to_radians();
                 // n = cos θ ẑ + sin θ d̂: the surface z = −tan θ (d̂·x) falls along d̂.
-                Container::Plane { point: point.vec3(), normal: (Vec3::z() * t.cos() + d * t.sin()).normalize() }
+                Container::Plane {
+                    point: point.vec3(),
+                    normal: (Vec3::z() * t.cos() + d * t.sin()).normalize(),
+                }
             }
-            ContainerSpec::Box { center, half_size, height, walls, dividers } => Container::Box {
+            ContainerSpec::Box {
+                center,
+                half_size,
+                height,
+                walls,
+                dividers,
+            } => Container::Box {
                 center: center.vec3(),
                 half_size: half_size.0,
                 height: *height,
                 walls: [walls.neg_x, walls.pos_x, walls.neg_y, walls.pos_y],
-                dividers: dividers.iter().map(|d| Divider { x: d.x, present: d.present }).collect(),
+                dividers: dividers
+                    .iter()
+                    .map(|d| Divider {
+                        x: d.x,
+                        present: d.present,
+                    })
+                    .collect(),
             },
-            ContainerSpec::Cylinder { base, radius, height } => {
-                Container::Cylinder { base: base.vec3(), radius: *radius, height: *height }
-            }
-            ContainerSpec::Hopper { base, bottom_radius, top_radius, height } => Container::Hopper {
+            ContainerSpec::Cylinder {
+                base,
+                radius,
+                height,
+            } => Container::Cylinder {
+                base: base.vec3(),
+                radius: *radius,
+                height: *height,
+            },
+            ContainerSpec::Hopper {
+                base,
+                bottom_radius,
+                top_radius,
+                height,
+            } => Container::Hopper {
                 base: base.vec3(),
                 bottom_radius: *bottom_radius,
                 top_radius: *top_radius,

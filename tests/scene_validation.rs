@@ -764,3 +764,20 @@ proptest! {
         let _ = parse_scene(&text, FILE);
     }
 }
+
+#[test]
+fn readme_examples_are_valid_scenes() {
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes/README.md"))
+            .unwrap();
+    let blocks: Vec<&str> = readme
+        .split("```ron\n")
+        .skip(1)
+        .map(|b| b.split("```").next().unwrap())
+        .collect();
+    assert_eq!(blocks.len(), 2, "the minimal and the complete example");
+    for b in blocks {
+        let scene = parse_scene(b, "scenes/README.md").unwrap_or_else(|e| panic!("{e}"));
+        assert!(!scene.expand_bodies().unwrap().is_empty());
+    }
+}

@@ -819,3 +819,33 @@ fn world_builds_every_body_of_the_fixture() {
         assert_eq!(b.angular_velocity, p.angular_velocity);
     }
 }
+
+#[test]
+fn extreme_inputs_are_errors_not_panics() {
+    let deep = format!("(name: \"deep\", bodies: [{}])", "(".repeat(50_000));
+    assert!(parse_scene(&deep, FILE).is_err());
+    let (huge, _) = mutate("count: 40,", "count: 18446744073709551615,");
+    assert!(
+        parse_scene(&huge, FILE)
+            .unwrap_err()
+            .to_string()
+            .contains("generators[0].count")
+    );
+    // A tiny spacing gives an astronomically large lattice; only `count` sites are used.
+    let (tiny, _) = mutate("spacing: 0.5,", "spacing: 1e-300,");
+    let err = parse_scene(&tiny, FILE).unwrap_err().to_string();
+    assert!(
+        err.contains("generators[1].spacing") && err.contains("overlaps"),
+        "{err}"
+    );
+    for text in [
+        "",
+        "Scene",
+        "Scene(",
+        "(name: \"a\", seed: -1)",
+        "(name: \"a\", dt: 1e-320)",
+        "\u{feff}(name: \"a\")",
+    ] {
+        let _ = parse_scene(text, FILE);
+    }
+}

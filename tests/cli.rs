@@ -185,3 +185,59 @@ fn scenes_lists_every_bundled_scene() {
         );
     }
 }
+
+/// Invalid scene files exit 2 with a message naming the file, the line and the field.
+#[test]
+fn invalid_scenes_exit_2_naming_file_line_and_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases = [
+        (
+            "negative_radius",
+            "Body(shape: Sphere(radius: -1.0), position: (0, 0, 2))",
+            "radius",
+        ),
+        (
+            "nan_position",
+            "Body(shape: Sphere(radius: 0.5), position: (0, NaN, 2))",
+            "position",
+        ),
+        (
+            "unknown_shape",
+            "Body(shape: Blob(radius: 0.5), position: (0, 0, 2))",
+            "Blob",
+        ),
+    ];
+    for (name, body, field) in cases {
+        let path = dir.path().join(format!("{name}.ron"));
+        let text = format!(
+            "Scene(\n    name: \"bad\",\n    containers: [Plane()],\n    bodies: [\n        {body},\n    ],\n)\n"
+        );
+        std::fs::write(&path, text).unwrap();
+        for cmd in ["validate", "run"] {
+            let o = run(&[cmd, path.to_str().unwrap()]);
+            assert_eq!(o.status.code(), Some(2), "{name} ({cmd}): {}", stderr(&o));
+            let msg = stderr(&o);
+            assert!(
+                msg.contains(&format!("{name}.ron:5:")),
+                "{name}: file and line 5 expected in: {msg}"
+            );
+            assert!(
+                msg.contains(field),
+                "{name}: field {field} expected in: {msg}"
+            );
+        }
+    }
+    let bad_params = dir.path().join("bad_e.ron");
+    std::fs::write(
+        &bad_params,
+        "Scene(\n    name: \"bad\",\n    params: (\n        restitution: 1.5,\n    ),\n)\n",
+    )
+    .unwrap();
+    let o = run(&["validate", bad_params.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("bad_e.ron:4:") && stderr(&o).contains("restitution"),
+        "{}",
+        stderr(&o)
+    );
+}

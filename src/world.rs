@@ -246,6 +246,7 @@ impl World {
                 &self.contacts,
                 self.params.friction,
                 h,
+                self.params.max_iterations,
                 &mut report,
             );
         }

@@ -11,7 +11,8 @@
 //!    touching nothing static get no level.
 //! 2. **Order**: contacts are visited by the lower level of their two bodies (ties by
 //!    contact index: deterministic).
-//! 3. **Inelastic impulse**: a contact still approaching (u_n < 0; speculative contacts
+//! 3. **Inelastic impulse**, level by level, sweeping each level's contacts until none
+//!    approaches (at most `max_sweeps` times): a contact still approaching (u_n < 0; speculative contacts
 //!    only if gap + h u_n < 0) gets the perfectly inelastic impulse with Coulomb friction:
 //!    sticking P = −K⁻¹u if |P_t| ≤ μ P_n, else sliding P = P_n (n − μ t̂) with
 //!    P_n = −u_n / nᵀK(n − μ t̂) (paper 000, eqs. 72-76 with e = 0). The lower-level body
@@ -49,6 +50,7 @@ impl ContactPass {
         contacts: &[Contact],
         friction: f64,
         dt: f64,
+        max_sweeps: u32,
         report: &mut SolverReport,
     ) {
         let n = bodies.len();
@@ -100,40 +102,82 @@ impl ContactPass {
         }
         self.order.sort_unstable();
 
-        // 3. inelastic impulses, lower body frozen
-        for &(_, k) in &self.order {
-            let c = &contacts[k];
-            let mut p = PreparedContact::new(bodies, c);
-            let u = p.relative_velocity(bodies);
-            let un = u.dot(&p.n);
-            if un >= 0.0 || (c.gap > 0.0 && c.gap + dt * un >= 0.0) {
-                continue;
-            }
-            if let Some(b) = c.b {
-                let (la, lb) = (self.level[c.a], self.level[b]);
-                if la < lb {
-                    freeze_a(&mut p, bodies);
-                } else if lb < la {
-                    freeze_b(&mut p);
+        // 3. inelastic impulses, lower body frozen, one level at a time
+        let mut start = 0;
+        while start < self.order.len() {
+            let level = self.order[start].0;
+            let end = start
+                + self.order[start..]
+                    .iter()
+                    .take_while(|(l, _)| *l == level)
+                    .count();
+            for _ in 0..max_sweeps {
+                let mut applied = false;
+                for &(_, k) in &self.order[start..end] {
+                    applied |= self.resolve_one(bodies, &contacts[k], friction, dt, report);
+                }
+                if !applied {
+                    break;
                 }
             }
-            let Some(impulse) = inelastic_impulse(&p.k, &u, &p.n, friction) else {
-                continue;
-            };
-            p.apply_impulse(bodies, &impulse);
-            let u_after = u + p.k * impulse;
-            let w_normal = impulse.dot(&p.n) * 0.5 * (un + u_after.dot(&p.n));
-            let w_total = impulse.dot(&(0.5 * (u + u_after)));
-            report.dissipated_restitution -= w_normal;
-            report.dissipated_friction -= w_total - w_normal;
-            report.impulses += 1;
+            start = end;
         }
+    }
+
+    /// Apply the inelastic impulse at `c` if it approaches; returns whether it did.
+    fn resolve_one(
+        &self,
+        bodies: &mut [RigidBody],
+        c: &Contact,
+        friction: f64,
+        dt: f64,
+        report: &mut SolverReport,
+    ) -> bool {
+        let mut p = PreparedContact::new(bodies, c);
+        let u = p.relative_velocity(bodies);
+        let un = u.dot(&p.n);
+        if un >= 0.0 || (c.gap > 0.0 && c.gap + dt * un >= 0.0) {
+            return false;
+        }
+        // Which side moves: with one side frozen, the impulse's work is done on the other
+        // side alone, at that side's own contact-point velocity (not the relative one).
+        let mut moving: Option<(usize, Vec3, f64)> = None; // (body, lever arm, sign of P on it)
+        if let Some(b) = c.b {
+            let (la, lb) = (self.level[c.a], self.level[b]);
+            if la < lb {
+                freeze_a(&mut p);
+                moving = Some((b, p.r_b, -1.0));
+            } else if lb < la {
+                freeze_b(&mut p);
+                moving = Some((c.a, p.r_a, 1.0));
+            }
+        }
+        let Some(impulse) = inelastic_impulse(&p.k, &u, &p.n, friction) else {
+            return false;
+        };
+        // Velocity whose change the impulse works against: the moving body's contact point
+        // (one side frozen), else the relative velocity (ΔK = P·(u⁻ + u⁺)/2, eq. 16).
+        let point_velocity = |bodies: &[RigidBody]| match moving {
+            Some((i, r, _)) => bodies[i].velocity + bodies[i].angular_velocity.cross(&r),
+            None => p.relative_velocity(bodies),
+        };
+        let sign = moving.map_or(1.0, |m| m.2);
+        let v_before = point_velocity(bodies);
+        p.apply_impulse(bodies, &impulse);
+        let v_after = point_velocity(bodies);
+        let pw = sign * impulse;
+        let pn = pw.dot(&p.n) * p.n;
+        let w_normal = pn.dot(&(0.5 * (v_before + v_after)));
+        let w_total = pw.dot(&(0.5 * (v_before + v_after)));
+        report.dissipated_restitution -= w_normal;
+        report.dissipated_friction -= w_total - w_normal;
+        report.impulses += 1;
+        true
     }
 }
 
 /// Leave body a out of the contact's collision matrix (treat it as infinitely heavy).
-fn freeze_a(p: &mut PreparedContact, bodies: &[RigidBody]) {
-    let _ = bodies;
+fn freeze_a(p: &mut PreparedContact) {
     p.inv_mass_a = 0.0;
     p.inv_inertia_a = Mat3::zeros();
     let rb = crate::math::skew(&p.r_b);

@@ -14,8 +14,8 @@
 
 pub mod jolt;
 pub mod prepared;
-pub mod sqm;
 pub mod smm;
+pub mod sqm;
 
 use crate::body::RigidBody;
 use crate::collision::Contact;

@@ -27,16 +27,25 @@
 //!    sticking impulse leaves the cone (|p_t| > μ p_n) switches to *sliding* and the
 //!    island is solved again, until no contact switches (contacts only switch from
 //!    sticking to sliding, so this ends after at most one round per contact; also capped
-//!    at `max_iterations` rounds).
-//! 4. **Growth**: if the impulses make a contact that was not in the system approach,
-//!    it joins with u_n⁺ = 0 (it had no approach speed of its own to restore) and the
+//!    at `max_iterations` rounds). Sticking and Newton's law together can over-constrain
+//!    a body: a sphere touching floor and wall with e > 0 must keep the distance of its
+//!    two contact points, (u₂ − u₁)·(p₂ − p₁) = 0, which zero tangential velocity plus
+//!    bouncing normal velocities violate. So when the system is inconsistent, every
+//!    sticking contact of the island switches to sliding (frictionless if it does not
+//!    slip) and the island is solved again; if it is still inconsistent (the sliding
+//!    directions n + μd fail to span the normal targets), every sliding contact becomes
+//!    frictionless, and only if *that* system is inconsistent is it an error.
+//! 4. **Growth**: if the impulses make a contact that was not in the system approach
+//!    (faster than `tolerance` × the largest pre-impact approach speed), it joins with
+//!    the same Newton's law u_n⁺ = −e u_n⁻ on its own pre-impact normal velocity, and the
 //!    island is solved again (at most `max_iterations` rounds; hitting either cap sets
-//!    `hit_iteration_cap`).
+//!    `hit_iteration_cap`). Its u_n⁻ ≥ 0, so it may leave approaching at e·u_n⁻, but the
+//!    targets stay those of one law for every row, which keeps the system consistent.
 //! 5. **Check and apply**: the true residual ‖b − Aλ‖/‖b‖ must be below
 //!    √`tolerance`; a larger one means the system is singular *and inconsistent* (no
-//!    impulses satisfy all rows, e.g. redundant contacts with different restitution
-//!    targets), reported as [`SolverError::Diverged`] rather than applying a least-squares
-//!    or NaN answer. Otherwise the velocity changes are applied to the island's bodies.
+//!    impulses satisfy all rows), reported as [`SolverError::Diverged`] rather than
+//!    applying a least-squares or NaN answer. Otherwise the velocity changes are applied
+//!    to the island's bodies.
 //!
 //! **Friction rows.** The paper's rows (t − μ_t n)·p = 0, (q − μ_q n)·p = 0 (eq. 107)
 //! fix the tangential impulse to p_t = μ_t p_n, p_q = μ_q p_n. We read (μ_t, μ_q) as μ
@@ -49,9 +58,14 @@
 //! As in the paper the system is linear: impulses may pull (p_n < 0) when Newton's law
 //! at all contacts demands it (§7.2's SMM answer does).
 //!
-//! **Restitution** e applies per contact to its pre-impact approach speed; approach
-//! speeds not above `rest_velocity` get e = 0. (With redundant contacts whose approach
-//! speeds straddle `rest_velocity`, the targets may be inconsistent: step 5 reports it.)
+//! **Restitution.** Newton's law u_n⁺ = −e u_n⁻ at every row. By default
+//! ([`RestitutionRule::PerIsland`]) one e serves a whole island: `restitution` if any of
+//! its contacts approaches faster than `rest_velocity`, else 0. Then the targets
+//! −(1 + e) u_n⁻ are the normal velocities of a rigid motion (scaled), always in the range
+//! of W, so a frictionless system is never inconsistent, however redundant its contacts.
+//! [`RestitutionRule::PerContact`] decides e per contact as SQM and jolt do; corners of a
+//! box whose approach speeds straddle `rest_velocity` then get targets no rigid motion
+//! has, and step 5 reports the inconsistent system.
 //!
 //! Energy: with simultaneous impulses the kinetic-energy change is exactly
 //! Σ_i p_i·(u_i⁻ + u_i⁺)/2; normal parts are booked as restitution dissipation and
@@ -60,7 +74,10 @@
 
 use super::prepared::PreparedContact;
 use super::sqm::{approaching, resolvable};
-use super::{total_kinetic_energy, CollisionSolver, SolverContext, SolverError, SolverKind, SolverReport, TraceRow};
+use super::{
+    CollisionSolver, SolverContext, SolverError, SolverKind, SolverReport, TraceRow,
+    total_kinetic_energy,
+};
 use crate::body::RigidBody;
 use crate::math::Vec3;
 
@@ -93,9 +110,23 @@ impl Row {
     }
 }
 
+/// Which approach speed decides whether a contact gets e or 0 (`rest_velocity`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum RestitutionRule {
+    /// One e per island: `restitution` if any contact of the island approaches faster
+    /// than `rest_velocity`, else 0. Keeps the Newton targets consistent. Default.
+    #[default]
+    PerIsland,
+    /// Each contact by its own approach speed (as SQM and jolt do). Redundant contacts
+    /// whose approach speeds straddle `rest_velocity` then give an inconsistent system.
+    PerContact,
+}
+
 /// Simultaneous impulse solver; see the module doc.
 #[derive(Default)]
 pub struct SmmSolver {
+    /// How `rest_velocity` selects e (default: per island).
+    pub restitution_rule: RestitutionRule,
     prepared: Vec<PreparedContact>,
     /// Union-find parents over bodies.
     parent: Vec<usize>,
@@ -157,6 +188,13 @@ fn delta_u(dv: &[Vec3], dw: &[Vec3], c: &PreparedContact) -> Vec3 {
     du
 }
 
+/// Unit direction of the pre-impact slip u_t/|u_t|, if the contact slips.
+fn slip_direction(c: &PreparedContact, u0: &Vec3) -> Option<Vec3> {
+    let ut = u0 - c.n.dot(u0) * c.n;
+    let slip = ut.norm();
+    (slip > 1e-12 * u0.norm()).then(|| ut / slip)
+}
+
 /// The matrix-free impulse operator of one island: A λ = Cᵀ W B λ, with B the impulse
 /// parametrisation of each contact and C its rows (equal except for sliding contacts).
 struct Operator<'a> {
@@ -212,7 +250,14 @@ impl Operator<'_> {
 
 impl Krylov {
     fn resize(&mut self, n: usize) {
-        for v in [&mut self.x, &mut self.b, &mut self.r, &mut self.p, &mut self.q, &mut self.s] {
+        for v in [
+            &mut self.x,
+            &mut self.b,
+            &mut self.r,
+            &mut self.p,
+            &mut self.q,
+            &mut self.s,
+        ] {
             v.clear();
             v.resize(n, 0.0);
         }
@@ -263,7 +308,7 @@ impl Krylov {
         let mut ss = dot(s, s);
         let s0 = ss.sqrt();
         let mut it = 0;
-        while it < cap && dot(r, r).sqrt() > tol * b_norm && ss.sqrt() > tol * s0 {
+        while it < cap && dot(r, r).sqrt() > tol * b_norm && ss.sqrt() > 1e-3 * tol * s0 {
             op.apply(p, q, false);
             let qq = dot(q, q);
             if !(qq > 0.0 && qq.is_finite()) {
@@ -294,21 +339,40 @@ impl Krylov {
         if b_norm == 0.0 {
             return 0.0;
         }
-        b.iter().zip(q.iter()).map(|(bi, qi)| (bi - qi) * (bi - qi)).sum::<f64>().sqrt() / b_norm
+        b.iter()
+            .zip(q.iter())
+            .map(|(bi, qi)| (bi - qi) * (bi - qi))
+            .sum::<f64>()
+            .sqrt()
+            / b_norm
     }
 }
 
 impl SmmSolver {
+    pub fn new(restitution_rule: RestitutionRule) -> Self {
+        SmmSolver {
+            restitution_rule,
+            ..Default::default()
+        }
+    }
+
     /// Solve the current rows of one island: assign offsets, build b, run CG or CGLS and
-    /// check the residual.
-    fn solve_rows(&mut self, params: &super::SolverParams, report: &mut SolverReport) -> Result<(), SolverError> {
+    /// check the residual. `Err` describes a singular inconsistent (or non-finite) system.
+    fn solve_rows(
+        &mut self,
+        params: &super::SolverParams,
+        report: &mut SolverReport,
+    ) -> Result<(), String> {
         let mut n = 0;
         for row in &mut self.rows {
             row.offset = n;
             n += row.unknowns();
         }
         self.krylov.resize(n);
-        let symmetric = self.rows.iter().all(|r| !matches!(r.mode, Mode::Sliding { .. }));
+        let symmetric = self
+            .rows
+            .iter()
+            .all(|r| !matches!(r.mode, Mode::Sliding { .. }));
         for row in &self.rows {
             let c = &self.prepared[row.contact];
             let o = row.offset;
@@ -321,7 +385,9 @@ impl SmmSolver {
             }
         }
         // CG needs at most n iterations in exact arithmetic; the slack absorbs round-off.
-        let cap = params.max_iterations.saturating_add(u32::try_from(4 * n).unwrap_or(u32::MAX));
+        let cap = params
+            .max_iterations
+            .saturating_add(u32::try_from(4 * n).unwrap_or(u32::MAX));
         let mut op = Operator {
             prepared: &self.prepared,
             rows: &self.rows,
@@ -329,27 +395,29 @@ impl SmmSolver {
             dv: &mut self.dv,
             dw: &mut self.dw,
         };
-        let iterations =
-            if symmetric { self.krylov.cg(&mut op, cap, params.tolerance) } else { self.krylov.cgls(&mut op, cap, params.tolerance) };
+        let iterations = if symmetric {
+            self.krylov.cg(&mut op, cap, params.tolerance)
+        } else {
+            self.krylov.cgls(&mut op, cap, params.tolerance)
+        };
         let residual = self.krylov.residual(&mut op);
         report.iterations = report.iterations.saturating_add(iterations);
-        let diverged = |why: String| SolverError::Diverged { solver: SolverKind::Smm, why };
         if !(residual.is_finite() && self.krylov.x.iter().all(|v| v.is_finite())) {
-            return Err(diverged(format!(
-                "non-finite impulses in an island of {} bodies and {} contacts",
+            return Err(format!(
+                "non-finite impulses (singular and inconsistent, or badly scaled system) in an island of {} bodies and {} contacts",
                 self.island_bodies.len(),
                 self.rows.len()
-            )));
+            ));
         }
         if residual > params.tolerance.sqrt() {
-            return Err(diverged(format!(
+            return Err(format!(
                 "singular, inconsistent system in an island of {} bodies and {} contacts: relative residual {residual:.3e} \
                  after {iterations} {} iterations (no impulses satisfy every contact's row, e.g. redundant contacts with \
                  different restitution targets)",
                 self.island_bodies.len(),
                 self.rows.len(),
                 if symmetric { "CG" } else { "CGLS" }
-            )));
+            ));
         }
         if residual > params.tolerance {
             report.hit_iteration_cap = true;
@@ -372,19 +440,44 @@ impl SmmSolver {
             if pt_norm <= mu * pn + 1e-12 * (pn.abs() + pt_norm) {
                 continue;
             }
-            let ut = row.u0 - c.n.dot(&row.u0) * c.n;
-            let slip = ut.norm();
-            let d = if slip > 1e-12 * row.u0.norm() {
-                -ut / slip
-            } else if pt_norm > 0.0 {
-                pt / pt_norm
-            } else {
-                continue;
+            let d = match slip_direction(c, &row.u0) {
+                Some(s) => -s,
+                None if pt_norm > 0.0 => pt / pt_norm,
+                None => continue,
             };
             row.mode = Mode::Sliding { dir: c.n + mu * d };
             switched = true;
         }
         switched
+    }
+
+    /// Switch every sticking contact to sliding (or frictionless if it does not slip);
+    /// returns whether any was sticking.
+    fn release_sticking(&mut self, mu: f64) -> bool {
+        let mut any = false;
+        for row in self.rows.iter_mut().filter(|r| r.mode == Mode::Sticking) {
+            let c = &self.prepared[row.contact];
+            row.mode = match slip_direction(c, &row.u0) {
+                Some(s) => Mode::Sliding { dir: c.n - mu * s },
+                None => Mode::Frictionless,
+            };
+            any = true;
+        }
+        any
+    }
+
+    /// Switch every sliding contact to frictionless; returns whether any was sliding.
+    fn release_sliding(&mut self) -> bool {
+        let mut any = false;
+        for row in self
+            .rows
+            .iter_mut()
+            .filter(|r| matches!(r.mode, Mode::Sliding { .. }))
+        {
+            row.mode = Mode::Frictionless;
+            any = true;
+        }
+        any
     }
 
     /// Resolve one island whose contacts are `island` (indices into `prepared`).
@@ -411,9 +504,14 @@ impl SmmSolver {
         for &k in &self.island_bodies {
             self.body_mark[k] = false;
         }
-        let initial_mode = if params.friction > 0.0 { Mode::Sticking } else { Mode::Frictionless };
+        let initial_mode = if params.friction > 0.0 {
+            Mode::Sticking
+        } else {
+            Mode::Frictionless
+        };
         // Step 2: the contacts approaching before the impact.
         self.rows.clear();
+        let mut v_ref: f64 = 0.0;
         for k in island.clone() {
             let ci = self.order[k].1;
             let c = &self.prepared[ci];
@@ -422,18 +520,45 @@ impl SmmSolver {
             if !u0.iter().all(|v| v.is_finite()) {
                 return Err(SolverError::Diverged {
                     solver: SolverKind::Smm,
-                    why: format!("non-finite relative velocity at contact {ci} (body {})", c.a),
+                    why: format!(
+                        "non-finite relative velocity at contact {ci} (body {})",
+                        c.a
+                    ),
                 });
             }
-            if resolvable(c) && approaching(c, un, dt) {
-                let approach = -un;
-                let e = if approach > params.rest_velocity { params.restitution } else { 0.0 };
+            if resolvable(c) && approaching(c, un, dt, 0.0) {
+                v_ref = v_ref.max(-un);
                 self.in_system[ci] = true;
-                self.rows.push(Row { contact: ci, mode: initial_mode, offset: 0, u0, target_n: e * approach });
+                self.rows.push(Row {
+                    contact: ci,
+                    mode: initial_mode,
+                    offset: 0,
+                    u0,
+                    target_n: 0.0,
+                });
             }
         }
         if self.rows.is_empty() {
             return Ok(());
+        }
+        // Restitution (see "Restitution" in the module doc).
+        let e_island = if v_ref > params.rest_velocity {
+            params.restitution
+        } else {
+            0.0
+        };
+        let rule = self.restitution_rule;
+        // Newton's law u_n⁺ = −e u_n⁻   (eqs. 83, 103-106)
+        let target = move |un0: f64| -> f64 {
+            let e = match rule {
+                RestitutionRule::PerIsland => e_island,
+                RestitutionRule::PerContact if -un0 > params.rest_velocity => params.restitution,
+                RestitutionRule::PerContact => 0.0,
+            };
+            -e * un0
+        };
+        for row in &mut self.rows {
+            row.target_n = target(self.prepared[row.contact].n.dot(&row.u0));
         }
 
         let mut growth_rounds = 0;
@@ -441,14 +566,29 @@ impl SmmSolver {
             // Step 3: friction active set.
             let mut friction_rounds = 0;
             loop {
-                self.solve_rows(params, report)?;
                 friction_rounds += 1;
+                if let Err(why) = self.solve_rows(params, report) {
+                    // Sticking plus Newton's law can over-constrain a body, and sliding
+                    // directions can fail to span the normal targets (see the module doc):
+                    // fall back to sliding, then to frictionless rows.
+                    if self.release_sticking(params.friction) || self.release_sliding() {
+                        continue;
+                    }
+                    return Err(SolverError::Diverged {
+                        solver: SolverKind::Smm,
+                        why,
+                    });
+                }
                 if params.friction == 0.0 || !self.update_friction_modes(params.friction) {
                     break;
                 }
                 if friction_rounds >= params.max_iterations {
                     // The modes changed after the last solve: solve once more with them.
-                    self.solve_rows(params, report)?;
+                    self.solve_rows(params, report)
+                        .map_err(|why| SolverError::Diverged {
+                            solver: SolverKind::Smm,
+                            why,
+                        })?;
                     report.hit_iteration_cap = true;
                     break;
                 }
@@ -464,9 +604,18 @@ impl SmmSolver {
                 }
                 let u0 = c.relative_velocity(bodies);
                 let un_after = (u0 + delta_u(&self.dv, &self.dw, c)).dot(&c.n);
-                if approaching(c, un_after, dt) {
+                // Round-off approach speeds (below tolerance × the largest approach speed
+                // before the impact) do not count.
+                if approaching(c, un_after, dt, params.tolerance * v_ref) {
                     self.in_system[ci] = true;
-                    self.rows.push(Row { contact: ci, mode: initial_mode, offset: 0, u0, target_n: 0.0 });
+                    let target_n = target(c.n.dot(&u0));
+                    self.rows.push(Row {
+                        contact: ci,
+                        mode: initial_mode,
+                        offset: 0,
+                        u0,
+                        target_n,
+                    });
                     grew = true;
                 }
             }
@@ -476,7 +625,11 @@ impl SmmSolver {
             growth_rounds += 1;
             if growth_rounds >= params.max_iterations {
                 report.hit_iteration_cap = true;
-                self.solve_rows(params, report)?;
+                self.solve_rows(params, report)
+                    .map_err(|why| SolverError::Diverged {
+                        solver: SolverKind::Smm,
+                        why,
+                    })?;
                 self.accumulate_solution();
                 break;
             }
@@ -542,9 +695,16 @@ impl CollisionSolver for SmmSolver {
     }
 
     fn resolve(&mut self, ctx: SolverContext<'_>) -> Result<SolverReport, SolverError> {
-        let SolverContext { bodies, contacts, params, dt, mut trace } = ctx;
+        let SolverContext {
+            bodies,
+            contacts,
+            params,
+            dt,
+            mut trace,
+        } = ctx;
         self.prepared.clear();
-        self.prepared.extend(contacts.iter().map(|c| PreparedContact::new(bodies, c)));
+        self.prepared
+            .extend(contacts.iter().map(|c| PreparedContact::new(bodies, c)));
         let nb = bodies.len();
         self.dv.clear();
         self.dv.resize(nb, Vec3::zeros());
@@ -570,7 +730,11 @@ impl CollisionSolver for SmmSolver {
         }
         self.order.clear();
         for (ci, c) in self.prepared.iter().enumerate() {
-            let body = if dynamic(c.a) { Some(c.a) } else { c.b.filter(|&b| dynamic(b)) };
+            let body = if dynamic(c.a) {
+                Some(c.a)
+            } else {
+                c.b.filter(|&b| dynamic(b))
+            };
             if let Some(body) = body {
                 let root = find(&mut self.parent, body);
                 self.order.push((root, ci));
@@ -586,7 +750,14 @@ impl CollisionSolver for SmmSolver {
             while end < self.order.len() && self.order[end].0 == root {
                 end += 1;
             }
-            self.resolve_island(bodies, start..end, params, dt, &mut report, trace.as_deref_mut())?;
+            self.resolve_island(
+                bodies,
+                start..end,
+                params,
+                dt,
+                &mut report,
+                trace.as_deref_mut(),
+            )?;
             start = end;
         }
         Ok(report)

@@ -17,7 +17,9 @@
 //! 4. **Update** the velocities of the two bodies, then recompute u_n of every contact that
 //!    shares a dynamic body with the resolved one and re-key it in ψ (insert it if it now
 //!    approaches, remove it if it no longer does). Contacts elsewhere are untouched.
-//! 5. **Repeat** 3-4 until ψ is empty (no contact approaches) or the iteration cap
+//! 5. **Repeat** 3-4 until ψ is empty (no contact approaches faster than
+//!    `tolerance` × the largest approach speed before the first impulse: sequential
+//!    impulses on a resting pile only converge geometrically) or the iteration cap
 //!    `max_iterations × (number of contacts)` pops is reached; the cap is reported in
 //!    [`SolverReport::hit_iteration_cap`]. The paper notes SQM may not terminate in
 //!    special cases (its ref. [16]); the cap keeps the step bounded.
@@ -56,9 +58,12 @@
 //! and the ledger must show it).
 
 use super::prepared::PreparedContact;
-use super::{total_kinetic_energy, CollisionSolver, SolverContext, SolverError, SolverKind, SolverReport, TraceRow};
+use super::{
+    CollisionSolver, SolverContext, SolverError, SolverKind, SolverReport, TraceRow,
+    total_kinetic_energy,
+};
 use crate::body::RigidBody;
-use crate::math::Vec3;
+use crate::math::{Mat3, Vec3};
 
 /// Which approach speed Newton's law restores when a contact approaches again within
 /// the same step (see the module doc).
@@ -79,6 +84,8 @@ pub struct SqmSolver {
     /// Restitution rule for contacts that approach again (default: paper's eq. 72).
     pub reapproach: Reapproach,
     prepared: Vec<PreparedContact>,
+    /// K⁻¹ of each contact (only with friction), for the sticking impulse of eq. 8.
+    k_inv: Vec<Option<Mat3>>,
     /// Approach speed −u_n at each contact's first pop this step (0 = not popped yet).
     first_approach: Vec<f64>,
     /// Per-body contact adjacency in CSR form: contacts of body k are
@@ -90,7 +97,10 @@ pub struct SqmSolver {
 
 impl SqmSolver {
     pub fn new(reapproach: Reapproach) -> Self {
-        SqmSolver { reapproach, ..Default::default() }
+        SqmSolver {
+            reapproach,
+            ..Default::default()
+        }
     }
 }
 
@@ -192,10 +202,11 @@ impl ContactHeap {
     }
 }
 
-/// Whether a contact with normal velocity `un` must be resolved: it approaches and either
-/// overlaps or, if speculative (gap > 0), would close its gap within the step.
-pub(crate) fn approaching(c: &PreparedContact, un: f64, dt: f64) -> bool {
-    un < 0.0 && (c.gap <= 0.0 || c.gap + dt * un < 0.0)
+/// Whether a contact with normal velocity `un` must be resolved: it approaches faster
+/// than `threshold` (≥ 0) and either overlaps or, if speculative (gap > 0), would close
+/// its gap within the step.
+pub(crate) fn approaching(c: &PreparedContact, un: f64, dt: f64, threshold: f64) -> bool {
+    un < -threshold && (c.gap <= 0.0 || c.gap + dt * un < 0.0)
 }
 
 /// Whether a contact can receive an impulse at all (at least one dynamic body).
@@ -205,7 +216,14 @@ pub(crate) fn resolvable(c: &PreparedContact) -> bool {
 
 /// Single-point SQM impulse (paper 000, eqs. 71-76) bringing the normal velocity from
 /// `un` to `target_n` with Coulomb friction `mu`; `u` is the relative velocity.
-fn sqm_impulse(c: &PreparedContact, u: &Vec3, un: f64, target_n: f64, mu: f64) -> Vec3 {
+fn sqm_impulse(
+    c: &PreparedContact,
+    k_inv: Option<&Mat3>,
+    u: &Vec3,
+    un: f64,
+    target_n: f64,
+    mu: f64,
+) -> Vec3 {
     let n = c.n;
     let knn = n.dot(&(c.k * n));
     let frictionless = (target_n - un) / knn * n;
@@ -214,9 +232,10 @@ fn sqm_impulse(c: &PreparedContact, u: &Vec3, un: f64, target_n: f64, mu: f64) -
     }
     // Static friction: u⁺ = −e u_n⁻ n (eqs. 72-73), p = K⁻¹ (u⁺ − u⁻)   (eq. 8)
     let du = target_n * n - u;
-    let Some(p_stick) = c.k.cholesky().map(|ch| ch.solve(&du)) else {
+    let Some(k_inv) = k_inv else {
         return frictionless;
     };
+    let p_stick = k_inv * du;
     let pn = p_stick.dot(&n);
     let pt = p_stick - pn * n;
     let pt_norm = pt.norm();
@@ -251,25 +270,69 @@ impl CollisionSolver for SqmSolver {
     }
 
     fn resolve(&mut self, ctx: SolverContext<'_>) -> Result<SolverReport, SolverError> {
-        let SolverContext { bodies, contacts, params, dt, mut trace } = ctx;
-        let SqmSolver { reapproach, prepared, first_approach, adjacency_start, adjacency, heap } = self;
+        let SolverContext {
+            bodies,
+            contacts,
+            params,
+            dt,
+            mut trace,
+        } = ctx;
+        let SqmSolver {
+            reapproach,
+            prepared,
+            k_inv,
+            first_approach,
+            adjacency_start,
+            adjacency,
+            heap,
+        } = self;
         let n_contacts = contacts.len();
         prepared.clear();
         prepared.extend(contacts.iter().map(|c| PreparedContact::new(bodies, c)));
+        k_inv.clear();
+        if params.friction > 0.0 {
+            // K is symmetric positive definite when a body is dynamic (eq. 9).
+            k_inv.extend(
+                prepared
+                    .iter()
+                    .map(|c| c.k.cholesky().map(|ch| ch.inverse())),
+            );
+        }
         first_approach.clear();
         first_approach.resize(n_contacts, 0.0);
         build_adjacency(bodies, prepared, adjacency_start, adjacency);
         heap.reset(n_contacts);
         let mut report = SolverReport::default();
 
-        let diverged = |why: String| SolverError::Diverged { solver: SolverKind::Sqm, why };
+        let diverged = |why: String| SolverError::Diverged {
+            solver: SolverKind::Sqm,
+            why,
+        };
+        // Convergence: a contact counts as approaching only if faster than
+        // tolerance × (largest approach speed before the first impulse). Without it a
+        // resting pile converges only geometrically towards u_n = 0 and never stops.
+        let mut v_ref: f64 = 0.0;
+        for c in prepared.iter().filter(|c| resolvable(c)) {
+            let un = c.relative_velocity(bodies).dot(&c.n);
+            if approaching(c, un, dt, 0.0) {
+                v_ref = v_ref.max(-un);
+            }
+        }
+        let threshold = params.tolerance * v_ref;
         // Re-key contact `ci` from the current velocities (step 4).
-        let rekey = |heap: &mut ContactHeap, bodies: &[RigidBody], c: &PreparedContact, ci: usize| -> Result<(), SolverError> {
+        let rekey = |heap: &mut ContactHeap,
+                     bodies: &[RigidBody],
+                     c: &PreparedContact,
+                     ci: usize|
+         -> Result<(), SolverError> {
             let un = c.relative_velocity(bodies).dot(&c.n);
             if !un.is_finite() {
-                return Err(diverged(format!("non-finite relative normal velocity at contact {ci} (body {})", c.a)));
+                return Err(diverged(format!(
+                    "non-finite relative normal velocity at contact {ci} (body {})",
+                    c.a
+                )));
             }
-            if approaching(c, un, dt) {
+            if approaching(c, un, dt, threshold) {
                 heap.set(ci, un);
             } else {
                 heap.remove(ci);
@@ -298,7 +361,13 @@ impl CollisionSolver for SqmSolver {
             if first_pop {
                 first_approach[ci] = approach;
             }
-            let e = |speed: f64| if speed > params.rest_velocity { params.restitution } else { 0.0 };
+            let e = |speed: f64| {
+                if speed > params.rest_velocity {
+                    params.restitution
+                } else {
+                    0.0
+                }
+            };
             // Target normal velocity u_n⁺ (eq. 72; see "Restitution on re-approach").
             let target_n = match reapproach {
                 Reapproach::Newton => e(approach) * approach,
@@ -306,9 +375,19 @@ impl CollisionSolver for SqmSolver {
                 Reapproach::Plastic if first_pop => e(approach) * approach,
                 Reapproach::Plastic => 0.0,
             };
-            let p = sqm_impulse(c, &u, un, target_n, params.friction);
+            let p = sqm_impulse(
+                c,
+                k_inv.get(ci).and_then(Option::as_ref),
+                &u,
+                un,
+                target_n,
+                params.friction,
+            );
             if !p.iter().all(|x| x.is_finite()) {
-                return Err(diverged(format!("non-finite impulse at contact {ci} (body {})", c.a)));
+                return Err(diverged(format!(
+                    "non-finite impulse at contact {ci} (body {})",
+                    c.a
+                )));
             }
             c.apply_impulse(bodies, &p);
             let u_after = u + c.k * p;
@@ -333,12 +412,22 @@ impl CollisionSolver for SqmSolver {
             }
             report.impulses = report.impulses.saturating_add(1);
             // Step 4: re-key the contacts sharing a dynamic body with this one (itself
-            // included); a contact between the same two bodies is visited twice, harmlessly.
+            // included); b's contacts that also touch a were already re-keyed with a's.
             for body in [Some(c.a), c.b].into_iter().flatten() {
-                let (lo, hi) = (adjacency_start[body] as usize, adjacency_start[body + 1] as usize);
+                let (lo, hi) = (
+                    adjacency_start[body] as usize,
+                    adjacency_start[body + 1] as usize,
+                );
                 for &cj in &adjacency[lo..hi] {
                     let cj = cj as usize;
-                    rekey(heap, bodies, &prepared[cj], cj)?;
+                    let other = &prepared[cj];
+                    if body != c.a
+                        && (other.a == c.a || other.b == Some(c.a))
+                        && !bodies[c.a].is_static()
+                    {
+                        continue;
+                    }
+                    rekey(heap, bodies, other, cj)?;
                 }
             }
         }
@@ -349,12 +438,21 @@ impl CollisionSolver for SqmSolver {
 
 /// Per-body contact lists (CSR) over dynamic bodies, by counting sort: no allocation once
 /// the buffers have grown.
-fn build_adjacency(bodies: &[RigidBody], prepared: &[PreparedContact], start: &mut Vec<u32>, adj: &mut Vec<u32>) {
+fn build_adjacency(
+    bodies: &[RigidBody],
+    prepared: &[PreparedContact],
+    start: &mut Vec<u32>,
+    adj: &mut Vec<u32>,
+) {
     start.clear();
     start.resize(bodies.len() + 1, 0);
     let dynamic = |k: usize| !bodies[k].is_static();
     for c in prepared {
-        for body in [Some(c.a), c.b].into_iter().flatten().filter(|&k| dynamic(k)) {
+        for body in [Some(c.a), c.b]
+            .into_iter()
+            .flatten()
+            .filter(|&k| dynamic(k))
+        {
             start[body + 1] += 1;
         }
     }
@@ -365,7 +463,11 @@ fn build_adjacency(bodies: &[RigidBody], prepared: &[PreparedContact], start: &m
     adj.resize(start[bodies.len()] as usize, 0);
     // Fill from the back so each list keeps increasing contact order.
     for (ci, c) in prepared.iter().enumerate().rev() {
-        for body in [Some(c.a), c.b].into_iter().flatten().filter(|&k| dynamic(k)) {
+        for body in [Some(c.a), c.b]
+            .into_iter()
+            .flatten()
+            .filter(|&k| dynamic(k))
+        {
             start[body + 1] -= 1;
             adj[start[body + 1] as usize] = ci as u32;
         }
@@ -386,7 +488,14 @@ mod tests {
     fn heap_pops_in_key_order_after_rekeying_and_removal() {
         let mut h = ContactHeap::default();
         h.reset(6);
-        for (c, k) in [(0, -1.0), (1, -5.0), (2, -3.0), (3, -3.0), (4, 2.0), (5, -4.0)] {
+        for (c, k) in [
+            (0, -1.0),
+            (1, -5.0),
+            (2, -3.0),
+            (3, -3.0),
+            (4, 2.0),
+            (5, -4.0),
+        ] {
             h.set(c, k);
         }
         h.set(1, 0.5); // re-key the minimum upwards

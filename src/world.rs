@@ -3,8 +3,9 @@
 //! One step of length h, in named phases (the same names label the benchmark's columns):
 //! 1. **detect**: broad phase, then narrow phase → contacts at the current positions xₙ;
 //! 2. **integrate velocities**: v⁻ = vₙ + h (g + F/m), ω⁻ from the rotation integrator;
-//! 3. **resolve**: the collision solver turns v⁻, ω⁻ into v⁺, ω⁺ (and may project
-//!    positions);
+//! 3. **resolve collisions**: the collision solver turns v⁻, ω⁻ into v⁺, ω⁺ (and may
+//!    project positions); then **resolve contacts**: the shock-propagation pass settles
+//!    what the solver left approaching (`dynamics::contact_pass`);
 //! 4. **integrate positions**: xₙ₊₁ = xₙ + h v⁺ (semi-implicit Euler), orientation by the
 //!    rotation integrator;
 //! 5. **measure energy**: the ledger books the solver's dissipation and the integration
@@ -13,6 +14,7 @@
 use crate::body::RigidBody;
 use crate::collision::{CollisionPipeline, Contact};
 use crate::container::Container;
+use crate::dynamics::contact_pass::ContactPass;
 use crate::dynamics::rotation::RotationIntegrator;
 use crate::dynamics::solver::{
     CollisionSolver, SolverContext, SolverError, SolverKind, SolverParams, SolverReport, TraceRow,
@@ -27,6 +29,7 @@ pub struct PhaseTimes {
     pub broad_phase: Duration,
     pub narrow_phase: Duration,
     pub solve: Duration,
+    pub contact_pass: Duration,
     pub integrate: Duration,
     pub measure: Duration,
 }
@@ -66,6 +69,7 @@ pub struct World {
     pub trace: Vec<TraceRow>,
     solver: Box<dyn CollisionSolver>,
     collision: CollisionPipeline,
+    contact_pass: ContactPass,
 }
 
 impl World {
@@ -95,6 +99,7 @@ impl World {
             trace: Vec::new(),
             solver: solver.create()?,
             collision: CollisionPipeline::default(),
+            contact_pass: ContactPass::default(),
         })
     }
 
@@ -222,7 +227,7 @@ impl World {
         if recording {
             self.trace.clear();
         }
-        let report = self.solver.resolve(SolverContext {
+        let mut report = self.solver.resolve(SolverContext {
             bodies: &mut self.bodies,
             contacts: &self.contacts,
             params: &self.params,
@@ -233,6 +238,17 @@ impl World {
                 None
             },
         })?;
+        let t3a = Instant::now();
+        // 3b. resolve contacts (shock propagation), only what the solver left approaching
+        if self.params.contact_pass {
+            self.contact_pass.run(
+                &mut self.bodies,
+                &self.contacts,
+                self.params.friction,
+                h,
+                &mut report,
+            );
+        }
         let t3 = Instant::now();
         let pe_after_solve = self.energies().2;
 
@@ -277,7 +293,8 @@ impl World {
         self.last_times = PhaseTimes {
             broad_phase: t1 - t0,
             narrow_phase: t2 - t1,
-            solve: t3 - t2,
+            solve: t3a - t2,
+            contact_pass: t3 - t3a,
             integrate: t4 - t3,
             measure: t5 - t4,
         };

@@ -203,3 +203,84 @@ fn removed_wall_and_divider_stop_acting() {
     w.containers[0] = box_([true; 4], false);
     assert!(w.detect().is_empty(), "divider removed: no contact");
 }
+
+/// An ellipsoid leaning into a hopper's cone wall: the contact (SAGI, paper 002 A3) must
+/// agree with dense sampling of the ellipsoid surface — the deepest penetration into the
+/// cone and the inward cone normal there.
+#[test]
+fn ellipsoid_on_cone_wall_matches_dense_sampling() {
+    let (r0, r1, height) = (1.0, 3.0, 2.0);
+    let mut w = world();
+    w.add_container(Container::Hopper {
+        base: Vec3::zeros(),
+        bottom_radius: r0,
+        top_radius: r1,
+        height,
+    });
+    let semi = Vec3::new(0.5, 0.4, 0.3);
+    let q = Quat::from_euler_angles(0.3, -0.2, 0.9);
+    // Centre at height 1 (cone radius 2 there), pushed out towards the wall.
+    let centre = Vec3::new(1.55, 0.2, 1.0);
+    w.add_body(RigidBody::new(
+        &Shape::Ellipsoid { semi_axes: semi },
+        1000.0,
+        centre,
+        q,
+    ));
+    let contacts = w.detect().to_vec();
+    assert_eq!(
+        contacts.len(),
+        1,
+        "one contact with the cone wall: {contacts:#?}"
+    );
+    let c = &contacts[0];
+
+    // Independent: signed distance of surface samples to the cone surface (> 0 inside).
+    let l = (height * height + (r1 - r0) * (r1 - r0)).sqrt();
+    let dist = |p: Vec3| {
+        let rho = (p.x * p.x + p.y * p.y).sqrt();
+        height / l * (r0 + (r1 - r0) * p.z / height - rho)
+    };
+    let mut deepest = f64::INFINITY;
+    let mut at = Vec3::zeros();
+    let n = 1200;
+    for i in 0..=n {
+        let theta = std::f64::consts::PI * i as f64 / n as f64;
+        for j in 0..2 * n {
+            let phi = std::f64::consts::PI * j as f64 / n as f64;
+            let local = Vec3::new(
+                semi.x * theta.sin() * phi.cos(),
+                semi.y * theta.sin() * phi.sin(),
+                semi.z * theta.cos(),
+            );
+            let p = centre + q * local;
+            let d = dist(p);
+            if d < deepest {
+                deepest = d;
+                at = p;
+            }
+        }
+    }
+    assert!(deepest < 0.0, "the set-up must penetrate the wall");
+    // The grid's spacing (~1.3e-3 m) bounds the sampled depth error quadratically.
+    assert!(
+        (c.gap - deepest).abs() < 1e-5,
+        "gap {} vs sampled {deepest}",
+        c.gap
+    );
+    // The contact point is midway between the surfaces: the ellipsoid's deepest point is
+    // point + (gap/2) n.
+    let deepest_point = c.point + 0.5 * c.gap * c.normal;
+    assert!(
+        (deepest_point - at).norm() < 5e-3,
+        "deepest point {deepest_point:?} vs sampled {at:?}"
+    );
+    let rho_hat = Vec3::new(at.x, at.y, 0.0).normalize();
+    let inward = (-height * rho_hat + Vec3::new(0.0, 0.0, r1 - r0)) / l;
+    assert!(
+        (c.normal - inward).norm() < 5e-3,
+        "normal {:?} vs inward cone normal {inward:?}",
+        c.normal
+    );
+    assert_eq!(c.b, None);
+}

@@ -783,7 +783,6 @@ fn readme_examples_are_valid_scenes() {
 }
 
 #[test]
-#[ignore = "needs Shape::principal (shapes helper, merged on main): un-ignore after merging"]
 fn world_builds_every_body_of_the_fixture() {
     let scene = parse_scene(&fixture(), FILE).unwrap();
     let placed = scene.expand_bodies().unwrap();

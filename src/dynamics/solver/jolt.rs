@@ -10,7 +10,8 @@
 //!    against a static surface (eq. B.11); for rigid bodies it is 1/(nᵀ K n) with the
 //!    collision matrix K (paper 000, eq. 9), which reduces to it for central contacts.
 //! 2. Sweep again while any contact still approaches (a jolt at one contact can make a
-//!    neighbour approach), up to `max_iterations` sweeps. Restitution acts on the
+//!    neighbour approach), up to `max_iterations` sweeps; "approaches" means faster than
+//!    `tolerance` × the fastest approach at the start of the step. Restitution acts on the
 //!    approach speed first seen in this step, so a contact bounced once is not bounced
 //!    again; approach speeds below `rest_velocity` get e = 0 (resting contact).
 //! 3. Position projection (eqs. 5.27-5.28, B.17-B.18): each overlapping pair moves apart
@@ -55,6 +56,14 @@ impl CollisionSolver for JoltSolver {
         self.approach.resize(contacts.len(), 0.0);
         let mut report = SolverReport::default();
 
+        // Convergence: stop when no contact approaches faster than `tolerance` times the
+        // fastest approach at the start of the step.
+        let v_scale = self
+            .prepared
+            .iter()
+            .map(|c| -c.relative_velocity(bodies).dot(&c.n))
+            .fold(0.0, f64::max);
+        let v_tol = params.tolerance * v_scale;
         for sweep in 1..=params.max_iterations {
             report.iterations = sweep;
             let mut applied = false;
@@ -66,7 +75,7 @@ impl CollisionSolver for JoltSolver {
             {
                 let u = c.relative_velocity(bodies);
                 let un = u.dot(&c.n);
-                if un >= 0.0 || (c.gap > 0.0 && c.gap + dt * un >= 0.0) {
+                if un >= -v_tol || (c.gap > 0.0 && c.gap + dt * un >= 0.0) {
                     continue;
                 }
                 if *approach == 0.0 {

@@ -113,6 +113,10 @@ pub struct SolverParams {
     /// Approach speeds (m/s) below this are treated as resting contact: restitution is not
     /// applied (prevents jitter of resting piles). Default: 0 (always apply e).
     pub rest_velocity: f64,
+    /// Run the shock-propagation contact pass after the solver (Guendelman et al. 2003,
+    /// see `dynamics::contact_pass`), so that piles come to rest. It touches only
+    /// contacts the solver left approaching. Default: true.
+    pub contact_pass: bool,
 }
 
 impl Default for SolverParams {
@@ -125,6 +129,7 @@ impl Default for SolverParams {
             max_iterations: 100,
             tolerance: 1e-8,
             rest_velocity: 0.0,
+            contact_pass: true,
         }
     }
 }

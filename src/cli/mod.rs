@@ -1,0 +1,351 @@
+//! Command-line interface: argument parsing and the `run`, `validate` and `scenes`
+//! commands. Everything physical is delegated to the library core.
+
+use clap::{Args, Parser, Subcommand};
+use impulse_lab::World;
+use impulse_lab::dynamics::solver::SolverKind;
+use impulse_lab::energy::EnergySample;
+use impulse_lab::scene::{self, Scene};
+use serde::Serialize;
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// The scene `cargo run` opens when no command is given.
+pub const DEFAULT_SCENE: &str = "pour_mixed";
+
+#[derive(Parser)]
+#[command(
+    name = "impulse-lab",
+    version,
+    about = "Rigid-body collision methods sandbox (ETM, SQM, SMM, jolt, CCP, MDP)"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run a scene headless and write its energy trace and final state.
+    Run(RunArgs),
+    /// Check a scene file and report the first problem with file, line and field.
+    Validate {
+        /// Scene file, or the name of a bundled scene (see `impulse-lab scenes`).
+        scene: String,
+    },
+    /// List the bundled scenes with a one-line description.
+    Scenes,
+}
+
+#[derive(Args)]
+struct RunArgs {
+    /// Scene file, or the name of a bundled scene (see `impulse-lab scenes`).
+    scene: String,
+    /// Collision method: etm, sqm, smm, jolt, ccp or mdp (default: the scene's).
+    #[arg(long)]
+    solver: Option<SolverKind>,
+    /// Number of steps to run.
+    #[arg(long, conflicts_with = "duration")]
+    steps: Option<u64>,
+    /// Simulated time to run (s); default: the scene's duration.
+    #[arg(long)]
+    duration: Option<f64>,
+    /// Time step (s).
+    #[arg(long)]
+    dt: Option<f64>,
+    /// Coefficient of restitution e in [0, 1].
+    #[arg(long)]
+    restitution: Option<f64>,
+    /// Friction coefficient μ ≥ 0.
+    #[arg(long)]
+    friction: Option<f64>,
+    /// ETM's λ ≥ 1 (paper 000, eq. 62).
+    #[arg(long)]
+    lambda: Option<f64>,
+    /// Position-projection factor k_p in [0, 1] (paper 001).
+    #[arg(long)]
+    kp: Option<f64>,
+    /// Write the per-step energy trace (CSV) here.
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Write the final state of every body (JSON) here.
+    #[arg(long)]
+    final_state: Option<PathBuf>,
+}
+
+/// A failure with its exit code: 2 for invalid input, 1 for a run-time failure.
+pub struct Failure {
+    pub code: u8,
+    pub message: String,
+}
+
+impl Failure {
+    fn invalid(message: impl Into<String>) -> Self {
+        Failure {
+            code: 2,
+            message: message.into(),
+        }
+    }
+    fn runtime(message: impl Into<String>) -> Self {
+        Failure {
+            code: 1,
+            message: message.into(),
+        }
+    }
+}
+
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Some(Command::Run(args)) => run(args),
+        Some(Command::Validate { scene }) => validate(&scene),
+        Some(Command::Scenes) => list_scenes(),
+        None => run(RunArgs {
+            scene: DEFAULT_SCENE.into(),
+            solver: None,
+            steps: None,
+            duration: None,
+            dt: None,
+            restitution: None,
+            friction: None,
+            lambda: None,
+            kp: None,
+            out: None,
+            final_state: None,
+        }),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(f) => {
+            eprintln!("impulse-lab: {}", f.message);
+            ExitCode::from(f.code)
+        }
+    }
+}
+
+/// Directory of the bundled scenes: `./scenes` if present, else the source tree's.
+fn scenes_dir() -> PathBuf {
+    let local = PathBuf::from("scenes");
+    if local.is_dir() {
+        local
+    } else {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes")
+    }
+}
+
+/// A path as given, or the bundled scene of that name.
+fn resolve_scene(name: &str) -> PathBuf {
+    let p = PathBuf::from(name);
+    if p.exists() || name.ends_with(".ron") || name.contains('/') {
+        return p;
+    }
+    scenes_dir().join(format!("{name}.ron"))
+}
+
+fn load(name: &str) -> Result<Scene, Failure> {
+    let path = resolve_scene(name);
+    if !path.exists() {
+        return Err(Failure::invalid(format!(
+            "{}: no such scene file (bundled scenes: `impulse-lab scenes`)",
+            path.display()
+        )));
+    }
+    scene::load_scene(&path).map_err(|e| Failure::invalid(e.to_string()))
+}
+
+fn validate(name: &str) -> Result<(), Failure> {
+    let scene = load(name)?;
+    let bodies = scene
+        .expand_bodies()
+        .map_err(|e| Failure::invalid(e.to_string()))?;
+    println!(
+        "{}: ok ({} bodies, {} containers)",
+        resolve_scene(name).display(),
+        bodies.len(),
+        scene.containers.len()
+    );
+    Ok(())
+}
+
+fn list_scenes() -> Result<(), Failure> {
+    let dir = scenes_dir();
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .map_err(|e| Failure::runtime(format!("{}: {e}", dir.display())))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "ron"))
+        .collect();
+    entries.sort();
+    for p in entries {
+        let name = p
+            .file_stem()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .into_owned();
+        match scene::load_scene(&p) {
+            Ok(s) => println!("{name:<28} {}", s.description),
+            Err(e) => println!("{name:<28} (invalid: {e})"),
+        }
+    }
+    Ok(())
+}
+
+/// Create an output file now, so an unwritable path fails before any simulation work.
+fn create_output(path: &Path) -> Result<BufWriter<File>, Failure> {
+    File::create(path)
+        .map(BufWriter::new)
+        .map_err(|e| Failure::invalid(format!("{}: cannot write output: {e}", path.display())))
+}
+
+fn run(args: RunArgs) -> Result<(), Failure> {
+    let scene = load(&args.scene)?;
+    let mut world = scene
+        .build_world()
+        .map_err(|e| Failure::invalid(e.to_string()))?;
+    apply_overrides(&mut world, &args)?;
+    let steps = match (args.steps, args.duration) {
+        (Some(n), _) => n,
+        (None, d) => {
+            let d = d.unwrap_or(scene.duration);
+            if !(d.is_finite() && d >= 0.0) {
+                return Err(Failure::invalid(format!(
+                    "--duration must be finite and ≥ 0, got {d}"
+                )));
+            }
+            (d / world.dt).round() as u64
+        }
+    };
+    let mut trace = args
+        .out
+        .as_deref()
+        .map(create_output)
+        .transpose()?
+        .map(csv::Writer::from_writer);
+    let state_out = args.final_state.as_deref().map(create_output).transpose()?;
+
+    let mut sample = world.start_ledger();
+    let mut write = |s: &EnergySample| -> Result<(), Failure> {
+        if let Some(t) = trace.as_mut() {
+            t.serialize(s)
+                .map_err(|e| Failure::runtime(format!("writing trace: {e}")))?;
+        }
+        Ok(())
+    };
+    write(&sample)?;
+    let mut capped = 0u64;
+    for _ in 0..steps {
+        sample = world
+            .step()
+            .map_err(|e| Failure::runtime(format!("step {}: {e}", world.step_index + 1)))?;
+        if !sample.total.is_finite() {
+            return Err(Failure::runtime(format!(
+                "step {}: the state became non-finite (NaN/inf)",
+                sample.step
+            )));
+        }
+        capped += u64::from(world.last_report.hit_iteration_cap);
+        write(&sample)?;
+    }
+    if let Some(mut t) = trace {
+        t.flush()
+            .map_err(|e| Failure::runtime(format!("writing trace: {e}")))?;
+    }
+    if let Some(mut out) = state_out {
+        serde_json::to_writer_pretty(&mut out, &final_state(&world))
+            .map_err(|e| Failure::runtime(format!("writing final state: {e}")))?;
+        out.flush()
+            .map_err(|e| Failure::runtime(format!("writing final state: {e}")))?;
+    }
+    println!(
+        "{}: {} steps of {} s with {} | bodies {} | contacts {} | kinetic {:.6e} J | total {:.6e} J | residual {:.3e} J{}",
+        scene.name,
+        steps,
+        world.dt,
+        world.solver_kind(),
+        world.bodies.len(),
+        sample.contacts,
+        sample.kinetic,
+        sample.total,
+        sample.residual,
+        if capped > 0 {
+            format!(" | iteration cap hit in {capped} steps")
+        } else {
+            String::new()
+        }
+    );
+    Ok(())
+}
+
+fn apply_overrides(world: &mut World, args: &RunArgs) -> Result<(), Failure> {
+    if let Some(kind) = args.solver {
+        world
+            .set_solver(kind)
+            .map_err(|e| Failure::invalid(e.to_string()))?;
+    }
+    if let Some(dt) = args.dt {
+        if !(dt.is_finite() && dt > 0.0) {
+            return Err(Failure::invalid(format!(
+                "--dt must be finite and > 0, got {dt}"
+            )));
+        }
+        world.dt = dt;
+    }
+    let p = &mut world.params;
+    if let Some(e) = args.restitution {
+        p.restitution = e;
+    }
+    if let Some(mu) = args.friction {
+        p.friction = mu;
+    }
+    if let Some(l) = args.lambda {
+        p.lambda = l;
+    }
+    if let Some(kp) = args.kp {
+        p.kp = kp;
+    }
+    p.validate()
+        .map_err(|(field, msg)| Failure::invalid(format!("--{field}: {msg}")))
+}
+
+#[derive(Serialize)]
+struct BodyState {
+    id: usize,
+    shape: &'static str,
+    position: [f64; 3],
+    /// (w, x, y, z)
+    orientation: [f64; 4],
+    velocity: [f64; 3],
+    angular_velocity: [f64; 3],
+}
+
+#[derive(Serialize)]
+struct FinalState {
+    step: u64,
+    time: f64,
+    bodies: Vec<BodyState>,
+}
+
+fn final_state(world: &World) -> FinalState {
+    let v = |x: &impulse_lab::math::Vec3| [x.x, x.y, x.z];
+    FinalState {
+        step: world.step_index,
+        time: world.time,
+        bodies: world
+            .bodies
+            .iter()
+            .enumerate()
+            .map(|(id, b)| {
+                let q = b.orientation.quaternion();
+                BodyState {
+                    id,
+                    shape: b.shape.kind_name(),
+                    position: v(&b.position),
+                    orientation: [q.w, q.i, q.j, q.k],
+                    velocity: v(&b.velocity),
+                    angular_velocity: v(&b.angular_velocity),
+                }
+            })
+            .collect(),
+    }
+}

@@ -14,6 +14,8 @@
 
 pub mod jolt;
 pub mod prepared;
+pub mod smm;
+pub mod sqm;
 
 use crate::body::RigidBody;
 use crate::collision::Contact;
@@ -56,13 +58,15 @@ impl SolverKind {
 
     /// Whether this build has the method. Unimplemented methods are refused, not faked.
     pub fn is_implemented(self) -> bool {
-        matches!(self, SolverKind::Jolt)
+        matches!(self, SolverKind::Jolt | SolverKind::Sqm | SolverKind::Smm)
     }
 
     /// A fresh solver instance, or an error naming the method if it is not implemented.
     pub fn create(self) -> Result<Box<dyn CollisionSolver>, SolverError> {
         match self {
             SolverKind::Jolt => Ok(Box::new(jolt::JoltSolver::default())),
+            SolverKind::Sqm => Ok(Box::new(sqm::SqmSolver::default())),
+            SolverKind::Smm => Ok(Box::new(smm::SmmSolver::default())),
             other => Err(SolverError::NotImplemented(other)),
         }
     }

@@ -1,0 +1,765 @@
+//! Simultaneous impulse method (SMM): one linear system for all contacts of an island
+//! (paper 000, Appendix B).
+//!
+//! Steps, per solver call:
+//! 1. **Prepare** the contacts (frame, lever arms, masses, K of eq. 9) and group them into
+//!    **islands** of touching dynamic bodies (union-find over the contacts; static bodies
+//!    and containers do not join islands).
+//! 2. Per island, the **system** holds every active contact that approaches before the
+//!    impact (u_n⁻ < 0; speculative contacts only if gap + h u_n⁻ < 0). The paper's
+//!    unknowns are the velocities after the impact and the impulses (eq. 94); its rows
+//!    are:
+//!    - momentum of each body, m_j v_j⁺ = m_j v_j⁻ + Σ ±p_i (eqs. 95-98);
+//!    - angular momentum, I_j ω_j⁺ = I_j ω_j⁻ + Σ ±r_i × p_i (eqs. 99-102);
+//!    - Newton's law at each contact, n·u_i⁺ = −e u_n,i⁻ (eqs. 103-106, 108-109);
+//!    - two Coulomb rows per contact (eqs. 87, 92, 107), see "friction rows" below.
+//!
+//!    Eliminating the velocities with the momentum rows, u_i⁺ = u_i⁻ + Σ_k W_ik p_k with
+//!    W = J M⁻¹ Jᵀ the Delassus operator (its diagonal blocks are the K_i of eq. 9), leaves
+//!    an impulse-only system A λ = b. We never assemble it: A λ is evaluated matrix-free
+//!    (impulses → body velocity changes → contact velocity changes), O(contacts) per
+//!    product, and solved by conjugate gradients (A symmetric: frictionless and sticking
+//!    rows) or CGLS (CG on the normal equations, for the non-symmetric sliding rows),
+//!    both started from λ = 0 so they return the **minimum-norm** solution when W is
+//!    singular but the system consistent (a box flat on the ground: 4 normal rows,
+//!    rank 3).
+//! 3. **Friction** (μ > 0), an active set: all contacts start *sticking*; a contact whose
+//!    sticking impulse leaves the cone (|p_t| > μ p_n) switches to *sliding* and the
+//!    island is solved again, until no contact switches (contacts only switch from
+//!    sticking to sliding, so this ends after at most one round per contact; also capped
+//!    at `max_iterations` rounds). Sticking and Newton's law together can over-constrain
+//!    a body: a sphere touching floor and wall with e > 0 must keep the distance of its
+//!    two contact points, (u₂ − u₁)·(p₂ − p₁) = 0, which zero tangential velocity plus
+//!    bouncing normal velocities violate. So when the system is inconsistent, every
+//!    sticking contact of the island switches to sliding (frictionless if it does not
+//!    slip) and the island is solved again; if it is still inconsistent (the sliding
+//!    directions n + μd fail to span the normal targets), every sliding contact becomes
+//!    frictionless, and only if *that* system is inconsistent is it an error.
+//! 4. **Growth**: if the impulses make a contact that was not in the system approach
+//!    (faster than `tolerance` × the largest pre-impact approach speed), it joins with
+//!    the same Newton's law u_n⁺ = −e u_n⁻ on its own pre-impact normal velocity, and the
+//!    island is solved again (at most `max_iterations` rounds; hitting either cap sets
+//!    `hit_iteration_cap`). Its u_n⁻ ≥ 0, so it may leave approaching at e·u_n⁻, but the
+//!    targets stay those of one law for every row, which keeps the system consistent.
+//! 5. **Check and apply**: the true residual ‖b − Aλ‖/‖b‖ must be below
+//!    √`tolerance`; a larger one means the system is singular *and inconsistent* (no
+//!    impulses satisfy all rows), reported as [`SolverError::Diverged`] rather than
+//!    applying a least-squares or NaN answer. Otherwise the velocity changes are applied
+//!    to the island's bodies.
+//!
+//! **Friction rows.** The paper's rows (t − μ_t n)·p = 0, (q − μ_q n)·p = 0 (eq. 107)
+//! fix the tangential impulse to p_t = μ_t p_n, p_q = μ_q p_n. We read (μ_t, μ_q) as μ
+//! times the components of the unit friction direction d: for a *sliding* contact
+//! d = −u_t⁻/|u_t⁻| (opposite to the pre-impact slip; if there is none, the direction of
+//! the sticking impulse's tangential part), so p = p_n (n + μ d) with |p_t| = μ p_n.
+//! A *sticking* contact replaces the two rows by t·u⁺ = 0 and q·u⁺ = 0 (no tangential
+//! velocity after the impact), kept only while |p_t| ≤ μ p_n. With μ = 0 every contact
+//! has μ_t = μ_q = 0, i.e. p = p_n n: exactly the paper's frictionless system of §7.2.
+//! As in the paper the system is linear: impulses may pull (p_n < 0) when Newton's law
+//! at all contacts demands it (§7.2's SMM answer does).
+//!
+//! **Restitution.** Newton's law u_n⁺ = −e u_n⁻ at every row. By default
+//! ([`RestitutionRule::PerIsland`]) one e serves a whole island: `restitution` if any of
+//! its contacts approaches faster than `rest_velocity`, else 0. Then the targets
+//! −(1 + e) u_n⁻ are the normal velocities of a rigid motion (scaled), always in the range
+//! of W, so a frictionless system is never inconsistent, however redundant its contacts.
+//! [`RestitutionRule::PerContact`] decides e per contact as SQM and jolt do; corners of a
+//! box whose approach speeds straddle `rest_velocity` then get targets no rigid motion
+//! has, and step 5 reports the inconsistent system.
+//!
+//! Energy: with simultaneous impulses the kinetic-energy change is exactly
+//! Σ_i p_i·(u_i⁻ + u_i⁺)/2; normal parts are booked as restitution dissipation and
+//! tangential parts as friction dissipation, with their signs. `iterations` in the report
+//! is the total number of CG/CGLS iterations over all islands and rounds.
+
+use super::prepared::PreparedContact;
+use super::sqm::{approaching, resolvable};
+use super::{
+    CollisionSolver, SolverContext, SolverError, SolverKind, SolverReport, TraceRow,
+    total_kinetic_energy,
+};
+use crate::body::RigidBody;
+use crate::math::Vec3;
+
+/// How a contact's impulse is parametrised and which rows it contributes.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Mode {
+    /// μ = 0: p = λ n, row n·u⁺ = target.
+    Frictionless,
+    /// p = λ (n + μ d) (eq. 107 with μ_t, μ_q = μ d·t, μ d·q), row n·u⁺ = target.
+    Sliding { dir: Vec3 },
+    /// p = λ₀ n + λ₁ t₁ + λ₂ t₂, rows n·u⁺ = target, t₁·u⁺ = 0, t₂·u⁺ = 0.
+    Sticking,
+}
+
+#[derive(Clone, Debug)]
+struct Row {
+    contact: usize,
+    mode: Mode,
+    /// Offset of this contact's unknowns in λ.
+    offset: usize,
+    /// Relative velocity before the impact.
+    u0: Vec3,
+    /// Normal velocity after the impact (Newton's law, eqs. 103-106).
+    target_n: f64,
+}
+
+impl Row {
+    fn unknowns(&self) -> usize {
+        if self.mode == Mode::Sticking { 3 } else { 1 }
+    }
+}
+
+/// Which approach speed decides whether a contact gets e or 0 (`rest_velocity`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum RestitutionRule {
+    /// One e per island: `restitution` if any contact of the island approaches faster
+    /// than `rest_velocity`, else 0. Keeps the Newton targets consistent. Default.
+    #[default]
+    PerIsland,
+    /// Each contact by its own approach speed (as SQM and jolt do). Redundant contacts
+    /// whose approach speeds straddle `rest_velocity` then give an inconsistent system.
+    PerContact,
+}
+
+/// Simultaneous impulse solver; see the module doc.
+#[derive(Default)]
+pub struct SmmSolver {
+    /// How `rest_velocity` selects e (default: per island).
+    pub restitution_rule: RestitutionRule,
+    prepared: Vec<PreparedContact>,
+    /// Union-find parents over bodies.
+    parent: Vec<usize>,
+    /// (island root, contact index), sorted.
+    order: Vec<(usize, usize)>,
+    in_system: Vec<bool>,
+    rows: Vec<Row>,
+    island_bodies: Vec<usize>,
+    body_mark: Vec<bool>,
+    /// Velocity changes per body (global index; only island bodies are used).
+    dv: Vec<Vec3>,
+    dw: Vec<Vec3>,
+    krylov: Krylov,
+}
+
+#[derive(Default)]
+struct Krylov {
+    x: Vec<f64>,
+    b: Vec<f64>,
+    r: Vec<f64>,
+    p: Vec<f64>,
+    q: Vec<f64>,
+    s: Vec<f64>,
+}
+
+fn find(parent: &mut [usize], mut i: usize) -> usize {
+    while parent[i] != i {
+        parent[i] = parent[parent[i]];
+        i = parent[i];
+    }
+    i
+}
+
+fn dot(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+/// Impulse on a at the contact of `row` from its unknowns in `x`, through the impulse
+/// parametrisation B (`through_b`) or through the row directions C (for Aᵀ).
+fn row_impulse(c: &PreparedContact, row: &Row, x: &[f64], through_b: bool) -> Vec3 {
+    let o = row.offset;
+    match row.mode {
+        Mode::Frictionless => x[o] * c.n,
+        Mode::Sliding { dir } if through_b => x[o] * dir,
+        Mode::Sliding { .. } => x[o] * c.n,
+        Mode::Sticking => x[o] * c.n + x[o + 1] * c.t1 + x[o + 2] * c.t2,
+    }
+}
+
+/// Change of the relative velocity at contact `c` caused by body velocity changes dv, dw.
+fn delta_u(dv: &[Vec3], dw: &[Vec3], c: &PreparedContact) -> Vec3 {
+    let mut du = Vec3::zeros();
+    if c.inv_mass_a > 0.0 {
+        du += dv[c.a] + dw[c.a].cross(&c.r_a);
+    }
+    if let Some(b) = c.b.filter(|_| c.inv_mass_b > 0.0) {
+        du -= dv[b] + dw[b].cross(&c.r_b);
+    }
+    du
+}
+
+/// Unit direction of the pre-impact slip u_t/|u_t|, if the contact slips.
+fn slip_direction(c: &PreparedContact, u0: &Vec3) -> Option<Vec3> {
+    let ut = u0 - c.n.dot(u0) * c.n;
+    let slip = ut.norm();
+    (slip > 1e-12 * u0.norm()).then(|| ut / slip)
+}
+
+/// The matrix-free impulse operator of one island: A λ = Cᵀ W B λ, with B the impulse
+/// parametrisation of each contact and C its rows (equal except for sliding contacts).
+struct Operator<'a> {
+    prepared: &'a [PreparedContact],
+    rows: &'a [Row],
+    island_bodies: &'a [usize],
+    dv: &'a mut [Vec3],
+    dw: &'a mut [Vec3],
+}
+
+impl Operator<'_> {
+    /// Body velocity changes (dv, dw) caused by the impulses of λ = `x`
+    /// (momentum rows, eqs. 95-102).
+    fn accumulate(&mut self, x: &[f64], through_b: bool) {
+        for &k in self.island_bodies {
+            self.dv[k] = Vec3::zeros();
+            self.dw[k] = Vec3::zeros();
+        }
+        for row in self.rows {
+            let c = &self.prepared[row.contact];
+            let p = row_impulse(c, row, x, through_b);
+            if c.inv_mass_a > 0.0 {
+                self.dv[c.a] += p * c.inv_mass_a;
+                self.dw[c.a] += c.inv_inertia_a * c.r_a.cross(&p);
+            }
+            if let Some(b) = c.b.filter(|_| c.inv_mass_b > 0.0) {
+                self.dv[b] -= p * c.inv_mass_b;
+                self.dw[b] -= c.inv_inertia_b * c.r_b.cross(&p);
+            }
+        }
+    }
+
+    /// y = A x (`transpose` = false) or y = Aᵀ x.
+    fn apply(&mut self, x: &[f64], y: &mut [f64], transpose: bool) {
+        self.accumulate(x, !transpose);
+        for row in self.rows {
+            let c = &self.prepared[row.contact];
+            let du = delta_u(self.dv, self.dw, c);
+            let o = row.offset;
+            match row.mode {
+                Mode::Frictionless => y[o] = c.n.dot(&du),
+                Mode::Sliding { dir } if transpose => y[o] = dir.dot(&du),
+                Mode::Sliding { .. } => y[o] = c.n.dot(&du),
+                Mode::Sticking => {
+                    y[o] = c.n.dot(&du);
+                    y[o + 1] = c.t1.dot(&du);
+                    y[o + 2] = c.t2.dot(&du);
+                }
+            }
+        }
+    }
+}
+
+impl Krylov {
+    fn resize(&mut self, n: usize) {
+        for v in [
+            &mut self.x,
+            &mut self.b,
+            &mut self.r,
+            &mut self.p,
+            &mut self.q,
+            &mut self.s,
+        ] {
+            v.clear();
+            v.resize(n, 0.0);
+        }
+    }
+
+    /// Conjugate gradients for symmetric positive semi-definite A from x = 0 (the
+    /// minimum-norm solution when A is singular and b in its range).
+    fn cg(&mut self, op: &mut Operator<'_>, cap: u32, tol: f64) -> u32 {
+        let Krylov { x, b, r, p, q, .. } = self;
+        let b_norm = dot(b, b).sqrt();
+        x.fill(0.0);
+        r.copy_from_slice(b);
+        p.copy_from_slice(b);
+        let mut rr = dot(r, r);
+        let mut it = 0;
+        while it < cap && rr.sqrt() > tol * b_norm {
+            op.apply(p, q, false);
+            let pq = dot(p, q);
+            // pᵀAp ≤ 0 only happens for b outside the range of A (or round-off there).
+            if !(pq > 0.0 && pq.is_finite()) {
+                break;
+            }
+            let alpha = rr / pq;
+            for i in 0..x.len() {
+                x[i] += alpha * p[i];
+                r[i] -= alpha * q[i];
+            }
+            let rr_new = dot(r, r);
+            let beta = rr_new / rr;
+            for i in 0..p.len() {
+                p[i] = r[i] + beta * p[i];
+            }
+            rr = rr_new;
+            it += 1;
+        }
+        it
+    }
+
+    /// CGLS (CG on AᵀA x = Aᵀb) for general A from x = 0: the minimum-norm least-squares
+    /// solution.
+    fn cgls(&mut self, op: &mut Operator<'_>, cap: u32, tol: f64) -> u32 {
+        let Krylov { x, b, r, p, q, s } = self;
+        let b_norm = dot(b, b).sqrt();
+        x.fill(0.0);
+        r.copy_from_slice(b);
+        op.apply(r, s, true);
+        p.copy_from_slice(s);
+        let mut ss = dot(s, s);
+        let s0 = ss.sqrt();
+        let mut it = 0;
+        while it < cap && dot(r, r).sqrt() > tol * b_norm && ss.sqrt() > 1e-3 * tol * s0 {
+            op.apply(p, q, false);
+            let qq = dot(q, q);
+            if !(qq > 0.0 && qq.is_finite()) {
+                break;
+            }
+            let alpha = ss / qq;
+            for i in 0..x.len() {
+                x[i] += alpha * p[i];
+                r[i] -= alpha * q[i];
+            }
+            op.apply(r, s, true);
+            let ss_new = dot(s, s);
+            let beta = ss_new / ss;
+            for i in 0..p.len() {
+                p[i] = s[i] + beta * p[i];
+            }
+            ss = ss_new;
+            it += 1;
+        }
+        it
+    }
+
+    /// Relative true residual ‖b − A x‖/‖b‖ (uses `q` as scratch).
+    fn residual(&mut self, op: &mut Operator<'_>) -> f64 {
+        let Krylov { x, b, q, .. } = self;
+        op.apply(x, q, false);
+        let b_norm = dot(b, b).sqrt();
+        if b_norm == 0.0 {
+            return 0.0;
+        }
+        b.iter()
+            .zip(q.iter())
+            .map(|(bi, qi)| (bi - qi) * (bi - qi))
+            .sum::<f64>()
+            .sqrt()
+            / b_norm
+    }
+}
+
+impl SmmSolver {
+    pub fn new(restitution_rule: RestitutionRule) -> Self {
+        SmmSolver {
+            restitution_rule,
+            ..Default::default()
+        }
+    }
+
+    /// Solve the current rows of one island: assign offsets, build b, run CG or CGLS and
+    /// check the residual. `Err` describes a singular inconsistent (or non-finite) system.
+    fn solve_rows(
+        &mut self,
+        params: &super::SolverParams,
+        report: &mut SolverReport,
+    ) -> Result<(), String> {
+        let mut n = 0;
+        for row in &mut self.rows {
+            row.offset = n;
+            n += row.unknowns();
+        }
+        self.krylov.resize(n);
+        let symmetric = self
+            .rows
+            .iter()
+            .all(|r| !matches!(r.mode, Mode::Sliding { .. }));
+        for row in &self.rows {
+            let c = &self.prepared[row.contact];
+            let o = row.offset;
+            // Newton's law n·u⁺ = target: n·Δu = target − n·u⁻   (eqs. 103-106, 108-109)
+            self.krylov.b[o] = row.target_n - c.n.dot(&row.u0);
+            if row.mode == Mode::Sticking {
+                // Sticking: t·u⁺ = 0, q·u⁺ = 0.
+                self.krylov.b[o + 1] = -c.t1.dot(&row.u0);
+                self.krylov.b[o + 2] = -c.t2.dot(&row.u0);
+            }
+        }
+        // CG needs at most n iterations in exact arithmetic; the slack absorbs round-off.
+        let cap = params
+            .max_iterations
+            .saturating_add(u32::try_from(4 * n).unwrap_or(u32::MAX));
+        let mut op = Operator {
+            prepared: &self.prepared,
+            rows: &self.rows,
+            island_bodies: &self.island_bodies,
+            dv: &mut self.dv,
+            dw: &mut self.dw,
+        };
+        let iterations = if symmetric {
+            self.krylov.cg(&mut op, cap, params.tolerance)
+        } else {
+            self.krylov.cgls(&mut op, cap, params.tolerance)
+        };
+        let residual = self.krylov.residual(&mut op);
+        report.iterations = report.iterations.saturating_add(iterations);
+        if !(residual.is_finite() && self.krylov.x.iter().all(|v| v.is_finite())) {
+            return Err(format!(
+                "non-finite impulses (singular and inconsistent, or badly scaled system) in an island of {} bodies and {} contacts",
+                self.island_bodies.len(),
+                self.rows.len()
+            ));
+        }
+        if residual > params.tolerance.sqrt() {
+            return Err(format!(
+                "singular, inconsistent system in an island of {} bodies and {} contacts: relative residual {residual:.3e} \
+                 after {iterations} {} iterations (no impulses satisfy every contact's row, e.g. redundant contacts with \
+                 different restitution targets)",
+                self.island_bodies.len(),
+                self.rows.len(),
+                if symmetric { "CG" } else { "CGLS" }
+            ));
+        }
+        if residual > params.tolerance {
+            report.hit_iteration_cap = true;
+        }
+        Ok(())
+    }
+
+    /// Switch sticking contacts whose impulse leaves the Coulomb cone to sliding
+    /// (step 3); returns whether any switched.
+    fn update_friction_modes(&mut self, mu: f64) -> bool {
+        let mut switched = false;
+        for row in &mut self.rows {
+            if row.mode != Mode::Sticking {
+                continue;
+            }
+            let c = &self.prepared[row.contact];
+            let x = &self.krylov.x[row.offset..row.offset + 3];
+            let (pn, pt) = (x[0], x[1] * c.t1 + x[2] * c.t2);
+            let pt_norm = pt.norm();
+            if pt_norm <= mu * pn + 1e-12 * (pn.abs() + pt_norm) {
+                continue;
+            }
+            let d = match slip_direction(c, &row.u0) {
+                Some(s) => -s,
+                None if pt_norm > 0.0 => pt / pt_norm,
+                None => continue,
+            };
+            row.mode = Mode::Sliding { dir: c.n + mu * d };
+            switched = true;
+        }
+        switched
+    }
+
+    /// Switch every sticking contact to sliding (or frictionless if it does not slip);
+    /// returns whether any was sticking.
+    fn release_sticking(&mut self, mu: f64) -> bool {
+        let mut any = false;
+        for row in self.rows.iter_mut().filter(|r| r.mode == Mode::Sticking) {
+            let c = &self.prepared[row.contact];
+            row.mode = match slip_direction(c, &row.u0) {
+                Some(s) => Mode::Sliding { dir: c.n - mu * s },
+                None => Mode::Frictionless,
+            };
+            any = true;
+        }
+        any
+    }
+
+    /// Switch every sliding contact to frictionless; returns whether any was sliding.
+    fn release_sliding(&mut self) -> bool {
+        let mut any = false;
+        for row in self
+            .rows
+            .iter_mut()
+            .filter(|r| matches!(r.mode, Mode::Sliding { .. }))
+        {
+            row.mode = Mode::Frictionless;
+            any = true;
+        }
+        any
+    }
+
+    /// Resolve one island whose contacts are `island` (indices into `prepared`).
+    fn resolve_island(
+        &mut self,
+        bodies: &mut [RigidBody],
+        island: std::ops::Range<usize>,
+        params: &super::SolverParams,
+        dt: f64,
+        report: &mut SolverReport,
+        trace: Option<&mut Vec<TraceRow>>,
+    ) -> Result<(), SolverError> {
+        // Island bodies (dynamic only).
+        self.island_bodies.clear();
+        for k in island.clone() {
+            let c = &self.prepared[self.order[k].1];
+            for body in [Some(c.a), c.b].into_iter().flatten() {
+                if !bodies[body].is_static() && !self.body_mark[body] {
+                    self.body_mark[body] = true;
+                    self.island_bodies.push(body);
+                }
+            }
+        }
+        for &k in &self.island_bodies {
+            self.body_mark[k] = false;
+        }
+        let initial_mode = if params.friction > 0.0 {
+            Mode::Sticking
+        } else {
+            Mode::Frictionless
+        };
+        // Step 2: the contacts approaching before the impact.
+        self.rows.clear();
+        let mut v_ref: f64 = 0.0;
+        for k in island.clone() {
+            let ci = self.order[k].1;
+            let c = &self.prepared[ci];
+            let u0 = c.relative_velocity(bodies);
+            let un = u0.dot(&c.n);
+            if !u0.iter().all(|v| v.is_finite()) {
+                return Err(SolverError::Diverged {
+                    solver: SolverKind::Smm,
+                    why: format!(
+                        "non-finite relative velocity at contact {ci} (body {})",
+                        c.a
+                    ),
+                });
+            }
+            if resolvable(c) && approaching(c, un, dt, 0.0) {
+                v_ref = v_ref.max(-un);
+                self.in_system[ci] = true;
+                self.rows.push(Row {
+                    contact: ci,
+                    mode: initial_mode,
+                    offset: 0,
+                    u0,
+                    target_n: 0.0,
+                });
+            }
+        }
+        if self.rows.is_empty() {
+            return Ok(());
+        }
+        // Restitution (see "Restitution" in the module doc).
+        let e_island = if v_ref > params.rest_velocity {
+            params.restitution
+        } else {
+            0.0
+        };
+        let rule = self.restitution_rule;
+        // Newton's law u_n⁺ = −e u_n⁻   (eqs. 83, 103-106)
+        let target = move |un0: f64| -> f64 {
+            let e = match rule {
+                RestitutionRule::PerIsland => e_island,
+                RestitutionRule::PerContact if -un0 > params.rest_velocity => params.restitution,
+                RestitutionRule::PerContact => 0.0,
+            };
+            -e * un0
+        };
+        for row in &mut self.rows {
+            row.target_n = target(self.prepared[row.contact].n.dot(&row.u0));
+        }
+
+        let mut growth_rounds = 0;
+        loop {
+            // Step 3: friction active set.
+            let mut friction_rounds = 0;
+            loop {
+                friction_rounds += 1;
+                if let Err(why) = self.solve_rows(params, report) {
+                    // Sticking plus Newton's law can over-constrain a body, and sliding
+                    // directions can fail to span the normal targets (see the module doc):
+                    // fall back to sliding, then to frictionless rows.
+                    if self.release_sticking(params.friction) || self.release_sliding() {
+                        continue;
+                    }
+                    return Err(SolverError::Diverged {
+                        solver: SolverKind::Smm,
+                        why,
+                    });
+                }
+                if params.friction == 0.0 || !self.update_friction_modes(params.friction) {
+                    break;
+                }
+                if friction_rounds >= params.max_iterations {
+                    // The modes changed after the last solve: solve once more with them.
+                    self.solve_rows(params, report)
+                        .map_err(|why| SolverError::Diverged {
+                            solver: SolverKind::Smm,
+                            why,
+                        })?;
+                    report.hit_iteration_cap = true;
+                    break;
+                }
+            }
+            // Step 4: contacts outside the system that the impulses make approach.
+            self.accumulate_solution();
+            let mut grew = false;
+            for k in island.clone() {
+                let ci = self.order[k].1;
+                let c = &self.prepared[ci];
+                if self.in_system[ci] || !resolvable(c) {
+                    continue;
+                }
+                let u0 = c.relative_velocity(bodies);
+                let un_after = (u0 + delta_u(&self.dv, &self.dw, c)).dot(&c.n);
+                // Round-off approach speeds (below tolerance × the largest approach speed
+                // before the impact) do not count.
+                if approaching(c, un_after, dt, params.tolerance * v_ref) {
+                    self.in_system[ci] = true;
+                    let target_n = target(c.n.dot(&u0));
+                    self.rows.push(Row {
+                        contact: ci,
+                        mode: initial_mode,
+                        offset: 0,
+                        u0,
+                        target_n,
+                    });
+                    grew = true;
+                }
+            }
+            if !grew {
+                break;
+            }
+            growth_rounds += 1;
+            if growth_rounds >= params.max_iterations {
+                report.hit_iteration_cap = true;
+                self.solve_rows(params, report)
+                    .map_err(|why| SolverError::Diverged {
+                        solver: SolverKind::Smm,
+                        why,
+                    })?;
+                self.accumulate_solution();
+                break;
+            }
+        }
+
+        // Step 5: apply, book the energy of each impulse, trace.
+        let mut impulses = Vec::with_capacity(if trace.is_some() { self.rows.len() } else { 0 });
+        for row in &self.rows {
+            let c = &self.prepared[row.contact];
+            let p = row_impulse(c, row, &self.krylov.x, true);
+            let u_after = row.u0 + delta_u(&self.dv, &self.dw, c);
+            // ΔK = Σ p_i·(u_i⁻ + u_i⁺)/2, split into normal and tangential parts.
+            let un0 = c.n.dot(&row.u0);
+            let w_normal = p.dot(&c.n) * 0.5 * (un0 + u_after.dot(&c.n));
+            let w_total = p.dot(&(0.5 * (row.u0 + u_after)));
+            report.dissipated_restitution -= w_normal;
+            report.dissipated_friction -= w_total - w_normal;
+            report.impulses = report.impulses.saturating_add(1);
+            if trace.is_some() {
+                impulses.push((row.contact, p, u_after.dot(&c.n)));
+            }
+            self.in_system[row.contact] = false;
+        }
+        for &k in &self.island_bodies {
+            bodies[k].velocity += self.dv[k];
+            bodies[k].angular_velocity += self.dw[k];
+        }
+        if let Some(rows) = trace {
+            let kinetic_energy = total_kinetic_energy(bodies);
+            for (contact, p, normal_velocity) in impulses {
+                rows.push(TraceRow {
+                    iteration: rows.len() as u32,
+                    stage: "impulse",
+                    contact,
+                    normal_velocity,
+                    impulse: [p.x, p.y, p.z],
+                    elastic_energy: 0.0,
+                    elastic_total: 0.0,
+                    kinetic_energy,
+                    total_energy: kinetic_energy,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Body velocity changes (into dv, dw) of the current solution λ.
+    fn accumulate_solution(&mut self) {
+        let mut op = Operator {
+            prepared: &self.prepared,
+            rows: &self.rows,
+            island_bodies: &self.island_bodies,
+            dv: &mut self.dv,
+            dw: &mut self.dw,
+        };
+        op.accumulate(&self.krylov.x, true);
+    }
+}
+
+impl CollisionSolver for SmmSolver {
+    fn kind(&self) -> SolverKind {
+        SolverKind::Smm
+    }
+
+    fn resolve(&mut self, ctx: SolverContext<'_>) -> Result<SolverReport, SolverError> {
+        let SolverContext {
+            bodies,
+            contacts,
+            params,
+            dt,
+            mut trace,
+        } = ctx;
+        self.prepared.clear();
+        self.prepared
+            .extend(contacts.iter().map(|c| PreparedContact::new(bodies, c)));
+        let nb = bodies.len();
+        self.dv.clear();
+        self.dv.resize(nb, Vec3::zeros());
+        self.dw.clear();
+        self.dw.resize(nb, Vec3::zeros());
+        self.body_mark.clear();
+        self.body_mark.resize(nb, false);
+        self.in_system.clear();
+        self.in_system.resize(contacts.len(), false);
+
+        // Step 1: islands of touching dynamic bodies.
+        self.parent.clear();
+        self.parent.extend(0..nb);
+        let dynamic = |k: usize| !bodies[k].is_static();
+        for c in &self.prepared {
+            if let Some(b) = c.b
+                && dynamic(c.a)
+                && dynamic(b)
+            {
+                let (ra, rb) = (find(&mut self.parent, c.a), find(&mut self.parent, b));
+                self.parent[ra.max(rb)] = ra.min(rb);
+            }
+        }
+        self.order.clear();
+        for (ci, c) in self.prepared.iter().enumerate() {
+            let body = if dynamic(c.a) {
+                Some(c.a)
+            } else {
+                c.b.filter(|&b| dynamic(b))
+            };
+            if let Some(body) = body {
+                let root = find(&mut self.parent, body);
+                self.order.push((root, ci));
+            }
+        }
+        self.order.sort_unstable();
+
+        let mut report = SolverReport::default();
+        let mut start = 0;
+        while start < self.order.len() {
+            let root = self.order[start].0;
+            let mut end = start + 1;
+            while end < self.order.len() && self.order[end].0 == root {
+                end += 1;
+            }
+            self.resolve_island(
+                bodies,
+                start..end,
+                params,
+                dt,
+                &mut report,
+                trace.as_deref_mut(),
+            )?;
+            start = end;
+        }
+        Ok(report)
+    }
+}

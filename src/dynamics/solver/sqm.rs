@@ -1,0 +1,512 @@
+//! Sequential impulse method (SQM) with Chatterjee's heap ordering (paper 000, Appendix A).
+//!
+//! Steps, per solver call:
+//! 1. **Prepare**: copy each contact's frame, lever arms, masses and collision matrix
+//!    K (eq. 9) next to it ([`PreparedContact`]), and build the per-body adjacency
+//!    (which contacts touch each dynamic body).
+//! 2. **Heap** (Chatterjee): insert every *approaching, active* contact into a min-heap ψ
+//!    keyed by its relative normal velocity u_n = n·u. Active means overlapping, or
+//!    speculative (gap > 0) with gap + h u_n < 0, as in the jolt solver.
+//! 3. **Pop** the contact with the most negative u_n and give it one single-point impulse
+//!    (eqs. 71-76):
+//!    - static friction first: the target is u⁺ = −e u_n⁻ n (eqs. 72-73) and the impulse
+//!      p = K⁻¹ (u⁺ − u⁻) (eq. 8);
+//!    - if it lies inside the friction cone, |p_t| ≤ μ p_n (eq. 74, with p_n > 0), keep
+//!      it; otherwise use the sliding impulse p = p_n (n + μ q̂) with
+//!      p_n = (1 + e)(−u_n) / nᵀK(n + μ q̂) (eqs. 75-76, see "sliding friction" below).
+//! 4. **Update** the velocities of the two bodies, then recompute u_n of every contact that
+//!    shares a dynamic body with the resolved one and re-key it in ψ (insert it if it now
+//!    approaches, remove it if it no longer does). Contacts elsewhere are untouched.
+//! 5. **Repeat** 3-4 until ψ is empty (no contact approaches faster than
+//!    `tolerance` × the largest approach speed before the first impulse: sequential
+//!    impulses on a resting pile only converge geometrically) or the iteration cap
+//!    `max_iterations × (number of contacts)` pops is reached; the cap is reported in
+//!    [`SolverReport::hit_iteration_cap`]. The paper notes SQM may not terminate in
+//!    special cases (its ref. [16]); the cap keeps the step bounded.
+//!
+//! **Restitution on re-approach.** A contact resolved once can approach again because a
+//! neighbour's impulse moved its bodies. The paper's eq. 72 is written for "the relative
+//! velocity before applying the impulse", i.e. every pop applies Newton's law to the
+//! approach speed it sees then: [`Reapproach::Newton`] (the default). With it a
+//! frictionless impulse with e ≤ 1 never adds energy (its work is p_n u_n⁻ (1 − e)/2 ≤ 0)
+//! and e = 1 conserves kinetic energy exactly at every pop, which is what paper 000 §7.4
+//! reports for SQM (relative energy error < 8·10⁻³ on elastic sphere piles). The two
+//! alternatives are kept for comparison: [`Reapproach::FirstApproach`] restores
+//! e × the approach speed first seen at the contact (as the jolt solver does; it can *add*
+//! energy when a small re-approach is answered with the first, larger, bounce) and
+//! [`Reapproach::Plastic`] gives re-approaches e = 0 (never adds energy, but on the
+//! 2×2×1 box of §7.3 it loses most of the kinetic energy of an elastic impact). Approach
+//! speeds not above `rest_velocity` get e = 0 in every mode.
+//!
+//! **Sliding friction (eqs. 75-76).** Eqs. 13-14 define the local frame with
+//! t ∝ n × p and q = t × n, so q points along the tangential part of the sticking
+//! impulse; eq. 76 then reads p = |p_n| n + μ |p_n| q. Taking Newton's law in the normal
+//! direction, nᵀ K p = −(1 + e) u_n, with p = p_n (n + μ q̂) gives
+//! p_n = −(1 + e) u_n / nᵀK(n + μ q̂), which is eq. 75 with the sign of u_n and of q
+//! absorbed by the paper's absolute values. We take q̂ = −u_t/|u_t|, the direction
+//! opposite to the pre-impulse slip, so friction always opposes sliding (Coulomb); for a
+//! central contact (K ∝ 1) this is the paper's q exactly. If there is no slip but the
+//! sticking impulse still leaves the cone (K couples n and t), q̂ is the direction of the
+//! sticking impulse's tangential part. If nᵀK(n + μ q̂) ≤ 0 (friction would drive the
+//! contact into the surface faster than the normal impulse separates it, a
+//! Painlevé-type jam) the sticking impulse is used when it pushes (p_n > 0) and the
+//! frictionless one otherwise.
+//!
+//! Energy: the kinetic-energy change of one impulse p is exactly p·(u⁻ + u⁺)/2 (eq. 16);
+//! its normal part is booked as restitution dissipation and its tangential part as
+//! friction dissipation, with their signs (Newton's law with friction can create energy,
+//! and the ledger must show it).
+
+use super::prepared::PreparedContact;
+use super::{
+    CollisionSolver, SolverContext, SolverError, SolverKind, SolverReport, TraceRow,
+    total_kinetic_energy,
+};
+use crate::body::RigidBody;
+use crate::math::{Mat3, Vec3};
+
+/// Which approach speed Newton's law restores when a contact approaches again within
+/// the same step (see the module doc).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Reapproach {
+    /// u_n⁺ = −e u_n⁻ with the approach speed of this pop (paper 000, eq. 72). Default.
+    #[default]
+    Newton,
+    /// u_n⁺ = e × (approach speed at the contact's first pop in this step).
+    FirstApproach,
+    /// u_n⁺ = 0 for every pop after the first (perfectly plastic re-approach).
+    Plastic,
+}
+
+/// Sequential impulse solver; see the module doc.
+#[derive(Default)]
+pub struct SqmSolver {
+    /// Restitution rule for contacts that approach again (default: paper's eq. 72).
+    pub reapproach: Reapproach,
+    prepared: Vec<PreparedContact>,
+    /// K⁻¹ of each contact (only with friction), for the sticking impulse of eq. 8.
+    k_inv: Vec<Option<Mat3>>,
+    /// Approach speed −u_n at each contact's first pop this step (0 = not popped yet).
+    first_approach: Vec<f64>,
+    /// Per-body contact adjacency in CSR form: contacts of body k are
+    /// `adjacency[adjacency_start[k]..adjacency_start[k + 1]]`.
+    adjacency_start: Vec<u32>,
+    adjacency: Vec<u32>,
+    heap: ContactHeap,
+}
+
+impl SqmSolver {
+    pub fn new(reapproach: Reapproach) -> Self {
+        SqmSolver {
+            reapproach,
+            ..Default::default()
+        }
+    }
+}
+
+const ABSENT: u32 = u32::MAX;
+
+/// Indexed binary min-heap of contact indices keyed by relative normal velocity (ties
+/// broken by contact index, so the pop order is deterministic). Supports re-keying and
+/// removal in O(log n) without allocating once its buffers have grown.
+#[derive(Default)]
+struct ContactHeap {
+    heap: Vec<u32>,
+    /// Position of each contact in `heap`, or `ABSENT`.
+    pos: Vec<u32>,
+    key: Vec<f64>,
+}
+
+impl ContactHeap {
+    fn reset(&mut self, n: usize) {
+        self.heap.clear();
+        self.pos.clear();
+        self.pos.resize(n, ABSENT);
+        self.key.clear();
+        self.key.resize(n, 0.0);
+    }
+
+    fn peek(&self) -> Option<usize> {
+        self.heap.first().map(|&c| c as usize)
+    }
+
+    fn less(&self, a: u32, b: u32) -> bool {
+        let (ka, kb) = (self.key[a as usize], self.key[b as usize]);
+        ka < kb || (ka == kb && a < b)
+    }
+
+    fn swap(&mut self, i: usize, j: usize) {
+        self.heap.swap(i, j);
+        self.pos[self.heap[i] as usize] = i as u32;
+        self.pos[self.heap[j] as usize] = j as u32;
+    }
+
+    fn sift_up(&mut self, mut i: usize) {
+        while i > 0 {
+            let parent = (i - 1) / 2;
+            if !self.less(self.heap[i], self.heap[parent]) {
+                break;
+            }
+            self.swap(i, parent);
+            i = parent;
+        }
+    }
+
+    fn sift_down(&mut self, mut i: usize) {
+        loop {
+            let (l, r) = (2 * i + 1, 2 * i + 2);
+            let mut m = i;
+            if l < self.heap.len() && self.less(self.heap[l], self.heap[m]) {
+                m = l;
+            }
+            if r < self.heap.len() && self.less(self.heap[r], self.heap[m]) {
+                m = r;
+            }
+            if m == i {
+                break;
+            }
+            self.swap(i, m);
+            i = m;
+        }
+    }
+
+    /// Insert contact `c` with `key`, or re-key it if present.
+    fn set(&mut self, c: usize, key: f64) {
+        self.key[c] = key;
+        match self.pos[c] {
+            ABSENT => {
+                self.pos[c] = self.heap.len() as u32;
+                self.heap.push(c as u32);
+                self.sift_up(self.heap.len() - 1);
+            }
+            i => {
+                self.sift_up(i as usize);
+                self.sift_down(self.pos[c] as usize);
+            }
+        }
+    }
+
+    fn remove(&mut self, c: usize) {
+        let i = self.pos[c];
+        if i == ABSENT {
+            return;
+        }
+        let last = self.heap.pop().expect("heap holds c");
+        if (i as usize) < self.heap.len() {
+            self.heap[i as usize] = last;
+            self.pos[last as usize] = i;
+            self.sift_up(i as usize);
+            self.sift_down(self.pos[last as usize] as usize);
+        }
+        self.pos[c] = ABSENT;
+    }
+}
+
+/// Whether a contact with normal velocity `un` must be resolved: it approaches faster
+/// than `threshold` (≥ 0) and either overlaps or, if speculative (gap > 0), would close
+/// its gap within the step.
+pub(crate) fn approaching(c: &PreparedContact, un: f64, dt: f64, threshold: f64) -> bool {
+    un < -threshold && (c.gap <= 0.0 || c.gap + dt * un < 0.0)
+}
+
+/// Whether a contact can receive an impulse at all (at least one dynamic body).
+pub(crate) fn resolvable(c: &PreparedContact) -> bool {
+    c.inv_mass_a + c.inv_mass_b > 0.0
+}
+
+/// Single-point SQM impulse (paper 000, eqs. 71-76) bringing the normal velocity from
+/// `un` to `target_n` with Coulomb friction `mu`; `u` is the relative velocity.
+fn sqm_impulse(
+    c: &PreparedContact,
+    k_inv: Option<&Mat3>,
+    u: &Vec3,
+    un: f64,
+    target_n: f64,
+    mu: f64,
+) -> Vec3 {
+    let n = c.n;
+    let knn = n.dot(&(c.k * n));
+    let frictionless = (target_n - un) / knn * n;
+    if mu == 0.0 {
+        return frictionless;
+    }
+    // Static friction: u⁺ = −e u_n⁻ n (eqs. 72-73), p = K⁻¹ (u⁺ − u⁻)   (eq. 8)
+    let du = target_n * n - u;
+    let Some(k_inv) = k_inv else {
+        return frictionless;
+    };
+    let p_stick = k_inv * du;
+    let pn = p_stick.dot(&n);
+    let pt = p_stick - pn * n;
+    let pt_norm = pt.norm();
+    // |p_t| < μ |p_n|   (eq. 74), for a pushing impulse
+    if pn > 0.0 && pt_norm <= mu * pn {
+        return p_stick;
+    }
+    // Sliding: p = p_n (n + μ q̂), p_n = (1 + e)(−u_n) / nᵀK(n + μ q̂)   (eqs. 75-76)
+    let ut = u - un * n;
+    let slip = ut.norm();
+    let q_hat = if slip > 1e-12 * u.norm() {
+        -ut / slip
+    } else if pt_norm > 0.0 {
+        pt / pt_norm
+    } else {
+        return frictionless;
+    };
+    let dir = n + mu * q_hat;
+    let denom = n.dot(&(c.k * dir));
+    if denom > 1e-12 * knn {
+        (target_n - un) / denom * dir
+    } else if pn > 0.0 {
+        p_stick
+    } else {
+        frictionless
+    }
+}
+
+impl CollisionSolver for SqmSolver {
+    fn kind(&self) -> SolverKind {
+        SolverKind::Sqm
+    }
+
+    fn resolve(&mut self, ctx: SolverContext<'_>) -> Result<SolverReport, SolverError> {
+        let SolverContext {
+            bodies,
+            contacts,
+            params,
+            dt,
+            mut trace,
+        } = ctx;
+        let SqmSolver {
+            reapproach,
+            prepared,
+            k_inv,
+            first_approach,
+            adjacency_start,
+            adjacency,
+            heap,
+        } = self;
+        let n_contacts = contacts.len();
+        prepared.clear();
+        prepared.extend(contacts.iter().map(|c| PreparedContact::new(bodies, c)));
+        k_inv.clear();
+        if params.friction > 0.0 {
+            // K is symmetric positive definite when a body is dynamic (eq. 9).
+            k_inv.extend(
+                prepared
+                    .iter()
+                    .map(|c| c.k.cholesky().map(|ch| ch.inverse())),
+            );
+        }
+        first_approach.clear();
+        first_approach.resize(n_contacts, 0.0);
+        build_adjacency(bodies, prepared, adjacency_start, adjacency);
+        heap.reset(n_contacts);
+        let mut report = SolverReport::default();
+
+        let diverged = |why: String| SolverError::Diverged {
+            solver: SolverKind::Sqm,
+            why,
+        };
+        // Convergence: a contact counts as approaching only if faster than
+        // tolerance × (largest approach speed before the first impulse). Without it a
+        // resting pile converges only geometrically towards u_n = 0 and never stops.
+        let mut v_ref: f64 = 0.0;
+        for c in prepared.iter().filter(|c| resolvable(c)) {
+            let un = c.relative_velocity(bodies).dot(&c.n);
+            if approaching(c, un, dt, 0.0) {
+                v_ref = v_ref.max(-un);
+            }
+        }
+        let threshold = params.tolerance * v_ref;
+        // Re-key contact `ci` from the current velocities (step 4).
+        let rekey = |heap: &mut ContactHeap,
+                     bodies: &[RigidBody],
+                     c: &PreparedContact,
+                     ci: usize|
+         -> Result<(), SolverError> {
+            let un = c.relative_velocity(bodies).dot(&c.n);
+            if !un.is_finite() {
+                return Err(diverged(format!(
+                    "non-finite relative normal velocity at contact {ci} (body {})",
+                    c.a
+                )));
+            }
+            if approaching(c, un, dt, threshold) {
+                heap.set(ci, un);
+            } else {
+                heap.remove(ci);
+            }
+            Ok(())
+        };
+        for (ci, c) in prepared.iter().enumerate() {
+            if resolvable(c) {
+                rekey(heap, bodies, c, ci)?;
+            }
+        }
+
+        let cap = u64::from(params.max_iterations) * n_contacts.max(1) as u64;
+        let mut pops: u64 = 0;
+        while let Some(ci) = heap.peek() {
+            if pops >= cap {
+                report.hit_iteration_cap = true;
+                break;
+            }
+            pops += 1;
+            let c = &prepared[ci];
+            let u = c.relative_velocity(bodies);
+            let un = u.dot(&c.n);
+            let approach = -un;
+            let first_pop = first_approach[ci] == 0.0;
+            if first_pop {
+                first_approach[ci] = approach;
+            }
+            let e = |speed: f64| {
+                if speed > params.rest_velocity {
+                    params.restitution
+                } else {
+                    0.0
+                }
+            };
+            // Target normal velocity u_n⁺ (eq. 72; see "Restitution on re-approach").
+            let target_n = match reapproach {
+                Reapproach::Newton => e(approach) * approach,
+                Reapproach::FirstApproach => e(first_approach[ci]) * first_approach[ci],
+                Reapproach::Plastic if first_pop => e(approach) * approach,
+                Reapproach::Plastic => 0.0,
+            };
+            let p = sqm_impulse(
+                c,
+                k_inv.get(ci).and_then(Option::as_ref),
+                &u,
+                un,
+                target_n,
+                params.friction,
+            );
+            if !p.iter().all(|x| x.is_finite()) {
+                return Err(diverged(format!(
+                    "non-finite impulse at contact {ci} (body {})",
+                    c.a
+                )));
+            }
+            c.apply_impulse(bodies, &p);
+            let u_after = u + c.k * p;
+            // ΔK = p·(u⁻ + u⁺)/2 (eq. 16), split into normal and tangential parts.
+            let w_normal = p.dot(&c.n) * 0.5 * (un + u_after.dot(&c.n));
+            let w_total = p.dot(&(0.5 * (u + u_after)));
+            report.dissipated_restitution -= w_normal;
+            report.dissipated_friction -= w_total - w_normal;
+            if let Some(rows) = trace.as_deref_mut() {
+                let kinetic_energy = total_kinetic_energy(bodies);
+                rows.push(TraceRow {
+                    iteration: report.impulses,
+                    stage: "impulse",
+                    contact: ci,
+                    normal_velocity: u_after.dot(&c.n),
+                    impulse: [p.x, p.y, p.z],
+                    elastic_energy: 0.0,
+                    elastic_total: 0.0,
+                    kinetic_energy,
+                    total_energy: kinetic_energy,
+                });
+            }
+            report.impulses = report.impulses.saturating_add(1);
+            // Step 4: re-key the contacts sharing a dynamic body with this one (itself
+            // included); b's contacts that also touch a were already re-keyed with a's.
+            for body in [Some(c.a), c.b].into_iter().flatten() {
+                let (lo, hi) = (
+                    adjacency_start[body] as usize,
+                    adjacency_start[body + 1] as usize,
+                );
+                for &cj in &adjacency[lo..hi] {
+                    let cj = cj as usize;
+                    let other = &prepared[cj];
+                    if body != c.a
+                        && (other.a == c.a || other.b == Some(c.a))
+                        && !bodies[c.a].is_static()
+                    {
+                        continue;
+                    }
+                    rekey(heap, bodies, other, cj)?;
+                }
+            }
+        }
+        report.iterations = u32::try_from(pops).unwrap_or(u32::MAX);
+        Ok(report)
+    }
+}
+
+/// Per-body contact lists (CSR) over dynamic bodies, by counting sort: no allocation once
+/// the buffers have grown.
+fn build_adjacency(
+    bodies: &[RigidBody],
+    prepared: &[PreparedContact],
+    start: &mut Vec<u32>,
+    adj: &mut Vec<u32>,
+) {
+    start.clear();
+    start.resize(bodies.len() + 1, 0);
+    let dynamic = |k: usize| !bodies[k].is_static();
+    for c in prepared {
+        for body in [Some(c.a), c.b]
+            .into_iter()
+            .flatten()
+            .filter(|&k| dynamic(k))
+        {
+            start[body + 1] += 1;
+        }
+    }
+    for k in 0..bodies.len() {
+        start[k + 1] += start[k];
+    }
+    adj.clear();
+    adj.resize(start[bodies.len()] as usize, 0);
+    // Fill from the back so each list keeps increasing contact order.
+    for (ci, c) in prepared.iter().enumerate().rev() {
+        for body in [Some(c.a), c.b]
+            .into_iter()
+            .flatten()
+            .filter(|&k| dynamic(k))
+        {
+            start[body + 1] -= 1;
+            adj[start[body + 1] as usize] = ci as u32;
+        }
+    }
+    // start[k + 1] now holds the start of body k; shift back by one slot.
+    for k in 0..bodies.len() {
+        start[k] = start[k + 1];
+    }
+    let total = adj.len() as u32;
+    start[bodies.len()] = total;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn heap_pops_in_key_order_after_rekeying_and_removal() {
+        let mut h = ContactHeap::default();
+        h.reset(6);
+        for (c, k) in [
+            (0, -1.0),
+            (1, -5.0),
+            (2, -3.0),
+            (3, -3.0),
+            (4, 2.0),
+            (5, -4.0),
+        ] {
+            h.set(c, k);
+        }
+        h.set(1, 0.5); // re-key the minimum upwards
+        h.remove(4);
+        h.set(0, -6.0); // re-key downwards
+        let mut order = Vec::new();
+        while let Some(c) = h.peek() {
+            order.push(c);
+            h.remove(c);
+        }
+        // Keys: 0:-6, 5:-4, 2:-3, 3:-3 (tie by index), 1:0.5.
+        assert_eq!(order, vec![0, 5, 2, 3, 1]);
+    }
+}

@@ -848,3 +848,21 @@ fn extreme_inputs_are_errors_not_panics() {
         let _ = parse_scene(text, FILE);
     }
 }
+
+/// Regression: a file ending in `b` (the start of a byte-string prefix) made the error
+/// locator index one past the end of the text and panic (found by
+/// `parse_scene_never_panics_on_noise`).
+#[test]
+fn text_ending_in_byte_string_prefix_is_an_error_not_a_panic() {
+    for text in [
+        "b",
+        "Scene(name: b",
+        "(bodies: [b",
+        "Scene(\n    name: \"x\",\n)\nb",
+    ] {
+        assert!(
+            impulse_lab::scene::parse_scene(text, "tail.ron").is_err(),
+            "{text:?} must be rejected"
+        );
+    }
+}

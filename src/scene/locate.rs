@@ -456,7 +456,7 @@ fn tokenize(text: &str) -> Vec<(Tok, usize)> {
                         continue;
                     }
                 }
-                if b[j] == b'"' {
+                if b.get(j) == Some(&b'"') {
                     i = skip_quoted(b, j);
                     out.push((Tok::Atom(start, i), start));
                     continue;

@@ -199,7 +199,13 @@ fn create_output(path: &Path) -> Result<BufWriter<File>, Failure> {
 }
 
 fn run(args: RunArgs) -> Result<(), Failure> {
-    let scene = load(&args.scene)?;
+    let mut scene = load(&args.scene)?;
+    // The override replaces the scene's method before the world is built, so a scene
+    // written for a method this build lacks can still be run with another.
+    if let Some(kind) = args.solver {
+        kind.create().map_err(|e| Failure::invalid(e.to_string()))?;
+        scene.solver = kind;
+    }
     let mut world = scene
         .build_world()
         .map_err(|e| Failure::invalid(e.to_string()))?;
@@ -278,11 +284,6 @@ fn run(args: RunArgs) -> Result<(), Failure> {
 }
 
 fn apply_overrides(world: &mut World, args: &RunArgs) -> Result<(), Failure> {
-    if let Some(kind) = args.solver {
-        world
-            .set_solver(kind)
-            .map_err(|e| Failure::invalid(e.to_string()))?;
-    }
     if let Some(dt) = args.dt {
         if !(dt.is_finite() && dt > 0.0) {
             return Err(Failure::invalid(format!(

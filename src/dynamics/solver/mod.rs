@@ -12,6 +12,7 @@
 //! - `ccp`: cone complementarity, projected fixed point (paper 002).
 //! - `mdp`: maximum dissipation, block Gauss-Seidel (paper 003).
 
+pub mod etm;
 pub mod jolt;
 pub mod prepared;
 
@@ -56,13 +57,14 @@ impl SolverKind {
 
     /// Whether this build has the method. Unimplemented methods are refused, not faked.
     pub fn is_implemented(self) -> bool {
-        matches!(self, SolverKind::Jolt)
+        matches!(self, SolverKind::Jolt | SolverKind::Etm)
     }
 
     /// A fresh solver instance, or an error naming the method if it is not implemented.
     pub fn create(self) -> Result<Box<dyn CollisionSolver>, SolverError> {
         match self {
             SolverKind::Jolt => Ok(Box::new(jolt::JoltSolver::default())),
+            SolverKind::Etm => Ok(Box::new(etm::EtmSolver::default())),
             other => Err(SolverError::NotImplemented(other)),
         }
     }

@@ -323,3 +323,125 @@ fn isolated_system_conserves_linear_and_angular_momentum() {
     assert!(dp < 1e-10, "linear momentum drift {dp:e}");
     assert!(dl < 1e-10, "angular momentum drift {dl:e}");
 }
+
+/// A 0.68 × 0.2 × 0.2 m bar tilted 0.73 rad about y hits the ground with one edge
+/// (two contacts) while sliding and spinning, e = 0.98, μ = 1.4, λ = 30.
+fn tilted_bar(params: SolverParams) -> World {
+    let mut w = world(params);
+    w.add_container(Container::Plane { point: Vec3::zeros(), normal: Vec3::z() });
+    let (hx, h, tilt) = (0.34, 0.1, 0.73);
+    let shape = Shape::Cuboid { half_extents: Vec3::new(hx, h, h) };
+    let q = Quat::from_axis_angle(&Vec3::y_axis(), tilt);
+    let z = hx * f64::sin(tilt) + h * f64::cos(tilt) - 1e-9;
+    let mut b = RigidBody::new(&shape, 1000.0, Vec3::new(0.0, 0.0, z), q);
+    b.velocity = Vec3::new(-2.65, 3.0, -4.7);
+    b.angular_velocity = Vec3::new(3.0, 4.7, 1.75);
+    w.add_body(b);
+    w
+}
+
+/// Regression: eqs. 50-55 read literally (friction along the tangential part of the
+/// static trial impulse; static condition eq. 53 tested with |p̃_n|, so a *pulling* static
+/// impulse p̃_n < 0 is accepted when K couples normal and tangential directions) make the
+/// stored energy W of a contact negative: this bar ends with W = −307 J and 22 % more
+/// kinetic energy than it started with. With the Coulomb reading (q = −û_t, static
+/// impulse only if p̃_n ≥ 0, no increment whose friction work is positive) it loses
+/// energy. The literal rule is expected to *fail* the energy test.
+#[test]
+fn regression_literal_friction_rule_creates_energy_coulomb_rule_does_not() {
+    let params = SolverParams { restitution: 0.98, friction: 1.4, lambda: 30.0, ..Default::default() };
+    let mut gains = Vec::new();
+    for rule in [EtmFriction::PaperLiteral, EtmFriction::Coulomb] {
+        let mut w = tilted_bar(params.clone());
+        let k0 = total_kinetic_energy(&w.bodies);
+        let (contacts, r) = resolve_with(&mut w, &mut EtmSolver::with_friction(rule), None);
+        let k1 = total_kinetic_energy(&w.bodies);
+        eprintln!(
+            "{rule:?}: {} contacts, KE {k0:.4} -> {k1:.4} ({:+.3e} relative), friction loss {:.4}, restitution loss {:.4}, elastic left {:.4}",
+            contacts.len(),
+            (k1 - k0) / k0,
+            r.dissipated_friction,
+            r.dissipated_restitution,
+            r.elastic
+        );
+        assert!(contacts.iter().all(|c| normal_velocity(&w.bodies, c) >= -1e-7), "{rule:?}: contact left approaching");
+        gains.push((k1 - k0) / k0);
+        if rule == EtmFriction::PaperLiteral {
+            assert!(r.elastic < -1.0, "the mechanism: negative stored energy, got {}", r.elastic);
+        }
+    }
+    assert!(gains[0] > 1e-2, "the literal rule no longer creates energy here ({:e}): update the story", gains[0]);
+    assert!(gains[1] <= 1e-12, "the Coulomb rule created energy: {:e}", gains[1]);
+}
+
+/// Spheres of radius 0.5 on a jittered grid dropped into an open box (paper 000, 7.4).
+fn spheres_in_box(nx: usize, ny: usize, nz: usize, params: SolverParams) -> World {
+    let mut w = World::new(Vec3::new(0.0, 0.0, -9.81), 1.0 / 600.0, SolverKind::Etm, params).unwrap();
+    let (hx, hy) = (0.55 * nx as f64 + 0.2, 0.55 * ny as f64 + 0.2);
+    w.add_container(Container::Box { center: Vec3::zeros(), half_size: [hx, hy], height: 30.0, walls: [true; 4], dividers: vec![] });
+    let mut rng = ChaCha8Rng::seed_from_u64(1080);
+    let s = Shape::Sphere { radius: 0.5 };
+    for k in 0..nz {
+        for j in 0..ny {
+            for i in 0..nx {
+                let jitter = Vec3::new(rng.random_range(-0.02..0.02), rng.random_range(-0.02..0.02), 0.0);
+                let pos = Vec3::new(-hx + 0.75 + 1.1 * i as f64, -hy + 0.75 + 1.1 * j as f64, 0.6 + 1.1 * k as f64) + jitter;
+                w.add_body(RigidBody::new(&s, 1000.0, pos, Quat::identity()));
+            }
+        }
+    }
+    w
+}
+
+/// The ledger explains every joule ETM removes: falling, colliding spheres with e = 0.5,
+/// μ = 0.3 keep the residual (energy nobody explains) tiny compared with the losses.
+#[test]
+fn ledger_residual_stays_small_with_etm() {
+    let params = SolverParams { restitution: 0.5, friction: 0.3, lambda: 30.0, ..Default::default() };
+    let mut w = spheres_in_box(4, 3, 5, params);
+    let s0 = w.start_ledger();
+    let mut last = s0;
+    let mut worst: f64 = 0.0;
+    for _ in 0..600 {
+        last = w.step().unwrap();
+        worst = worst.max(last.residual.abs());
+    }
+    let lost = last.dissipated_restitution + last.dissipated_friction;
+    eprintln!(
+        "ledger: 60 spheres, 600 steps: restitution loss {:.3} J, friction loss {:.3} J, integration {:.3e} J, \
+         elastic {:.3e} J, max |residual| {worst:.3e} J",
+        last.dissipated_restitution, last.dissipated_friction, last.integration, last.elastic
+    );
+    assert!(lost > 0.0, "the spheres did collide");
+    // Rounding only: ETM moves no body without an impulse, and books every impulse's work.
+    assert!(worst < 1e-9 * s0.total.abs().max(lost), "residual {worst:e} J");
+}
+
+/// 1,080 spheres falling into a box (paper 000, 7.4, e = 1): throughput of the whole step.
+/// A measurement, not an assertion on time; run with `--ignored --nocapture`.
+#[test]
+#[ignore]
+fn perf_1080_spheres() {
+    let params = SolverParams { restitution: 1.0, friction: 0.0, lambda: 30.0, ..Default::default() };
+    let mut w = spheres_in_box(12, 9, 10, params);
+    let s0 = w.start_ledger();
+    let steps = 250;
+    let (mut total, mut solve, mut impulses, mut contacts) = (0.0, 0.0, 0u64, 0usize);
+    let mut worst: f64 = 0.0;
+    for _ in 0..steps {
+        let t = std::time::Instant::now();
+        let s = w.step().unwrap();
+        total += t.elapsed().as_secs_f64();
+        solve += w.last_times.solve.as_secs_f64();
+        impulses += w.last_report.impulses as u64;
+        contacts = contacts.max(s.contacts);
+        worst = worst.max((s.residual / s0.total).abs());
+    }
+    eprintln!(
+        "1080 spheres, {steps} steps: {:.1} steps/s, solver {:.0} % of the step, {:.0} impulses/step, \
+         up to {contacts} contacts, max relative residual {worst:.2e}",
+        steps as f64 / total,
+        100.0 * solve / total,
+        impulses as f64 / steps as f64
+    );
+}

@@ -492,6 +492,13 @@ impl CollisionSolver for EtmSolver {
     }
 }
 
+impl EtmSolver {
+    /// A solver whose increments use the friction rule `friction`.
+    pub fn with_friction(friction: EtmFriction) -> Self {
+        EtmSolver { friction, ..Default::default() }
+    }
+}
+
 /// Key of a contact in the c_min heap: ũ_n if it takes part, +∞ otherwise.
 fn heap_key(c: &EtmContact, un: f64) -> f64 {
     if c.engaged || un < c.threshold {

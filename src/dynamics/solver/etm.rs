@@ -495,7 +495,10 @@ impl CollisionSolver for EtmSolver {
 impl EtmSolver {
     /// A solver whose increments use the friction rule `friction`.
     pub fn with_friction(friction: EtmFriction) -> Self {
-        EtmSolver { friction, ..Default::default() }
+        EtmSolver {
+            friction,
+            ..Default::default()
+        }
     }
 }
 

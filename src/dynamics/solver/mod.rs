@@ -12,6 +12,7 @@
 //! - `ccp`: cone complementarity, projected fixed point (paper 002).
 //! - `mdp`: maximum dissipation, block Gauss-Seidel (paper 003).
 
+pub mod etm;
 pub mod jolt;
 pub mod prepared;
 pub mod smm;
@@ -58,13 +59,17 @@ impl SolverKind {
 
     /// Whether this build has the method. Unimplemented methods are refused, not faked.
     pub fn is_implemented(self) -> bool {
-        matches!(self, SolverKind::Jolt | SolverKind::Sqm | SolverKind::Smm)
+        matches!(
+            self,
+            SolverKind::Etm | SolverKind::Sqm | SolverKind::Smm | SolverKind::Jolt
+        )
     }
 
     /// A fresh solver instance, or an error naming the method if it is not implemented.
     pub fn create(self) -> Result<Box<dyn CollisionSolver>, SolverError> {
         match self {
             SolverKind::Jolt => Ok(Box::new(jolt::JoltSolver::default())),
+            SolverKind::Etm => Ok(Box::new(etm::EtmSolver::default())),
             SolverKind::Sqm => Ok(Box::new(sqm::SqmSolver::default())),
             SolverKind::Smm => Ok(Box::new(smm::SmmSolver::default())),
             other => Err(SolverError::NotImplemented(other)),

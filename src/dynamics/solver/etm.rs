@@ -1,0 +1,867 @@
+//! Energy tracking method (ETM), paper 000 (Tang, Paluszny, Zimmerman 2014), Algorithm 2
+//! (its single-contact case is Algorithm 1).
+//!
+//! Algorithm 2, line by line, as done here for each island of touching bodies:
+//! 1. initialise the stored elastic energy W_i = 0 of every contact i;
+//! 2. identify the contact c_min with the smallest relative normal velocity ũ_min,n;
+//! 3. while ũ_min,n < 0 (outer round):
+//! 4. while ũ_min,n < 0 (**compression** stage):
+//! 5. choose the change of normal velocity Δũ_n of c_min by eq. 63, with the step
+//!    Δu̇_n = ũ_n(s₀)/λ of eq. 62;
+//! 6. compute the impulse with friction (eqs. 50-55);
+//! 7. compute the work of its normal part (eqs. 16, 18) and store it: W_i ← W_i − ΔW_n
+//!    (eq. 64, the elastic energy grows while the bodies lose kinetic energy);
+//! 8. apply the impulse to the two bodies (eqs. 4-5);
+//! 9. recompute c_min (only the contacts sharing a body with c_min changed);
+//! 10. end while;
+//! 11. Stronge's hypothesis on all contacts: W_i ← e² W_i (eq. 65, **restitution** stage);
+//! 12. find max W_i;
+//! 13. while max W_i > 0 (**separation** stage):
+//! 14. for all contacts c_i with W_i > 0:
+//! 15. choose Δũ_n by eq. 66: Δu̇_n, capped by the Δu_max of eq. 49 that releases exactly
+//!     the stored W_i;
+//! 16. compute the impulse with friction (eqs. 50-55);
+//! 17. compute the normal work (eq. 16/18) and take it from W_i;
+//! 18. apply the impulse;
+//! 19. end for;
+//! 20. recompute max W_i;
+//! 21. end while;
+//! 22. recompute c_min;
+//! 23. end while. After 300 outer rounds e is set to 0 (section 6.3), which ends the
+//!     loop; this is reported as [`SolverReport::hit_iteration_cap`].
+//!
+//! # Data and efficiency
+//! Islands: bodies joined by contacts (union-find over dynamic bodies; static bodies and
+//! containers never join islands) are solved independently. Within an island, c_min
+//! comes from an indexed binary heap keyed by relative normal velocity; after an impulse
+//! only the keys of the contacts sharing a dynamic body with the impulsed contact are
+//! updated (per-body contact adjacency in CSR form). The contact's masses, world inverse
+//! inertia and collision matrix K (eq. 9) are copied into [`PreparedContact`] once per
+//! step (Box2D style, to avoid cache misses in the inner loop), with K⁻¹ next to them.
+//!
+//! # Where the paper is ambiguous, what is adopted
+//! - **Sign of W**: the paper's ΔW (eq. 16) is the work done *on the bodies*, negative
+//!   during compression; the stored elastic energy is its opposite, W_i = −Σ ΔW_n ≥ 0.
+//! - **Tangent q of the sliding impulse** (eqs. 13-14, 54): read literally, t = n × p and
+//!   q = t × n make q the direction of the tangential part of the trial (static) impulse
+//!   p = K⁻¹Δu of eq. 50, and eq. 54 puts the friction μ p̃_n along +q. For an isotropic
+//!   tangential block of K this is −û_t, but in general K⁻¹ rotates it away from the
+//!   slip and friction can then do *positive* work. Coulomb friction opposes the slip, so
+//!   the default rule ([`EtmFriction::Coulomb`]) uses q = −u_t/|u_t| (or, when there is no
+//!   slip yet, the opposite of the slip the normal impulse alone would start, −(K n)_t).
+//!   The literal rule is kept as [`EtmFriction::PaperLiteral`] for the regression test.
+//! - **Friction must dissipate**: with [`EtmFriction::Coulomb`] an increment is accepted
+//!   only if its tangential work p_t·(u_t + ½Δu_t) is ≤ 0. The static impulse additionally
+//!   needs p̃_n ≥ 0 (the paper's eq. 53 uses |p̃_n|, which admits a pulling impulse). A
+//!   sliding increment that would overshoot (reverse the slip) is retried with μ halved
+//!   up to four times, then taken frictionless. Likewise when nᵀK(n + μq) ≤ 0
+//!   (Painlevé-like coupling) the increment is taken frictionless; the literal rule
+//!   returns [`SolverError::Diverged`] there instead.
+//! - **Δu_max with friction** (eq. 49): the paper's effective normal mass
+//!   H₂₁A + H₂₂ + H₂₃B equals 1/(nᵀK n), that of a frictionless impulse. Here the normal
+//!   work is solved for the impulse actually applied: frictionless m = 1/(nᵀK n),
+//!   sliding m = 1/(nᵀK(n + μq)) (eq. 55), static p̃_n = a Δu + c with a = nᵀK⁻¹n,
+//!   c = −nᵀK⁻¹u_t (a quadratic), so the last release step does exactly W_i of normal
+//!   work. If the friction regime at Δu_max differs from the one assumed, the other
+//!   regime is tried, then the frictionless one.
+//! - **Δu̇_n per contact** (eq. 62): from the approach speed when the contact is first
+//!   picked, raised to −ũ_n/λ if the contact is later hit harder by its neighbours (so a
+//!   contact never needs more than ~λ increments per compression); this is eq. 62
+//!   exactly for a single contact.
+//! - **Termination tolerance**: "ũ_n < 0" is tested as ũ_n < −tol with
+//!   tol = `params.tolerance` × (largest initial approach speed of the island).
+//! - **Speculative contacts** (gap > 0) join only once gap + h ũ_n < 0; from then on they
+//!   are treated like touching ones.
+//! - **Resting contact**: approach speeds ≤ `params.rest_velocity` use e = 0.
+//!
+//! # Energy report
+//! Every increment's kinetic-energy change is p·(u + ½K p) = ΔW_n + ΔW_t exactly. The
+//! normal part moves between kinetic and elastic energy; `dissipated_restitution` is
+//! Σ (1 − e²) W_i from Stronge (plus the rounding-level remainder when a contact's
+//! last release step empties it); `dissipated_friction` is −Σ ΔW_t; `elastic` is Σ W_i
+//! left at the end (0 unless a cap stopped the release).
+
+use super::prepared::PreparedContact;
+use super::{
+    CollisionSolver, SolverContext, SolverError, SolverKind, SolverReport, TraceRow,
+    total_kinetic_energy,
+};
+use crate::body::RigidBody;
+use crate::math::{Mat3, Vec3};
+
+/// Outer rounds after which the restitution is set to zero (paper 000, section 6.3).
+pub const ROUNDS_BEFORE_INELASTIC: u32 = 300;
+
+/// Which friction rule the increments use (see the module doc).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum EtmFriction {
+    /// Coulomb: friction opposes the slip and never does positive work. Default.
+    #[default]
+    Coulomb,
+    /// Eqs. 50-55 read literally: q along the static impulse's tangential part, cone test
+    /// with |p̃_n|. Can create energy; kept for the regression test.
+    PaperLiteral,
+}
+
+/// The energy tracking method solver.
+#[derive(Default)]
+pub struct EtmSolver {
+    /// Friction rule of the increments. Default: [`EtmFriction::Coulomb`].
+    pub friction: EtmFriction,
+    /// Friction coefficient μ of the current call (from the parameters).
+    mu: f64,
+    /// Increments taken frictionless because no admissible friction was found in the
+    /// last call (diagnostics).
+    pub frictionless_fallbacks: u32,
+    contacts: Vec<EtmContact>,
+    parent: Vec<usize>,
+    island_of_root: Vec<usize>,
+    island_start: Vec<usize>,
+    island_contacts: Vec<usize>,
+    adj_start: Vec<usize>,
+    adj: Vec<usize>,
+    heap: IndexedHeap,
+}
+
+/// Per-contact state: the prepared data (masses, lever arms, K) and ETM's tracking.
+struct EtmContact {
+    pc: PreparedContact,
+    /// K⁻¹ (eq. 8: p = K⁻¹Δu).
+    k_inv: Mat3,
+    /// nᵀ K n: inverse effective mass of a frictionless normal impulse.
+    nkn: f64,
+    /// Stored elastic energy W_i ≥ 0 (J).
+    w: f64,
+    /// Step Δu̇_n of eq. 62 (m/s, > 0 once engaged).
+    du_dot: f64,
+    /// Restitution of this contact (0 for resting contact).
+    e: f64,
+    /// Whether the contact has been picked as colliding in this call.
+    engaged: bool,
+    /// A contact not yet engaged joins when ũ_n < threshold (speculative contacts).
+    threshold: f64,
+    /// At least one dynamic body.
+    active: bool,
+}
+
+/// Friction regime of an increment; decides the impulse as a function of Δũ_n.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Regime {
+    Frictionless,
+    /// Static: p = K⁻¹(Δũ_n n − u_t) (eq. 50 with eq. 8).
+    Stick,
+    /// Sliding on the cone edge: p = p̃_n (n + μ q), p̃_n = Δũ_n / nᵀK(n + μq) (eqs. 54-55).
+    Slide {
+        q: Vec3,
+        mu: f64,
+        den: f64,
+    },
+}
+
+impl Regime {
+    fn same_kind(&self, other: &Regime) -> bool {
+        std::mem::discriminant(self) == std::mem::discriminant(other)
+    }
+}
+
+struct Increment {
+    p: Vec3,
+    regime: Regime,
+}
+
+/// Relative velocity u split in the contact frame.
+struct LocalVel {
+    u: Vec3,
+    un: f64,
+    ut: Vec3,
+}
+
+impl EtmContact {
+    fn local(&self, bodies: &[RigidBody]) -> LocalVel {
+        let u = self.pc.relative_velocity(bodies);
+        let un = u.dot(&self.pc.n);
+        LocalVel {
+            u,
+            un,
+            ut: u - un * self.pc.n,
+        }
+    }
+
+    /// The impulse of regime `r` for a change Δũ_n = `du` (eqs. 50-55).
+    fn impulse_of(&self, r: &Regime, v: &LocalVel, du: f64) -> Vec3 {
+        let n = self.pc.n;
+        match *r {
+            Regime::Frictionless => n * (du / self.nkn),
+            Regime::Stick => self.k_inv * (du * n - v.ut),
+            Regime::Slide { q, mu, den } => (n + mu * q) * (du / den),
+        }
+    }
+
+    /// Work of the normal part of `p`: ΔW_n = ½(2ũ_n + Δũ_n) p̃_n (eq. 18).
+    fn normal_work(&self, v: &LocalVel, p: &Vec3) -> f64 {
+        let n = self.pc.n;
+        let dun = n.dot(&(self.pc.k * p));
+        p.dot(&n) * (v.un + 0.5 * dun)
+    }
+
+    /// Δũ_n that makes the normal work of regime `r` equal `w` (eqs. 47-49 generalised to
+    /// the impulse actually applied), or `None` if there is no positive solution.
+    fn du_max(&self, r: &Regime, v: &LocalVel, w: f64) -> Option<f64> {
+        let un = v.un;
+        let du = match *r {
+            Regime::Frictionless | Regime::Slide { .. } => {
+                // p̃_n = m Δu ⇒ ½(2u + Δu) m Δu = W ⇒ Δu = −u + √(u² + C), C = 2W/m   (eqs. 48-49)
+                let m = match *r {
+                    Regime::Slide { den, .. } => 1.0 / den,
+                    _ => 1.0 / self.nkn,
+                };
+                let c = 2.0 * w / m;
+                let root = (un * un + c).sqrt();
+                // Cancellation-free form of −u + √(u² + C) for u > 0.
+                if un > 0.0 { c / (un + root) } else { root - un }
+            }
+            Regime::Stick => {
+                // p̃_n = a Δu + c₀ with a = nᵀK⁻¹n, c₀ = −nᵀK⁻¹u_t; ½(2u + Δu)(a Δu + c₀) = W:
+                // ½a Δu² + (a u + ½c₀) Δu + (c₀ u − W) = 0, larger root.
+                let n = self.pc.n;
+                let a = n.dot(&(self.k_inv * n));
+                let c0 = -n.dot(&(self.k_inv * v.ut));
+                let b = a * un + 0.5 * c0;
+                let cq = c0 * un - w;
+                let disc = (a * un - 0.5 * c0).powi(2) + 2.0 * a * w;
+                let root = disc.sqrt();
+                if b > 0.0 {
+                    -2.0 * cq / (root + b)
+                } else {
+                    (root - b) / a
+                }
+            }
+        };
+        (du.is_finite() && du > 0.0).then_some(du)
+    }
+}
+
+/// Indexed binary min-heap over contact ids with f64 keys.
+#[derive(Default)]
+struct IndexedHeap {
+    heap: Vec<usize>,
+    key: Vec<f64>,
+    pos: Vec<usize>,
+}
+
+impl IndexedHeap {
+    fn reset(&mut self, n: usize) {
+        self.heap.clear();
+        self.key.clear();
+        self.key.resize(n, f64::INFINITY);
+        self.pos.clear();
+        self.pos.resize(n, usize::MAX);
+    }
+
+    fn build(&mut self, ids: &[usize], keys: impl Fn(usize) -> f64) {
+        self.heap.clear();
+        for (k, &id) in ids.iter().enumerate() {
+            self.key[id] = keys(id);
+            self.pos[id] = k;
+            self.heap.push(id);
+        }
+        for k in (0..self.heap.len() / 2).rev() {
+            self.sift_down(k);
+        }
+    }
+
+    fn min(&self) -> Option<(usize, f64)> {
+        self.heap.first().map(|&id| (id, self.key[id]))
+    }
+
+    fn update(&mut self, id: usize, key: f64) {
+        let old = self.key[id];
+        self.key[id] = key;
+        let k = self.pos[id];
+        if k == usize::MAX {
+            return;
+        }
+        if key < old {
+            self.sift_up(k);
+        } else if key > old {
+            self.sift_down(k);
+        }
+    }
+
+    fn swap(&mut self, i: usize, j: usize) {
+        self.heap.swap(i, j);
+        self.pos[self.heap[i]] = i;
+        self.pos[self.heap[j]] = j;
+    }
+
+    fn sift_up(&mut self, mut k: usize) {
+        while k > 0 {
+            let parent = (k - 1) / 2;
+            if self.key[self.heap[k]] < self.key[self.heap[parent]] {
+                self.swap(k, parent);
+                k = parent;
+            } else {
+                break;
+            }
+        }
+    }
+
+    fn sift_down(&mut self, mut k: usize) {
+        let n = self.heap.len();
+        loop {
+            let (l, r) = (2 * k + 1, 2 * k + 2);
+            let mut m = k;
+            if l < n && self.key[self.heap[l]] < self.key[self.heap[m]] {
+                m = l;
+            }
+            if r < n && self.key[self.heap[r]] < self.key[self.heap[m]] {
+                m = r;
+            }
+            if m == k {
+                break;
+            }
+            self.swap(k, m);
+            k = m;
+        }
+    }
+}
+
+fn find(parent: &mut [usize], mut x: usize) -> usize {
+    while parent[x] != x {
+        parent[x] = parent[parent[x]];
+        x = parent[x];
+    }
+    x
+}
+
+fn diverged(why: String) -> SolverError {
+    SolverError::Diverged {
+        solver: SolverKind::Etm,
+        why,
+    }
+}
+
+/// Running totals of one call.
+#[derive(Default)]
+struct Tally {
+    report: SolverReport,
+    fallbacks: u32,
+}
+
+impl CollisionSolver for EtmSolver {
+    fn kind(&self) -> SolverKind {
+        SolverKind::Etm
+    }
+
+    fn resolve(&mut self, ctx: SolverContext<'_>) -> Result<SolverReport, SolverError> {
+        let SolverContext {
+            bodies,
+            contacts,
+            params,
+            dt,
+            mut trace,
+        } = ctx;
+        let nb = bodies.len();
+        let mut tally = Tally::default();
+        self.mu = params.friction;
+
+        // Prepare contacts: K (eq. 9), K⁻¹, activation threshold.
+        self.contacts.clear();
+        for (ci, c) in contacts.iter().enumerate() {
+            let pc = PreparedContact::new(bodies, c);
+            let dyn_a = !bodies[c.a].is_static();
+            let dyn_b = c.b.is_some_and(|b| !bodies[b].is_static());
+            let active = dyn_a || dyn_b;
+            let (k_inv, nkn) = if active {
+                let k_inv = pc.k.try_inverse().ok_or_else(|| {
+                    diverged(format!("collision matrix K of contact {ci} is singular"))
+                })?;
+                (k_inv, pc.n.dot(&(pc.k * pc.n)))
+            } else {
+                (Mat3::zeros(), 0.0)
+            };
+            if active && !(nkn > 0.0 && nkn.is_finite() && k_inv.iter().all(|x| x.is_finite())) {
+                return Err(diverged(format!(
+                    "contact {ci}: nᵀKn = {nkn} is not positive"
+                )));
+            }
+            let threshold = if c.gap > 0.0 { -c.gap / dt } else { 0.0 };
+            self.contacts.push(EtmContact {
+                pc,
+                k_inv,
+                nkn,
+                w: 0.0,
+                du_dot: 0.0,
+                e: params.restitution,
+                engaged: false,
+                threshold,
+                active,
+            });
+        }
+        let nc = self.contacts.len();
+
+        // Islands: union-find over the dynamic bodies of each contact.
+        self.parent.clear();
+        self.parent.extend(0..nb);
+        for c in self.contacts.iter().filter(|c| c.active) {
+            if let Some(b) = c.pc.b
+                && !bodies[c.pc.a].is_static()
+                && !bodies[b].is_static()
+            {
+                let (ra, rb) = (find(&mut self.parent, c.pc.a), find(&mut self.parent, b));
+                if ra != rb {
+                    self.parent[ra.max(rb)] = ra.min(rb);
+                }
+            }
+        }
+        let dynamic_body = |c: &EtmContact| {
+            if !bodies[c.pc.a].is_static() {
+                c.pc.a
+            } else {
+                c.pc.b.unwrap_or(c.pc.a)
+            }
+        };
+        // Number islands in order of first contact (deterministic), bucket the contacts.
+        self.island_of_root.clear();
+        self.island_of_root.resize(nb, usize::MAX);
+        let mut island_of_contact = Vec::with_capacity(nc);
+        let mut n_islands = 0;
+        for c in &self.contacts {
+            if !c.active {
+                island_of_contact.push(usize::MAX);
+                continue;
+            }
+            let root = find(&mut self.parent, dynamic_body(c));
+            if self.island_of_root[root] == usize::MAX {
+                self.island_of_root[root] = n_islands;
+                n_islands += 1;
+            }
+            island_of_contact.push(self.island_of_root[root]);
+        }
+        self.island_start.clear();
+        self.island_start.resize(n_islands + 1, 0);
+        for &i in island_of_contact.iter().filter(|&&i| i != usize::MAX) {
+            self.island_start[i + 1] += 1;
+        }
+        for i in 0..n_islands {
+            self.island_start[i + 1] += self.island_start[i];
+        }
+        self.island_contacts.clear();
+        self.island_contacts.resize(self.island_start[n_islands], 0);
+        let mut fill = self.island_start.clone();
+        for (ci, &i) in island_of_contact.iter().enumerate() {
+            if i != usize::MAX {
+                self.island_contacts[fill[i]] = ci;
+                fill[i] += 1;
+            }
+        }
+        // Per-body adjacency (CSR): the contacts touching each dynamic body.
+        self.adj_start.clear();
+        self.adj_start.resize(nb + 1, 0);
+        let body_ids = |c: &EtmContact| {
+            let a = (!bodies[c.pc.a].is_static()).then_some(c.pc.a);
+            let b = c.pc.b.filter(|&b| !bodies[b].is_static());
+            [a, b]
+        };
+        for c in self.contacts.iter().filter(|c| c.active) {
+            for b in body_ids(c).into_iter().flatten() {
+                self.adj_start[b + 1] += 1;
+            }
+        }
+        for b in 0..nb {
+            self.adj_start[b + 1] += self.adj_start[b];
+        }
+        self.adj.clear();
+        self.adj.resize(self.adj_start[nb], 0);
+        let mut fill = self.adj_start.clone();
+        for (ci, c) in self.contacts.iter().enumerate().filter(|(_, c)| c.active) {
+            for b in body_ids(c).into_iter().flatten() {
+                self.adj[fill[b]] = ci;
+                fill[b] += 1;
+            }
+        }
+
+        self.heap.reset(nc);
+        for island in 0..n_islands {
+            let range = self.island_start[island]..self.island_start[island + 1];
+            self.solve_island(bodies, range, params, &mut trace, &mut tally)?;
+        }
+        tally.report.elastic = self.contacts.iter().map(|c| c.w).sum();
+        self.frictionless_fallbacks = tally.fallbacks;
+        Ok(tally.report)
+    }
+}
+
+impl EtmSolver {
+    /// A solver whose increments use the friction rule `friction`.
+    pub fn with_friction(friction: EtmFriction) -> Self {
+        EtmSolver {
+            friction,
+            ..Default::default()
+        }
+    }
+}
+
+/// Key of a contact in the c_min heap: ũ_n if it takes part, +∞ otherwise.
+fn heap_key(c: &EtmContact, un: f64) -> f64 {
+    if c.engaged || un < c.threshold {
+        un
+    } else {
+        f64::INFINITY
+    }
+}
+
+impl EtmSolver {
+    fn solve_island(
+        &mut self,
+        bodies: &mut [RigidBody],
+        range: std::ops::Range<usize>,
+        params: &super::SolverParams,
+        trace: &mut Option<&mut Vec<TraceRow>>,
+        tally: &mut Tally,
+    ) -> Result<(), SolverError> {
+        let ids: Vec<usize> = self.island_contacts[range].to_vec();
+        // Reference speed for the termination tolerance.
+        let mut v_ref: f64 = 0.0;
+        for &ci in &ids {
+            let c = &self.contacts[ci];
+            v_ref = v_ref.max(-c.local(bodies).un);
+        }
+        if v_ref.is_nan() {
+            return Err(diverged("non-finite relative velocity".into()));
+        }
+        if v_ref <= 0.0 {
+            return Ok(());
+        }
+        let tol = params.tolerance * v_ref;
+        let lambda = params.lambda;
+        let contacts = &self.contacts;
+        self.heap.build(&ids, |ci| {
+            heap_key(&contacts[ci], contacts[ci].local(bodies).un)
+        });
+
+        let budget = (params.max_iterations as u64)
+            .saturating_mul(ids.len() as u64)
+            .saturating_mul(lambda.ceil() as u64)
+            .max(1000);
+        let mut compression_count: u64 = 0;
+        let mut round: u32 = 0;
+        loop {
+            // Lines 4-10: compression of the contact with minimum ũ_n.
+            while let Some((ci, key)) = self.heap.min() {
+                if key >= -tol {
+                    break;
+                }
+                if compression_count >= budget {
+                    tally.report.hit_iteration_cap = true;
+                    break;
+                }
+                compression_count += 1;
+                let v = self.contacts[ci].local(bodies);
+                let c = &mut self.contacts[ci];
+                if !c.engaged {
+                    c.engaged = true;
+                    if -v.un <= params.rest_velocity {
+                        c.e = 0.0;
+                    }
+                }
+                // Δu̇_n = |ũ_n(s₀)|/λ (eq. 62), raised if the contact is hit harder later.
+                c.du_dot = c.du_dot.max(-v.un / lambda);
+                // Eq. 63: a full step Δu̇_n unless it would overshoot zero.
+                let du = if v.un + c.du_dot < 0.0 {
+                    c.du_dot
+                } else {
+                    -v.un
+                };
+                let inc = self.increment(ci, &v, du, tally)?;
+                let wn = self.apply(bodies, ci, &v, &inc.p, tally)?;
+                // Eq. 64 with W the stored (elastic) energy: W ← W − ΔW_n.
+                self.contacts[ci].w -= wn;
+                self.record(bodies, trace, "compression", ci, &inc.p);
+            }
+            round += 1;
+            tally.report.iterations = tally.report.iterations.max(round);
+
+            // Line 11: Stronge's hypothesis W ← e² W (eq. 65); after 300 rounds e = 0.
+            let inelastic = round > ROUNDS_BEFORE_INELASTIC;
+            if inelastic {
+                tally.report.hit_iteration_cap = true;
+            }
+            for &ci in &ids {
+                let c = &mut self.contacts[ci];
+                if c.w != 0.0 {
+                    let e = if inelastic { 0.0 } else { c.e };
+                    let kept = e * e * c.w;
+                    tally.report.dissipated_restitution += c.w - kept;
+                    c.w = kept;
+                    self.record(bodies, trace, "restitution", ci, &Vec3::zeros());
+                }
+            }
+
+            // Lines 13-21: release the stored energy, contact by contact.
+            let max_passes = (20.0 * lambda) as u64 + 1000;
+            let mut passes = 0;
+            loop {
+                let mut any = false;
+                for &ci in &ids {
+                    if self.contacts[ci].w > 0.0 {
+                        any = true;
+                        self.release(bodies, ci, trace, tally)?;
+                    }
+                }
+                if !any {
+                    break;
+                }
+                passes += 1;
+                if passes > max_passes {
+                    // Give up releasing: the rest is lost as if e were 0 (reported).
+                    tally.report.hit_iteration_cap = true;
+                    for &ci in &ids {
+                        let c = &mut self.contacts[ci];
+                        tally.report.dissipated_restitution += c.w;
+                        c.w = 0.0;
+                    }
+                    break;
+                }
+            }
+
+            // Line 22-23: another round while some contact approaches.
+            let again = self.heap.min().is_some_and(|(_, k)| k < -tol);
+            if !again || compression_count >= budget {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// One release increment at contact `ci` (Algorithm 2, lines 15-18).
+    fn release(
+        &mut self,
+        bodies: &mut [RigidBody],
+        ci: usize,
+        trace: &mut Option<&mut Vec<TraceRow>>,
+        tally: &mut Tally,
+    ) -> Result<(), SolverError> {
+        let v = self.contacts[ci].local(bodies);
+        let w = self.contacts[ci].w;
+        let du_dot = self.contacts[ci].du_dot;
+        // Eq. 66: try the step Δu̇_n; if its normal work exceeds W_i use Δu_max (eq. 49).
+        let inc = self.increment(ci, &v, du_dot, tally)?;
+        let wn = self.contacts[ci].normal_work(&v, &inc.p);
+        let (p, last) = if wn <= w {
+            (inc.p, false)
+        } else {
+            (self.last_release(ci, &v, w, inc.regime, tally)?, true)
+        };
+        let wn = self.apply(bodies, ci, &v, &p, tally)?;
+        let c = &mut self.contacts[ci];
+        if last {
+            // The rounding-level remainder W_i − ΔW_n leaves the books as restitution loss.
+            tally.report.dissipated_restitution += c.w - wn;
+            c.w = 0.0;
+        } else {
+            c.w -= wn;
+        }
+        self.record(bodies, trace, "separation", ci, &p);
+        Ok(())
+    }
+
+    /// The impulse releasing exactly the stored `w` (Δu_max of eq. 49 for the regime
+    /// actually applied; see the module doc).
+    fn last_release(
+        &self,
+        ci: usize,
+        v: &LocalVel,
+        w: f64,
+        first: Regime,
+        tally: &mut Tally,
+    ) -> Result<Vec3, SolverError> {
+        let c = &self.contacts[ci];
+        let mu = self.mu;
+        let mut regime = first;
+        for _ in 0..2 {
+            if let Some(du) = c.du_max(&regime, v, w) {
+                let decided = self.decide(ci, v, du, mu)?;
+                if decided.regime.same_kind(&regime) || self.friction == EtmFriction::PaperLiteral {
+                    return Ok(c.impulse_of(&regime, v, du));
+                }
+                regime = decided.regime;
+            } else {
+                break;
+            }
+        }
+        tally.fallbacks += 1;
+        let du = c
+            .du_max(&Regime::Frictionless, v, w)
+            .ok_or_else(|| diverged(format!("contact {ci}: no Δu_max for W = {w}")))?;
+        Ok(c.impulse_of(&Regime::Frictionless, v, du))
+    }
+
+    /// The increment for Δũ_n = `du` by eqs. 50-55, counting frictionless fallbacks.
+    fn increment(
+        &self,
+        ci: usize,
+        v: &LocalVel,
+        du: f64,
+        tally: &mut Tally,
+    ) -> Result<Increment, SolverError> {
+        let inc = self.decide(ci, v, du, self.mu)?;
+        if self.mu > 0.0 && inc.regime == Regime::Frictionless {
+            tally.fallbacks += 1;
+        }
+        Ok(inc)
+    }
+
+    /// Friction regime and impulse for Δũ_n = `du` (eqs. 50-55, see the module doc).
+    fn decide(&self, ci: usize, v: &LocalVel, du: f64, mu: f64) -> Result<Increment, SolverError> {
+        let c = &self.contacts[ci];
+        let n = c.pc.n;
+        let frictionless = || Increment {
+            p: c.impulse_of(&Regime::Frictionless, v, du),
+            regime: Regime::Frictionless,
+        };
+        if mu == 0.0 {
+            return Ok(frictionless());
+        }
+        // Static condition (eq. 50): ũ(s_k+1) = (0, ũ_n + Δũ_n, 0), p = K⁻¹Δu (eq. 8),
+        // split into p_n = (nᵀp) n (eq. 51) and p_q = p − p_n (eq. 52).
+        let p_stick = c.k_inv * (du * n - v.ut);
+        let pn = n.dot(&p_stick);
+        let pt = p_stick - pn * n;
+        match self.friction {
+            EtmFriction::PaperLiteral => {
+                // Eq. 53 as printed: |p_q| ≤ μ |p_n|.
+                if pt.norm() <= mu * pn.abs() {
+                    return Ok(Increment {
+                        p: p_stick,
+                        regime: Regime::Stick,
+                    });
+                }
+                // q = t × n with t ∥ n × p (eqs. 13-14): the direction of p_q.
+                let q = pt / pt.norm();
+                let den = n.dot(&(c.pc.k * (n + mu * q)));
+                if !(den > 0.0 && den.is_finite()) {
+                    return Err(diverged(format!(
+                        "contact {ci}: nᵀK(n + μq) = {den} ≤ 0 in the sliding impulse (eq. 55)"
+                    )));
+                }
+                let regime = Regime::Slide { q, mu, den };
+                Ok(Increment {
+                    p: c.impulse_of(&regime, v, du),
+                    regime,
+                })
+            }
+            EtmFriction::Coulomb => {
+                // Static impulse: inside the cone, pushing, and its friction work
+                // ½ p_q·(2u_t + Δu_t) = ½ p_q·u_t (Δu_t = −u_t) not positive.
+                if pn >= 0.0 && pt.norm() <= mu * pn && pt.dot(&v.ut) <= 0.0 {
+                    return Ok(Increment {
+                        p: p_stick,
+                        regime: Regime::Stick,
+                    });
+                }
+                // Sliding: q opposes the slip (or the slip a normal impulse would start).
+                let scale = v.u.norm().max(du.abs());
+                let slip = if v.ut.norm() > 1e-12 * scale {
+                    v.ut
+                } else {
+                    let s = c.pc.k * n;
+                    s - n.dot(&s) * n
+                };
+                let slip_norm = slip.norm();
+                if slip_norm.is_nan() || slip_norm <= 0.0 {
+                    return Ok(frictionless());
+                }
+                let q = -slip / slip_norm;
+                let mut mu_k = mu;
+                for _ in 0..5 {
+                    // p = p̃_n (n + μq), p̃_n = Δũ_n / nᵀK(n + μq)   (eqs. 54-55)
+                    let den = n.dot(&(c.pc.k * (n + mu_k * q)));
+                    if den > 1e-9 * c.nkn {
+                        let regime = Regime::Slide { q, mu: mu_k, den };
+                        let p = c.impulse_of(&regime, v, du);
+                        let dut = {
+                            let d = c.pc.k * p;
+                            d - n.dot(&d) * n
+                        };
+                        // Tangential work ½ p_q·(2u_t + Δu_t) (eqs. 17, 19) must not be > 0.
+                        if (mu_k * q).dot(&(v.ut + 0.5 * dut)) <= 0.0 {
+                            return Ok(Increment { p, regime });
+                        }
+                    }
+                    mu_k *= 0.5;
+                }
+                Ok(frictionless())
+            }
+        }
+    }
+
+    /// Apply impulse `p` at contact `ci` (eqs. 4-5), book its tangential work as friction
+    /// loss, update the heap keys of the contacts sharing a body, and return the normal
+    /// work ΔW_n (eq. 18).
+    fn apply(
+        &mut self,
+        bodies: &mut [RigidBody],
+        ci: usize,
+        v: &LocalVel,
+        p: &Vec3,
+        tally: &mut Tally,
+    ) -> Result<f64, SolverError> {
+        if !p.iter().all(|x| x.is_finite()) {
+            return Err(diverged(format!(
+                "non-finite impulse {p:?} at contact {ci}"
+            )));
+        }
+        let c = &self.contacts[ci];
+        let n = c.pc.n;
+        // Work of the impulse ΔW = ½(u(s_k+1) + u(s_k))ᵀ p (eqs. 16, 21), with
+        // u(s_k+1) = u + K p; its normal part by eq. 18, the rest tangential (eq. 26).
+        let du = c.pc.k * p;
+        let w_total = p.dot(&(v.u + 0.5 * du));
+        let w_normal = p.dot(&n) * (v.un + 0.5 * n.dot(&du));
+        tally.report.dissipated_friction -= w_total - w_normal;
+        tally.report.impulses += 1;
+        c.pc.apply_impulse(bodies, p);
+        let (a, b) = (c.pc.a, c.pc.b);
+        for body in [Some(a), b].into_iter().flatten() {
+            if bodies[body].is_static() {
+                continue;
+            }
+            for k in self.adj_start[body]..self.adj_start[body + 1] {
+                let cj = self.adj[k];
+                let cc = &self.contacts[cj];
+                let key = heap_key(cc, cc.local(bodies).un);
+                self.heap.update(cj, key);
+            }
+        }
+        Ok(w_normal)
+    }
+
+    /// Push a trace row for contact `ci` (when tracing).
+    fn record(
+        &self,
+        bodies: &[RigidBody],
+        trace: &mut Option<&mut Vec<TraceRow>>,
+        stage: &'static str,
+        ci: usize,
+        p: &Vec3,
+    ) {
+        let Some(rows) = trace.as_deref_mut() else {
+            return;
+        };
+        let c = &self.contacts[ci];
+        let elastic_total: f64 = self.contacts.iter().map(|c| c.w).sum();
+        let kinetic_energy = total_kinetic_energy(bodies);
+        rows.push(TraceRow {
+            iteration: rows.len() as u32,
+            stage,
+            contact: ci,
+            normal_velocity: c.local(bodies).un,
+            impulse: [p.x, p.y, p.z],
+            elastic_energy: c.w,
+            elastic_total,
+            kinetic_energy,
+            total_energy: kinetic_energy + elastic_total,
+        });
+    }
+}

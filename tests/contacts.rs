@@ -284,3 +284,29 @@ fn ellipsoid_on_cone_wall_matches_dense_sampling() {
     );
     assert_eq!(c.b, None);
 }
+
+/// Regression: a tetrahedron's vertex resting on the triangulated face of another came
+/// back once per adjacent hull triangle (found by the ETM §7.1 test); the duplicates
+/// would make a solver apply the same impulse twice.
+#[test]
+fn vertex_on_face_contact_is_reported_once() {
+    let mut w = world();
+    let t = Shape::regular_tetrahedron(1.0);
+    // b apex-down (flat face on top at z = 0.204), a apex-down touching it by 1 mm.
+    let flip = Quat::from_euler_angles(std::f64::consts::PI, 0.0, 0.0);
+    w.add_body(RigidBody::new(
+        &t,
+        1000.0,
+        Vec3::new(0.0, 0.0, 0.8154),
+        flip,
+    ));
+    w.add_body(RigidBody::new(
+        &t,
+        1000.0,
+        Vec3::new(0.05, -0.03, 0.0),
+        flip,
+    ));
+    let contacts = w.detect().to_vec();
+    assert_eq!(contacts.len(), 1, "one vertex, one contact: {contacts:#?}");
+    assert!((contacts[0].normal - Vec3::z()).norm() < 1e-9);
+}

@@ -118,6 +118,8 @@ fn parry_manifolds(
     {
         return;
     }
+    let start = out.len();
+    let scale = 1.0 + bodies[a].position.norm() + bodies[b].position.norm();
     for m in &manifolds {
         let w1: Iso3 = m.subshape_pos1.map_or(isa, |p| isa * p);
         let w2: Iso3 = m.subshape_pos2.map_or(isb, |p| isb * p);
@@ -130,7 +132,15 @@ fn parry_manifolds(
             if p.dist < margin {
                 let pa = (w1 * p.local_p1).coords;
                 let pb = (w2 * p.local_p2).coords;
-                out.push(make_contact(bodies, a, Some(b), pa, pb, n, p.dist));
+                // A vertex on a triangulated face can come back once per adjacent
+                // triangle: keep one copy, or the solvers would count it twice.
+                let duplicate = out[start..].iter().any(|c| {
+                    (c.point - 0.5 * (pa + pb)).norm() <= 1e-12 * scale
+                        && (c.normal - n).norm() <= 1e-12
+                });
+                if !duplicate {
+                    out.push(make_contact(bodies, a, Some(b), pa, pb, n, p.dist));
+                }
             }
         }
     }

@@ -106,7 +106,7 @@ impl World {
     /// Detect contacts at the current positions without stepping (fills `contacts`).
     pub fn detect(&mut self) -> &[Contact] {
         self.collision
-            .broad_phase(&self.bodies, self.contact_margin);
+            .broad_phase(&self.bodies, self.contact_margin, self.dt);
         self.collision.narrow_phase(
             &self.bodies,
             &self.containers,
@@ -177,7 +177,7 @@ impl World {
         // 1. detect
         let t0 = Instant::now();
         self.collision
-            .broad_phase(&self.bodies, self.contact_margin);
+            .broad_phase(&self.bodies, self.contact_margin, self.dt);
         let t1 = Instant::now();
         self.collision.narrow_phase(
             &self.bodies,

@@ -3,7 +3,7 @@
 
 use clap::{Args, Parser, Subcommand};
 use impulse_lab::World;
-use impulse_lab::dynamics::solver::SolverKind;
+use impulse_lab::dynamics::solver::{SolverKind, TraceRow};
 use impulse_lab::energy::EnergySample;
 use impulse_lab::scene::{self, Scene};
 use serde::Serialize;
@@ -73,6 +73,13 @@ struct RunArgs {
     /// Write the final state of every body (JSON) here.
     #[arg(long)]
     final_state: Option<PathBuf>,
+    /// Record the solver's inner iterations during this step (1-based) ...
+    #[arg(long, requires = "trace_out")]
+    trace_collision: Option<u64>,
+    /// ... into this CSV file (one row per iteration: stage, contact, normal velocity,
+    /// impulse, elastic, kinetic and total energy).
+    #[arg(long, requires = "trace_collision")]
+    trace_out: Option<PathBuf>,
 }
 
 /// A failure with its exit code: 2 for invalid input, 1 for a run-time failure.
@@ -114,6 +121,8 @@ pub fn main() -> ExitCode {
             kp: None,
             out: None,
             final_state: None,
+            trace_collision: None,
+            trace_out: None,
         }),
     };
     match result {
@@ -228,6 +237,12 @@ fn run(args: RunArgs) -> Result<(), Failure> {
         .map(create_output)
         .transpose()?
         .map(csv::Writer::from_writer);
+    let mut collision_trace = args
+        .trace_out
+        .as_deref()
+        .map(create_output)
+        .transpose()?
+        .map(csv::Writer::from_writer);
     let state_out = args.final_state.as_deref().map(create_output).transpose()?;
 
     let mut sample = world.start_ledger();
@@ -241,6 +256,8 @@ fn run(args: RunArgs) -> Result<(), Failure> {
     write(&sample)?;
     let mut capped = 0u64;
     for _ in 0..steps {
+        let tracing = args.trace_collision == Some(world.step_index + 1);
+        world.record_trace = tracing;
         sample = world
             .step()
             .map_err(|e| Failure::runtime(format!("step {}: {e}", world.step_index + 1)))?;
@@ -252,6 +269,14 @@ fn run(args: RunArgs) -> Result<(), Failure> {
         }
         capped += u64::from(world.last_report.hit_iteration_cap);
         write(&sample)?;
+        if tracing && let Some(t) = collision_trace.as_mut() {
+            for row in &world.trace {
+                t.serialize(TraceCsvRow::from(row))
+                    .map_err(|e| Failure::runtime(format!("writing collision trace: {e}")))?;
+            }
+            t.flush()
+                .map_err(|e| Failure::runtime(format!("writing collision trace: {e}")))?;
+        }
     }
     if let Some(mut t) = trace {
         t.flush()
@@ -307,6 +332,40 @@ fn apply_overrides(world: &mut World, args: &RunArgs) -> Result<(), Failure> {
     }
     p.validate()
         .map_err(|(field, msg)| Failure::invalid(format!("--{field}: {msg}")))
+}
+
+/// A collision-trace row flattened for CSV (the impulse as three columns).
+#[derive(Serialize)]
+struct TraceCsvRow {
+    iteration: u32,
+    stage: &'static str,
+    contact: usize,
+    normal_velocity: f64,
+    impulse_x: f64,
+    impulse_y: f64,
+    impulse_z: f64,
+    elastic_energy: f64,
+    elastic_total: f64,
+    kinetic_energy: f64,
+    total_energy: f64,
+}
+
+impl From<&TraceRow> for TraceCsvRow {
+    fn from(r: &TraceRow) -> Self {
+        TraceCsvRow {
+            iteration: r.iteration,
+            stage: r.stage,
+            contact: r.contact,
+            normal_velocity: r.normal_velocity,
+            impulse_x: r.impulse[0],
+            impulse_y: r.impulse[1],
+            impulse_z: r.impulse[2],
+            elastic_energy: r.elastic_energy,
+            elastic_total: r.elastic_total,
+            kinetic_energy: r.kinetic_energy,
+            total_energy: r.total_energy,
+        }
+    }
 }
 
 #[derive(Serialize)]

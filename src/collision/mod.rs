@@ -25,6 +25,9 @@ use crate::container::Container;
 pub struct CollisionPipeline {
     colliders: Vec<Collider>,
     radii: Vec<f64>,
+    /// Distance each body's surface can travel in the step (speculative margin).
+    travel: Vec<f64>,
+    reach: Vec<f64>,
     order: Vec<(f64, usize)>,
     /// Candidate pairs of the last broad phase.
     pub pairs: Vec<(usize, usize)>,
@@ -50,20 +53,32 @@ impl CollisionPipeline {
         self.radii.clear();
     }
 
-    /// Broad phase: candidate pairs whose bounding balls come within `margin`.
-    pub fn broad_phase(&mut self, bodies: &[RigidBody], margin: f64) {
+    /// Broad phase: candidate pairs whose bounding balls, inflated by `margin`/2 and by
+    /// one step `dt` of travel, overlap.
+    ///
+    /// Speculative contacts: a point of body i moves at most s_i = |v_i| + |ω_i| R_i
+    /// (R_i its bounding radius) per unit time, so two bodies can only touch within the
+    /// step if their gap is below margin + h (s_i + s_j). Detecting pairs that far out
+    /// lets fast bodies be caught before they overlap deeply; the solvers act on a
+    /// positive-gap contact only if gap + h u_n < 0.
+    pub fn broad_phase(&mut self, bodies: &[RigidBody], margin: f64, dt: f64) {
         self.sync(bodies);
-        broad_phase::sweep_and_prune(
-            bodies,
-            &self.radii,
-            margin,
-            &mut self.order,
-            &mut self.pairs,
+        self.travel.clear();
+        self.travel.extend(
+            bodies
+                .iter()
+                .enumerate()
+                .map(|(i, b)| dt * (b.velocity.norm() + b.angular_velocity.norm() * self.radii[i])),
         );
+        self.reach.clear();
+        self.reach
+            .extend((0..bodies.len()).map(|i| self.radii[i] + 0.5 * margin + self.travel[i]));
+        broad_phase::sweep_and_prune(bodies, &self.reach, &mut self.order, &mut self.pairs);
     }
 
     /// Narrow phase over the broad phase's pairs and every body against every container:
-    /// all contacts with gap < `margin`.
+    /// all contacts with gap < `margin` plus the pair's travel in one step (see
+    /// [`Self::broad_phase`]).
     pub fn narrow_phase(
         &mut self,
         bodies: &[RigidBody],
@@ -73,7 +88,8 @@ impl CollisionPipeline {
     ) {
         out.clear();
         for &(a, b) in &self.pairs {
-            narrow_phase::body_body(bodies, &self.colliders, a, b, margin, out);
+            let m = margin + self.travel[a] + self.travel[b];
+            narrow_phase::body_body(bodies, &self.colliders, a, b, m, out);
         }
         for (i, body) in bodies.iter().enumerate() {
             if body.is_static() {
@@ -86,7 +102,7 @@ impl CollisionPipeline {
                     i,
                     ci,
                     c,
-                    margin,
+                    margin + self.travel[i],
                     &mut self.surfaces,
                     out,
                 );

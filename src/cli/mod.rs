@@ -29,7 +29,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Run a scene headless and write its energy trace and final state.
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// Check a scene file and report the first problem with file, line and field.
     Validate {
         /// Scene file, or the name of a bundled scene (see `impulse-lab scenes`).
@@ -106,7 +106,7 @@ impl Failure {
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Some(Command::Run(args)) => run(args),
+        Some(Command::Run(args)) => run(*args),
         Some(Command::Validate { scene }) => validate(&scene),
         Some(Command::Scenes) => list_scenes(),
         None => run(RunArgs {

@@ -24,10 +24,7 @@
 //! is artificial and shows up in the ledger's residual.
 
 use super::prepared::PreparedContact;
-use super::{
-    CollisionSolver, SolverContext, SolverError, SolverKind, SolverReport, TraceRow,
-    total_kinetic_energy,
-};
+use super::{CollisionSolver, SolverContext, SolverError, SolverKind, SolverReport, trace_impulse};
 
 #[derive(Default)]
 pub struct JoltSolver {
@@ -101,27 +98,15 @@ impl CollisionSolver for JoltSolver {
                 }
                 c.apply_impulse(bodies, &p);
                 let u_after = u + c.k * p;
-                // ΔK = P·(u⁻ + u⁺)/2, split into normal and tangential parts.
-                let pn = p.dot(&c.n);
-                let w_normal = pn * 0.5 * (un + u_after.dot(&c.n));
-                let w_total = p.dot(&(0.5 * (u + u_after)));
-                report.dissipated_restitution -= w_normal;
-                report.dissipated_friction -= w_total - w_normal;
-                if let Some(rows) = trace.as_deref_mut() {
-                    let kinetic_energy = total_kinetic_energy(bodies);
-                    rows.push(TraceRow {
-                        iteration: report.impulses,
-                        stage: "impulse",
-                        contact: ci,
-                        normal_velocity: u_after.dot(&c.n),
-                        impulse: [p.x, p.y, p.z],
-                        elastic_energy: 0.0,
-                        elastic_total: 0.0,
-                        kinetic_energy,
-                        total_energy: kinetic_energy,
-                    });
-                }
-                report.impulses += 1;
+                trace_impulse(
+                    trace.as_deref_mut(),
+                    bodies,
+                    report.impulses,
+                    ci,
+                    u_after.dot(&c.n),
+                    &p,
+                );
+                report.book_impulse(&c.n, &p, &u, &u_after);
                 applied = true;
                 if !(j.is_finite() && p.iter().all(|x| x.is_finite())) {
                     return Err(SolverError::Diverged {

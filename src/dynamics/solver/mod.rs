@@ -20,6 +20,7 @@ pub mod sqm;
 
 use crate::body::RigidBody;
 use crate::collision::Contact;
+use crate::math::Vec3;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
@@ -239,6 +240,46 @@ pub struct TraceRow {
     pub kinetic_energy: f64,
     /// kinetic_energy + elastic_total (J).
     pub total_energy: f64,
+}
+
+impl SolverReport {
+    /// Book the work of one impulse `p` (normal `n`) that changed the relative contact
+    /// velocity from `u` to `u_after`: ΔK = p·(u⁻ + u⁺)/2 (paper 000, eq. 16), its normal
+    /// part (eq. 18) as restitution dissipation and the rest as friction dissipation.
+    /// Counts the impulse.
+    pub fn book_impulse(&mut self, n: &Vec3, p: &Vec3, u: &Vec3, u_after: &Vec3) {
+        let w_normal = p.dot(n) * 0.5 * (u.dot(n) + u_after.dot(n));
+        let w_total = p.dot(&(0.5 * (u + u_after)));
+        self.dissipated_restitution -= w_normal;
+        self.dissipated_friction -= w_total - w_normal;
+        self.impulses = self.impulses.saturating_add(1);
+    }
+}
+
+/// Append an "impulse" trace row (methods that store no elastic energy) for impulse `p`
+/// at contact `contact`, leaving normal velocity `normal_velocity`.
+pub fn trace_impulse(
+    trace: Option<&mut Vec<TraceRow>>,
+    bodies: &[RigidBody],
+    iteration: u32,
+    contact: usize,
+    normal_velocity: f64,
+    p: &Vec3,
+) {
+    if let Some(rows) = trace {
+        let kinetic_energy = total_kinetic_energy(bodies);
+        rows.push(TraceRow {
+            iteration,
+            stage: "impulse",
+            contact,
+            normal_velocity,
+            impulse: [p.x, p.y, p.z],
+            elastic_energy: 0.0,
+            elastic_total: 0.0,
+            kinetic_energy,
+            total_energy: kinetic_energy,
+        });
+    }
 }
 
 /// Kinetic energy of all bodies (for trace rows).

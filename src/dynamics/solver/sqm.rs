@@ -58,10 +58,7 @@
 //! and the ledger must show it).
 
 use super::prepared::PreparedContact;
-use super::{
-    CollisionSolver, SolverContext, SolverError, SolverKind, SolverReport, TraceRow,
-    total_kinetic_energy,
-};
+use super::{CollisionSolver, SolverContext, SolverError, SolverKind, SolverReport, trace_impulse};
 use crate::body::RigidBody;
 use crate::math::{Mat3, Vec3};
 
@@ -391,26 +388,16 @@ impl CollisionSolver for SqmSolver {
             }
             c.apply_impulse(bodies, &p);
             let u_after = u + c.k * p;
+            trace_impulse(
+                trace.as_deref_mut(),
+                bodies,
+                report.impulses,
+                ci,
+                u_after.dot(&c.n),
+                &p,
+            );
             // ΔK = p·(u⁻ + u⁺)/2 (eq. 16), split into normal and tangential parts.
-            let w_normal = p.dot(&c.n) * 0.5 * (un + u_after.dot(&c.n));
-            let w_total = p.dot(&(0.5 * (u + u_after)));
-            report.dissipated_restitution -= w_normal;
-            report.dissipated_friction -= w_total - w_normal;
-            if let Some(rows) = trace.as_deref_mut() {
-                let kinetic_energy = total_kinetic_energy(bodies);
-                rows.push(TraceRow {
-                    iteration: report.impulses,
-                    stage: "impulse",
-                    contact: ci,
-                    normal_velocity: u_after.dot(&c.n),
-                    impulse: [p.x, p.y, p.z],
-                    elastic_energy: 0.0,
-                    elastic_total: 0.0,
-                    kinetic_energy,
-                    total_energy: kinetic_energy,
-                });
-            }
-            report.impulses = report.impulses.saturating_add(1);
+            report.book_impulse(&c.n, &p, &u, &u_after);
             // Step 4: re-key the contacts sharing a dynamic body with this one (itself
             // included); b's contacts that also touch a were already re-keyed with a's.
             for body in [Some(c.a), c.b].into_iter().flatten() {

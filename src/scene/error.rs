@@ -35,15 +35,11 @@ pub struct SceneError {
 }
 
 impl SceneError {
-    /// Process exit status for a CLI, following BSD `sysexits.h`: 65 (`EX_DATAERR`) for
-    /// invalid input (syntax or validation), 66 (`EX_NOINPUT`) for an unreadable file,
-    /// 69 (`EX_UNAVAILABLE`) for a feature this build lacks.
+    /// Process exit status under the CLI's contract (0 success, 2 invalid input, 1
+    /// run-time failure): every scene error — syntax, values, an unreadable file, a
+    /// method this build lacks — is invalid input, 2. The kind tells them apart.
     pub fn exit_code(&self) -> i32 {
-        match self.kind {
-            SceneErrorKind::Syntax | SceneErrorKind::Invalid => 65,
-            SceneErrorKind::Io => 66,
-            SceneErrorKind::Unsupported => 69,
-        }
+        2
     }
 
     /// Whether the problem is in the scene file itself (bad syntax or bad values).

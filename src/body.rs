@@ -122,3 +122,17 @@ impl RigidBody {
         crate::math::Iso3::from_parts(self.position.into(), self.orientation)
     }
 }
+
+/// Total linear momentum Σ mᵢ vᵢ of the dynamic bodies.
+pub fn total_linear_momentum(bodies: &[RigidBody]) -> Vec3 {
+    bodies
+        .iter()
+        .filter(|b| !b.is_static())
+        .map(|b| b.mass * b.velocity)
+        .sum()
+}
+
+/// Total angular momentum about the world origin, Σ (xᵢ × mᵢ vᵢ + I_world ωᵢ).
+pub fn total_angular_momentum(bodies: &[RigidBody]) -> Vec3 {
+    bodies.iter().map(|b| b.angular_momentum()).sum()
+}

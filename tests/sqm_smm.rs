@@ -5,6 +5,7 @@
 //! Impacts are resolved by calling the solver directly on the contacts of `World::detect`
 //! (positions unchanged), so the checks see exactly the solver's velocity jump.
 
+use impulse_lab::body::{total_angular_momentum, total_linear_momentum};
 use impulse_lab::collision::Contact;
 use impulse_lab::container::Container;
 use impulse_lab::dynamics::solver::smm::{RestitutionRule, SmmSolver};
@@ -28,18 +29,6 @@ fn kinetic(bodies: &[RigidBody]) -> f64 {
         .iter()
         .map(|b| b.kinetic_energy_translational() + b.kinetic_energy_rotational())
         .sum()
-}
-
-fn momentum(bodies: &[RigidBody]) -> Vec3 {
-    bodies
-        .iter()
-        .filter(|b| !b.is_static())
-        .map(|b| b.mass * b.velocity)
-        .sum()
-}
-
-fn angular_momentum(bodies: &[RigidBody]) -> Vec3 {
-    bodies.iter().map(|b| b.angular_momentum()).sum()
 }
 
 /// Resolve `contacts` once with `solver`, recording the trace.
@@ -329,7 +318,7 @@ fn isolated_cluster_conserves_momentum() {
                 rng.random_range(-2.0..2.0),
             );
         }
-        let p0 = momentum(&w.bodies);
+        let p0 = total_linear_momentum(&w.bodies);
         let scale: f64 = w.bodies.iter().map(|b| b.mass * b.velocity.norm()).sum();
         let mut solver = kind.create().unwrap();
         let mut impulses = 0;
@@ -337,7 +326,7 @@ fn isolated_cluster_conserves_momentum() {
         for step in 0..150 {
             // One resolve at fixed positions: angular momentum about the origin is kept too.
             let contacts = w.detect().to_vec();
-            let l0 = angular_momentum(&w.bodies);
+            let l0 = total_angular_momentum(&w.bodies);
             let l_scale: f64 = w
                 .bodies
                 .iter()
@@ -349,7 +338,7 @@ fn isolated_cluster_conserves_momentum() {
             let mut bodies = w.bodies.clone();
             let (r, _) = resolve(solver.as_mut(), &mut bodies, &contacts, &params);
             r.unwrap_or_else(|e| panic!("{kind}: step {step}: {e}"));
-            let dl = (angular_momentum(&bodies) - l0).norm() / l_scale;
+            let dl = (total_angular_momentum(&bodies) - l0).norm() / l_scale;
             worst_l = worst_l.max(dl);
             assert!(
                 dl < 1e-10,
@@ -358,7 +347,7 @@ fn isolated_cluster_conserves_momentum() {
             w.step()
                 .unwrap_or_else(|e| panic!("{kind}: step {step}: {e}"));
             impulses += w.last_report.impulses;
-            let dp = (momentum(&w.bodies) - p0).norm() / scale;
+            let dp = (total_linear_momentum(&w.bodies) - p0).norm() / scale;
             assert!(
                 dp < 1e-10,
                 "{kind}: step {step}: momentum changed by {dp:.3e} (relative)"
@@ -366,7 +355,7 @@ fn isolated_cluster_conserves_momentum() {
         }
         eprintln!(
             "{kind}: {impulses} impulses over 150 steps, worst relative ΔL per resolve {worst_l:.2e}, final ΔP {:.2e}",
-            (momentum(&w.bodies) - p0).norm() / scale
+            (total_linear_momentum(&w.bodies) - p0).norm() / scale
         );
         assert!(impulses > 0, "{kind}: the cluster must collide");
     }

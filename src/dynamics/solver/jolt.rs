@@ -24,7 +24,7 @@
 //! is artificial and shows up in the ledger's residual.
 
 use super::prepared::PreparedContact;
-use super::{CollisionSolver, SolverContext, SolverError, SolverKind, SolverReport, trace_impulse};
+use super::{CollisionSolver, SolverContext, SolverError, SolverKind, SolverReport};
 
 #[derive(Default)]
 pub struct JoltSolver {
@@ -96,24 +96,14 @@ impl CollisionSolver for JoltSolver {
                     let jt_stop = slip / t_hat.dot(&(c.k * t_hat));
                     p -= (params.friction * j).min(jt_stop) * t_hat;
                 }
-                c.apply_impulse(bodies, &p);
-                let u_after = u + c.k * p;
-                trace_impulse(
-                    trace.as_deref_mut(),
-                    bodies,
-                    report.impulses,
-                    ci,
-                    u_after.dot(&c.n),
-                    &p,
-                );
-                report.book_impulse(&c.n, &p, &u, &u_after);
-                applied = true;
                 if !(j.is_finite() && p.iter().all(|x| x.is_finite())) {
                     return Err(SolverError::Diverged {
                         solver: SolverKind::Jolt,
                         why: format!("non-finite impulse at contact of body {}", c.a),
                     });
                 }
+                c.apply_and_book(bodies, &p, &u, ci, &mut report, trace.as_deref_mut());
+                applied = true;
             }
             if !applied {
                 break;

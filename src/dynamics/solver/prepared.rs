@@ -1,6 +1,7 @@
 //! Per-contact data the solvers' inner loops need, copied from the bodies once per step
 //! (Box2D style: avoids chasing body indices and recomputing world inertia in the loop).
 
+use super::{SolverReport, TraceRow, trace_impulse};
 use crate::body::RigidBody;
 use crate::collision::Contact;
 use crate::math::{Mat3, Vec3, skew};
@@ -75,6 +76,26 @@ impl PreparedContact {
             bb.velocity -= p * self.inv_mass_b;
             bb.angular_velocity -= self.inv_inertia_b * self.r_b.cross(p);
         }
+    }
+
+    /// Apply impulse `p` to a relative velocity `u` (see [`Self::apply_impulse`]), record
+    /// it as trace row `report.impulses` of contact `ci` when tracing, book its work
+    /// (`SolverReport::book_impulse`) and return the relative velocity after it,
+    /// u⁺ = u + K p.
+    pub fn apply_and_book(
+        &self,
+        bodies: &mut [RigidBody],
+        p: &Vec3,
+        u: &Vec3,
+        ci: usize,
+        report: &mut SolverReport,
+        trace: Option<&mut Vec<TraceRow>>,
+    ) -> Vec3 {
+        self.apply_impulse(bodies, p);
+        let u_after = u + self.k * p;
+        trace_impulse(trace, bodies, report.impulses, ci, u_after.dot(&self.n), p);
+        report.book_impulse(&self.n, p, u, &u_after);
+        u_after
     }
 
     /// Same pair of objects (body–body or body–container) as `other`.

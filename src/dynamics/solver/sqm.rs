@@ -58,7 +58,7 @@
 //! and the ledger must show it).
 
 use super::prepared::PreparedContact;
-use super::{CollisionSolver, SolverContext, SolverError, SolverKind, SolverReport, trace_impulse};
+use super::{CollisionSolver, SolverContext, SolverError, SolverKind, SolverReport};
 use crate::body::RigidBody;
 use crate::math::{Mat3, Vec3};
 
@@ -386,18 +386,8 @@ impl CollisionSolver for SqmSolver {
                     c.a
                 )));
             }
-            c.apply_impulse(bodies, &p);
-            let u_after = u + c.k * p;
-            trace_impulse(
-                trace.as_deref_mut(),
-                bodies,
-                report.impulses,
-                ci,
-                u_after.dot(&c.n),
-                &p,
-            );
             // ΔK = p·(u⁻ + u⁺)/2 (eq. 16), split into normal and tangential parts.
-            report.book_impulse(&c.n, &p, &u, &u_after);
+            c.apply_and_book(bodies, &p, &u, ci, &mut report, trace.as_deref_mut());
             // Step 4: re-key the contacts sharing a dynamic body with this one (itself
             // included); b's contacts that also touch a were already re-keyed with a's.
             for body in [Some(c.a), c.b].into_iter().flatten() {

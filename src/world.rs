@@ -70,6 +70,9 @@ pub struct World {
     solver: Box<dyn CollisionSolver>,
     collision: CollisionPipeline,
     contact_pass: ContactPass,
+    /// Scratch, reused every step: start-of-step angular velocities, applied (force, torque).
+    omega_start: Vec<Vec3>,
+    wrench: Vec<(Vec3, Vec3)>,
 }
 
 impl World {
@@ -100,6 +103,8 @@ impl World {
             solver: solver.create()?,
             collision: CollisionPipeline::default(),
             contact_pass: ContactPass::default(),
+            omega_start: Vec::new(),
+            wrench: Vec::new(),
         })
     }
 
@@ -187,39 +192,32 @@ impl World {
         );
         let t2 = Instant::now();
 
-        // 2. integrate velocities (kick); remember the start-of-step state for the ledger.
-        let start: Vec<(Vec3, Vec3, f64)> = self
-            .bodies
-            .iter()
-            .map(|b| {
-                (
-                    b.velocity,
-                    b.angular_velocity,
-                    b.kinetic_energy_translational() + b.kinetic_energy_rotational(),
-                )
-            })
-            .collect();
-        let mut torque = vec![Vec3::zeros(); self.bodies.len()];
-        let mut force = vec![Vec3::zeros(); self.bodies.len()];
+        // 2. integrate velocities (kick); remember the start-of-step ω for the drift.
+        let n = self.bodies.len();
+        self.omega_start.clear();
+        self.omega_start
+            .extend(self.bodies.iter().map(|b| b.angular_velocity));
+        self.wrench.clear();
+        self.wrench.resize(n, (Vec3::zeros(), Vec3::zeros()));
         for f in &self.forces {
-            force[f.body] += f.force;
-            torque[f.body] += f.offset.cross(&f.force);
+            self.wrench[f.body].0 += f.force;
+            self.wrench[f.body].1 += f.offset.cross(&f.force);
         }
         let mut kick_energy = 0.0;
-        for (i, b) in self.bodies.iter_mut().enumerate() {
+        for (b, (force, torque)) in self.bodies.iter_mut().zip(&self.wrench) {
             if b.is_static() {
                 continue;
             }
-            b.velocity += h * (self.gravity + force[i] * b.inv_mass);
+            let k0 = b.kinetic_energy_translational() + b.kinetic_energy_rotational();
+            b.velocity += h * (self.gravity + force * b.inv_mass);
             b.angular_velocity = self.rotation.integrate_angular_velocity(
                 &b.inertia,
                 &b.orientation,
                 &b.angular_velocity,
-                &torque[i],
+                torque,
                 h,
             );
-            kick_energy +=
-                b.kinetic_energy_translational() + b.kinetic_energy_rotational() - start[i].2;
+            kick_energy += b.kinetic_energy_translational() + b.kinetic_energy_rotational() - k0;
         }
 
         // 3. resolve
@@ -267,7 +265,7 @@ impl World {
             b.position += h * b.velocity;
             let (q, w) = self.rotation.integrate_orientation(
                 &b.orientation,
-                &start[i].1,
+                &self.omega_start[i],
                 &b.angular_velocity,
                 h,
             );

@@ -10,6 +10,7 @@ mod contact;
 mod containers;
 mod ellipsoid;
 mod narrow_phase;
+pub mod raycast;
 pub mod sagi;
 
 pub use collider::Collider;

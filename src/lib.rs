@@ -1,9 +1,11 @@
 //! Impulse Lab physics core: rigid bodies, shapes, containers, collision detection,
 //! collision solvers behind one trait, integrators and energy bookkeeping.
 //!
-//! Nothing in this crate's core depends on Bevy; the app, the CLI and the benchmarks
-//! are clients of it.
+//! Nothing in this crate's core depends on Bevy; the app (module [`app`], feature `app`),
+//! the CLI and the benchmarks are clients of it.
 
+#[cfg(feature = "app")]
+pub mod app;
 pub mod body;
 pub mod collision;
 pub mod container;

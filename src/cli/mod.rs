@@ -12,7 +12,8 @@ use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-/// The scene `cargo run` opens when no command is given.
+/// The scene `cargo run` opens when no command is given (in the app, or headless when
+/// built without the `app` feature).
 pub const DEFAULT_SCENE: &str = "pour_mixed";
 
 #[derive(Parser)]
@@ -37,6 +38,78 @@ enum Command {
     },
     /// List the bundled scenes with a one-line description.
     Scenes,
+    /// Open the desktop app (the default command).
+    #[cfg(feature = "app")]
+    Gui(GuiArgs),
+}
+
+#[cfg(feature = "app")]
+#[derive(Args, Default)]
+struct GuiArgs {
+    /// Scene file, or the name of a bundled scene (default: pour_mixed).
+    scene: Option<String>,
+    /// Collision method: etm, sqm, smm, jolt, ccp or mdp (default: the scene's).
+    #[arg(long)]
+    solver: Option<SolverKind>,
+    /// Start paused.
+    #[arg(long)]
+    paused: bool,
+    /// Window size in logical pixels, WIDTHxHEIGHT.
+    #[arg(long, default_value = "1280x800", value_parser = parse_size)]
+    size: (u32, u32),
+    /// Write a PNG screenshot of the window here ...
+    #[arg(long)]
+    screenshot: Option<PathBuf>,
+    /// ... once this many frames have been rendered.
+    #[arg(long, default_value_t = 300, requires = "screenshot")]
+    after_frames: u32,
+    /// Quit after this many frames (after the screenshot, if one was asked for).
+    #[arg(long)]
+    exit_after_frames: Option<u32>,
+}
+
+#[cfg(feature = "app")]
+fn parse_size(s: &str) -> Result<(u32, u32), String> {
+    let (w, h) = s
+        .split_once('x')
+        .ok_or_else(|| format!("expected WIDTHxHEIGHT, got '{s}'"))?;
+    let parse = |x: &str| {
+        x.trim()
+            .parse::<u32>()
+            .ok()
+            .filter(|v| (64..=8192).contains(v))
+            .ok_or_else(|| format!("size must be two whole numbers from 64 to 8192, got '{s}'"))
+    };
+    Ok((parse(w)?, parse(h)?))
+}
+
+#[cfg(feature = "app")]
+fn gui(args: GuiArgs) -> Result<(), Failure> {
+    use impulse_lab::app::{AppOptions, capture::Automation};
+    if let Some(path) = &args.screenshot {
+        // Fail before opening a window if the screenshot cannot be written.
+        let dir = path
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        std::fs::create_dir_all(dir).map_err(|e| {
+            Failure::invalid(format!("{}: cannot write screenshot: {e}", path.display()))
+        })?;
+    }
+    let scene = args.scene.unwrap_or_else(|| DEFAULT_SCENE.into());
+    load(&scene)?;
+    let options = AppOptions {
+        scene,
+        solver: args.solver,
+        paused: args.paused,
+        size: args.size,
+        automation: Automation {
+            screenshot: args.screenshot,
+            after_frames: args.after_frames,
+            exit_after_frames: args.exit_after_frames,
+        },
+    };
+    impulse_lab::app::run(&options).map_err(Failure::runtime)
 }
 
 #[derive(Args)]
@@ -109,6 +182,14 @@ pub fn main() -> ExitCode {
         Some(Command::Run(args)) => run(*args),
         Some(Command::Validate { scene }) => validate(&scene),
         Some(Command::Scenes) => list_scenes(),
+        #[cfg(feature = "app")]
+        Some(Command::Gui(args)) => gui(args),
+        #[cfg(feature = "app")]
+        None => gui(GuiArgs {
+            size: (1280, 800),
+            ..GuiArgs::default()
+        }),
+        #[cfg(not(feature = "app"))]
         None => run(RunArgs {
             scene: DEFAULT_SCENE.into(),
             solver: None,
@@ -134,27 +215,8 @@ pub fn main() -> ExitCode {
     }
 }
 
-/// Directory of the bundled scenes: `./scenes` if present, else the source tree's.
-fn scenes_dir() -> PathBuf {
-    let local = PathBuf::from("scenes");
-    if local.is_dir() {
-        local
-    } else {
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes")
-    }
-}
-
-/// A path as given, or the bundled scene of that name.
-fn resolve_scene(name: &str) -> PathBuf {
-    let p = PathBuf::from(name);
-    if p.exists() || name.ends_with(".ron") || name.contains('/') {
-        return p;
-    }
-    scenes_dir().join(format!("{name}.ron"))
-}
-
 fn load(name: &str) -> Result<Scene, Failure> {
-    let path = resolve_scene(name);
+    let path = scene::resolve_scene(name);
     if !path.exists() {
         return Err(Failure::invalid(format!(
             "{}: no such scene file (bundled scenes: `impulse-lab scenes`)",
@@ -174,7 +236,7 @@ fn validate(name: &str) -> Result<(), Failure> {
         .map_err(|e| Failure::invalid(e.to_string()))?;
     println!(
         "{}: ok ({} bodies, {} containers)",
-        resolve_scene(name).display(),
+        scene::resolve_scene(name).display(),
         bodies.len(),
         scene.containers.len()
     );
@@ -182,13 +244,8 @@ fn validate(name: &str) -> Result<(), Failure> {
 }
 
 fn list_scenes() -> Result<(), Failure> {
-    let dir = scenes_dir();
-    let mut entries: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .map_err(|e| Failure::runtime(format!("{}: {e}", dir.display())))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "ron"))
-        .collect();
-    entries.sort();
+    let entries = scene::bundled_scenes()
+        .map_err(|e| Failure::runtime(format!("{}: {e}", scene::scenes_dir().display())))?;
     for p in entries {
         let name = p
             .file_stem()

@@ -38,7 +38,7 @@ use crate::dynamics::solver::{SolverKind, SolverParams};
 use crate::world::World;
 use locate::{LineCol, SourceMap};
 use serde::{Deserialize, Serialize};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 fn default_gravity() -> V3 {
@@ -104,6 +104,36 @@ pub struct Scene {
 struct Source {
     file: String,
     text: String,
+}
+
+/// Directory of the bundled scenes: `./scenes` if present, else the source tree's.
+pub fn scenes_dir() -> PathBuf {
+    let local = PathBuf::from("scenes");
+    if local.is_dir() {
+        local
+    } else {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes")
+    }
+}
+
+/// A scene file path as given, or the bundled scene of that name (`pour_mixed` →
+/// `scenes/pour_mixed.ron`).
+pub fn resolve_scene(name: &str) -> PathBuf {
+    let p = PathBuf::from(name);
+    if p.exists() || name.ends_with(".ron") || name.contains('/') {
+        return p;
+    }
+    scenes_dir().join(format!("{name}.ron"))
+}
+
+/// The bundled scene files (`*.ron` in [`scenes_dir`]), sorted by name.
+pub fn bundled_scenes() -> std::io::Result<Vec<PathBuf>> {
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(scenes_dir())?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "ron"))
+        .collect();
+    entries.sort();
+    Ok(entries)
 }
 
 /// Read and validate the scene file at `path`.

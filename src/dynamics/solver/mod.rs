@@ -302,7 +302,7 @@ pub struct SolverContext<'a> {
 }
 
 /// A collision-resolution method.
-pub trait CollisionSolver: Send {
+pub trait CollisionSolver: Send + Sync {
     fn kind(&self) -> SolverKind;
     /// Resolve the step's contacts (see the module doc).
     fn resolve(&mut self, ctx: SolverContext<'_>) -> Result<SolverReport, SolverError>;

@@ -1,0 +1,112 @@
+//! Capture plugin: screenshots on request (F12, the button) and the automation flags
+//! `--screenshot PATH --after-frames N` and `--exit-after-frames N` that scripts and the
+//! Xvfb test use.
+//!
+//! A screenshot is captured asynchronously by the renderer; the app exits only after the
+//! requested screenshot has been written, so `--exit-after-frames` never cuts it short.
+
+use super::interaction::Requests;
+use super::ui::UiState;
+use bevy::diagnostic::FrameCount;
+use bevy::prelude::*;
+use bevy::render::view::screenshot::{Screenshot, ScreenshotCaptured, save_to_disk};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// Scripted capture and exit.
+#[derive(Resource, Debug, Clone, Default)]
+pub struct Automation {
+    /// Write a screenshot here once `after_frames` frames have been rendered.
+    pub screenshot: Option<PathBuf>,
+    pub after_frames: u32,
+    /// Quit after this many frames (and after the scripted screenshot is written).
+    pub exit_after_frames: Option<u32>,
+}
+
+/// Screenshots requested but not yet written.
+#[derive(Resource, Debug, Default, Clone)]
+struct Pending(Arc<AtomicUsize>);
+
+#[derive(Resource, Debug, Default)]
+struct CaptureState {
+    scripted_taken: bool,
+    manual_count: u32,
+}
+
+pub struct LabCapturePlugin {
+    pub automation: Automation,
+}
+
+impl Plugin for LabCapturePlugin {
+    fn build(&self, app: &mut App) {
+        app.insert_resource(self.automation.clone())
+            .init_resource::<Pending>()
+            .init_resource::<CaptureState>()
+            .add_systems(Last, (take_screenshots, exit_when_done).chain());
+    }
+}
+
+fn spawn_screenshot(commands: &mut Commands, path: PathBuf, pending: &Pending) {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty())
+        && let Err(e) = std::fs::create_dir_all(dir)
+    {
+        error!("cannot create {}: {e}", dir.display());
+        return;
+    }
+    pending.0.fetch_add(1, Ordering::SeqCst);
+    let counter = pending.0.clone();
+    commands
+        .spawn(Screenshot::primary_window())
+        .observe(save_to_disk(path))
+        .observe(move |_: On<ScreenshotCaptured>| {
+            counter.fetch_sub(1, Ordering::SeqCst);
+        });
+}
+
+fn take_screenshots(
+    mut commands: Commands,
+    frames: Res<FrameCount>,
+    automation: Res<Automation>,
+    pending: Res<Pending>,
+    mut state: ResMut<CaptureState>,
+    mut requests: ResMut<Requests>,
+    mut ui: ResMut<UiState>,
+) {
+    if let Some(path) = &automation.screenshot
+        && !state.scripted_taken
+        && frames.0 >= automation.after_frames
+    {
+        state.scripted_taken = true;
+        spawn_screenshot(&mut commands, path.clone(), &pending);
+    }
+    if std::mem::take(&mut requests.screenshot) {
+        state.manual_count += 1;
+        let stamp = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        let path = PathBuf::from(format!(
+            "screenshots/impulse-lab-{stamp}-{}.png",
+            state.manual_count
+        ));
+        ui.message = Some((format!("screenshot: {}", path.display()), true));
+        spawn_screenshot(&mut commands, path, &pending);
+    }
+}
+
+fn exit_when_done(
+    frames: Res<FrameCount>,
+    automation: Res<Automation>,
+    pending: Res<Pending>,
+    state: Res<CaptureState>,
+    mut exit: MessageWriter<AppExit>,
+) {
+    let Some(n) = automation.exit_after_frames else {
+        return;
+    };
+    let screenshot_done = automation.screenshot.is_none()
+        || (state.scripted_taken && pending.0.load(Ordering::SeqCst) == 0);
+    if frames.0 >= n && screenshot_done {
+        exit.write(AppExit::Success);
+    }
+}

@@ -1,0 +1,424 @@
+//! Interaction plugin: the orbit camera, picking, dragging and throwing bodies, spawning
+//! bodies at the cursor, and the keyboard shortcuts.
+//!
+//! Mouse: left-drag on a body grabs it with a spring (release to throw it); left-drag on
+//! empty space orbits; right- or middle-drag pans; the wheel zooms; a left click on
+//! empty space clears the selection. Keys: space play/pause, `.` one step, `r` reset,
+//! `c` camera home, `b` spawn a body at the cursor, F12 screenshot.
+
+use super::render::{scene_extent, to_core, to_render};
+use super::simulation::{GrabSpring, SimControl, Simulation, SimulationSystems};
+use crate::body::RigidBody;
+use crate::collision::raycast;
+use crate::math::{Quat as DQuat, Vec3 as DVec3};
+use crate::shapes::Shape;
+use bevy::input::mouse::{AccumulatedMouseMotion, AccumulatedMouseScroll, MouseScrollUnit};
+use bevy::prelude::*;
+use bevy::window::PrimaryWindow;
+use bevy_egui::input::EguiWantsInput;
+
+/// The selected body (shown in the inspector and outlined in the view).
+#[derive(Resource, Debug, Default)]
+pub struct Selection {
+    pub body: Option<usize>,
+}
+
+/// The shape `b` and the spawn button add at the cursor.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SpawnShape {
+    Sphere,
+    Cube,
+    Cross,
+    Ellipsoid,
+    Tetrahedron,
+    Rod,
+}
+
+impl SpawnShape {
+    pub const ALL: [SpawnShape; 6] = [
+        SpawnShape::Sphere,
+        SpawnShape::Cube,
+        SpawnShape::Cross,
+        SpawnShape::Ellipsoid,
+        SpawnShape::Tetrahedron,
+        SpawnShape::Rod,
+    ];
+
+    pub fn label(self) -> &'static str {
+        match self {
+            SpawnShape::Sphere => "sphere",
+            SpawnShape::Cube => "cube",
+            SpawnShape::Cross => "cross",
+            SpawnShape::Ellipsoid => "ellipsoid",
+            SpawnShape::Tetrahedron => "tetrahedron",
+            SpawnShape::Rod => "rod",
+        }
+    }
+
+    /// The shape of overall size `size` (m): sphere diameter, cube edge, cross length
+    /// 3c, ellipsoid's longest axis, tetrahedron edge, rod length.
+    pub fn shape(self, size: f64) -> Shape {
+        match self {
+            SpawnShape::Sphere => Shape::Sphere { radius: size / 2.0 },
+            SpawnShape::Cube => Shape::Cuboid {
+                half_extents: DVec3::repeat(size / 2.0),
+            },
+            SpawnShape::Cross => Shape::Cross { c: size / 3.0 },
+            SpawnShape::Ellipsoid => Shape::Ellipsoid {
+                semi_axes: DVec3::new(0.5, 0.35, 0.25) * size,
+            },
+            SpawnShape::Tetrahedron => Shape::regular_tetrahedron(size),
+            SpawnShape::Rod => Shape::Rod {
+                length: 0.8 * size,
+                radius: 0.1 * size,
+            },
+        }
+    }
+}
+
+/// What a spawned body is like.
+#[derive(Resource, Debug, Clone)]
+pub struct SpawnSettings {
+    pub shape: SpawnShape,
+    /// Overall size (m), see [`SpawnShape::shape`]. Default: the scene's typical body
+    /// size, set when a scene opens.
+    pub size: f64,
+    /// Density (kg/m³). Default: 1000.
+    pub density: f64,
+}
+
+impl Default for SpawnSettings {
+    fn default() -> Self {
+        SpawnSettings {
+            shape: SpawnShape::Cube,
+            size: 0.5,
+            density: 1000.0,
+        }
+    }
+}
+
+/// The orbit camera: it looks at `target` from `distance`, at azimuth `yaw` and
+/// elevation `pitch` (rad), z up.
+#[derive(Component, Debug, Clone)]
+pub struct OrbitCamera {
+    pub target: Vec3,
+    pub distance: f32,
+    pub yaw: f32,
+    pub pitch: f32,
+    /// Where "camera home" (`c`) returns to.
+    pub home: (Vec3, f32, f32, f32),
+}
+
+impl OrbitCamera {
+    /// A view of a scene of size `extent` (m) centred on `target`.
+    pub fn framing(target: Vec3, extent: f32) -> Self {
+        let (distance, yaw, pitch) = (1.5 * extent, -1.1, 0.42);
+        OrbitCamera {
+            target,
+            distance,
+            yaw,
+            pitch,
+            home: (target, distance, yaw, pitch),
+        }
+    }
+
+    pub fn go_home(&mut self) {
+        (self.target, self.distance, self.yaw, self.pitch) = self.home;
+    }
+
+    pub fn transform(&self) -> Transform {
+        let (sy, cy) = self.yaw.sin_cos();
+        let (sp, cp) = self.pitch.sin_cos();
+        let eye = self.target + self.distance * Vec3::new(cp * cy, cp * sy, sp);
+        Transform::from_translation(eye).looking_at(self.target, Vec3::Z)
+    }
+}
+
+/// What the current mouse drag does.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Drag {
+    Orbit {
+        moved: bool,
+    },
+    Pan,
+    /// Dragging a grabbed body along the plane through the grab point facing the camera.
+    Grab {
+        plane_point: Vec3,
+        plane_normal: Vec3,
+    },
+}
+
+#[derive(Resource, Debug, Default)]
+struct PointerState {
+    drag: Option<Drag>,
+}
+
+/// Requests from keys or buttons that other plugins carry out.
+#[derive(Resource, Debug, Default)]
+pub struct Requests {
+    /// Take a screenshot of the window.
+    pub screenshot: bool,
+    /// Spawn a body at the cursor.
+    pub spawn: bool,
+    /// Frame the scene anew (after a load).
+    pub reframe: bool,
+}
+
+pub struct LabInteractionPlugin;
+
+impl Plugin for LabInteractionPlugin {
+    fn build(&self, app: &mut App) {
+        app.init_resource::<Selection>()
+            .init_resource::<SpawnSettings>()
+            .init_resource::<PointerState>()
+            .init_resource::<Requests>()
+            .add_systems(Startup, spawn_camera)
+            .add_systems(
+                Update,
+                (
+                    keyboard_shortcuts,
+                    mouse_input,
+                    carry_out_requests,
+                    apply_camera,
+                )
+                    .chain()
+                    .before(SimulationSystems),
+            );
+    }
+}
+
+fn spawn_camera(mut commands: Commands, sim: Res<Simulation>, mut spawn: ResMut<SpawnSettings>) {
+    let orbit = OrbitCamera::framing(scene_center(&sim), scene_extent(&sim));
+    commands.spawn((Camera3d::default(), orbit.transform(), orbit));
+    spawn.size = 2.0 * super::render::typical_size(&sim);
+}
+
+/// Centre of the dynamic bodies' bounding box (the origin for an empty scene).
+fn scene_center(sim: &Simulation) -> Vec3 {
+    let dynamic = sim.world.bodies.iter().filter(|b| !b.is_static());
+    let (mut lo, mut hi) = (DVec3::repeat(f64::MAX), DVec3::repeat(f64::MIN));
+    let mut any = false;
+    for b in dynamic {
+        lo = lo.inf(&b.position);
+        hi = hi.sup(&b.position);
+        any = true;
+    }
+    if !any {
+        return Vec3::ZERO;
+    }
+    let c = to_render(&(0.5 * (lo + hi)));
+    // Look a little below the centre: piles end up lower than they start.
+    Vec3::new(c.x, c.y, 0.6 * c.z)
+}
+
+fn keyboard_shortcuts(
+    keys: Res<ButtonInput<KeyCode>>,
+    wants: Res<EguiWantsInput>,
+    mut control: ResMut<SimControl>,
+    mut requests: ResMut<Requests>,
+    mut cameras: Query<&mut OrbitCamera>,
+) {
+    if wants.wants_keyboard_input() {
+        return;
+    }
+    if keys.just_pressed(KeyCode::Space) {
+        control.paused = !control.paused;
+    }
+    if keys.just_pressed(KeyCode::Period) {
+        control.paused = true;
+        control.pending_steps += 1;
+    }
+    if keys.just_pressed(KeyCode::KeyR) {
+        control.reset_requested = true;
+    }
+    if keys.just_pressed(KeyCode::KeyC) {
+        for mut cam in &mut cameras {
+            cam.go_home();
+        }
+    }
+    if keys.just_pressed(KeyCode::KeyB) {
+        requests.spawn = true;
+    }
+    if keys.just_pressed(KeyCode::F12) {
+        requests.screenshot = true;
+    }
+}
+
+/// The ray under the cursor, in core coordinates (origin, unit direction).
+fn cursor_ray(
+    window: &Window,
+    camera: &Camera,
+    camera_transform: &GlobalTransform,
+) -> Option<(DVec3, DVec3)> {
+    let cursor = window.cursor_position()?;
+    let ray = camera.viewport_to_world(camera_transform, cursor).ok()?;
+    Some((to_core(ray.origin), to_core(*ray.direction)))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn mouse_input(
+    buttons: Res<ButtonInput<MouseButton>>,
+    motion: Res<AccumulatedMouseMotion>,
+    scroll: Res<AccumulatedMouseScroll>,
+    wants: Res<EguiWantsInput>,
+    window: Single<&Window, With<PrimaryWindow>>,
+    mut camera: Query<(&Camera, &GlobalTransform, &mut OrbitCamera)>,
+    mut pointer: ResMut<PointerState>,
+    mut sim: ResMut<Simulation>,
+    mut selection: ResMut<Selection>,
+) {
+    let Ok((cam, cam_transform, mut orbit)) = camera.single_mut() else {
+        return;
+    };
+    let over_ui = wants.wants_pointer_input() || wants.is_pointer_over_area();
+    let ray = cursor_ray(&window, cam, cam_transform);
+
+    // Start a drag.
+    if pointer.drag.is_none() && !over_ui {
+        if buttons.just_pressed(MouseButton::Left) {
+            let hit = ray.and_then(|(o, d)| {
+                raycast::pick(&sim.world.bodies, &o, &d, true).map(|(i, t)| (i, o + t * d))
+            });
+            pointer.drag = Some(match hit {
+                Some((i, p)) => {
+                    selection.body = Some(i);
+                    let b = &sim.world.bodies[i];
+                    sim.grab = Some(GrabSpring {
+                        body: i,
+                        local_point: b.orientation.inverse_transform_vector(&(p - b.position)),
+                        target: p,
+                    });
+                    Drag::Grab {
+                        plane_point: to_render(&p),
+                        plane_normal: cam_transform.forward().into(),
+                    }
+                }
+                None => Drag::Orbit { moved: false },
+            });
+        } else if buttons.just_pressed(MouseButton::Right)
+            || buttons.just_pressed(MouseButton::Middle)
+        {
+            pointer.drag = Some(Drag::Pan);
+        }
+    }
+
+    // Carry on with it.
+    let delta = motion.delta;
+    match pointer.drag {
+        Some(Drag::Orbit { moved }) => {
+            if delta != Vec2::ZERO {
+                orbit.yaw -= delta.x * 0.006;
+                orbit.pitch = (orbit.pitch + delta.y * 0.006).clamp(-1.5, 1.5);
+                pointer.drag = Some(Drag::Orbit {
+                    moved: moved || delta.length() > 1.0,
+                });
+            }
+            if buttons.just_released(MouseButton::Left) {
+                if !moved {
+                    selection.body = None;
+                }
+                pointer.drag = None;
+            }
+        }
+        Some(Drag::Pan) => {
+            let right = cam_transform.right();
+            let up = cam_transform.up();
+            let k = orbit.distance * 0.0015;
+            orbit.target += (-delta.x * k) * *right + (delta.y * k) * *up;
+            if !buttons.pressed(MouseButton::Right) && !buttons.pressed(MouseButton::Middle) {
+                pointer.drag = None;
+            }
+        }
+        Some(Drag::Grab {
+            plane_point,
+            plane_normal,
+        }) => {
+            if let (Some((o, d)), Some(g)) = (ray, sim.grab.as_mut()) {
+                let n = to_core(plane_normal);
+                let denom = d.dot(&n);
+                if denom.abs() > 1e-6 {
+                    let t = (to_core(plane_point) - o).dot(&n) / denom;
+                    if t > 0.0 {
+                        g.target = o + t * d;
+                    }
+                }
+            }
+            if !buttons.pressed(MouseButton::Left) {
+                // Release: the body keeps its velocity (a throw).
+                sim.grab = None;
+                pointer.drag = None;
+            }
+        }
+        None => {}
+    }
+
+    // Zoom.
+    if !over_ui && scroll.delta.y != 0.0 {
+        let lines = match scroll.unit {
+            MouseScrollUnit::Line => scroll.delta.y,
+            MouseScrollUnit::Pixel => scroll.delta.y / 40.0,
+        };
+        orbit.distance = (orbit.distance * (-0.12 * lines).exp()).clamp(0.2, 5_000.0);
+    }
+}
+
+fn apply_camera(mut q: Query<(&OrbitCamera, &mut Transform), Changed<OrbitCamera>>) {
+    for (orbit, mut t) in &mut q {
+        *t = orbit.transform();
+    }
+}
+
+/// Carry out reframe and spawn requests (from keys or the UI).
+fn carry_out_requests(
+    mut requests: ResMut<Requests>,
+    mut sim: ResMut<Simulation>,
+    mut selection: ResMut<Selection>,
+    spawn: Res<SpawnSettings>,
+    window: Single<&Window, With<PrimaryWindow>>,
+    mut camera: Query<(&Camera, &GlobalTransform, &mut OrbitCamera)>,
+) {
+    if std::mem::take(&mut requests.reframe) {
+        if let Ok((_, _, mut orbit)) = camera.single_mut() {
+            *orbit = OrbitCamera::framing(scene_center(&sim), scene_extent(&sim));
+        }
+        selection.body = None;
+    }
+    if std::mem::take(&mut requests.spawn) {
+        let Ok((cam, cam_transform, _)) = camera.single() else {
+            return;
+        };
+        let Some((o, d)) = cursor_ray(&window, cam, cam_transform) else {
+            return;
+        };
+        let shape = spawn.shape.shape(spawn.size);
+        if let Some(p) = spawn_point(&sim, &shape, &o, &d) {
+            let body = RigidBody::new(&shape, spawn.density, p, DQuat::identity());
+            let i = sim.add_body(body);
+            selection.body = Some(i);
+        }
+    }
+}
+
+/// Where a body of `shape` dropped at the cursor starts: above whatever the cursor ray
+/// hits first (a body, else the plane z = 0), clear of every body nearby.
+pub fn spawn_point(sim: &Simulation, shape: &Shape, o: &DVec3, d: &DVec3) -> Option<DVec3> {
+    let r = shape.bounding_radius();
+    let ground = if d.z.abs() > 1e-9 && -o.z / d.z > 0.0 {
+        Some(o + (-o.z / d.z) * d)
+    } else {
+        None
+    };
+    let hit = raycast::pick(&sim.world.bodies, o, d, false)
+        .map(|(_, t)| o + t * d)
+        .or(ground)?;
+    // Highest top of the bodies whose footprint is within reach of the drop column.
+    let mut z = hit.z + r;
+    for b in &sim.world.bodies {
+        let rb = b.shape.bounding_radius();
+        let horizontal = (b.position.xy() - hit.xy()).norm();
+        if horizontal < r + rb {
+            z = z.max(b.position.z + rb + r);
+        }
+    }
+    Some(DVec3::new(hit.x, hit.y, z + 0.05 * r))
+}

@@ -1,0 +1,121 @@
+//! The desktop app: Bevy plugins around the physics core (feature `app`).
+//!
+//! One plugin per area, each in its own module with its own resources:
+//! - [`simulation::LabSimulationPlugin`]: owns the core's [`crate::World`] as the
+//!   [`simulation::Simulation`] resource and steps it with a fixed-step driver;
+//! - [`render::LabRenderPlugin`]: meshes for every shape and container, colouring,
+//!   lights, debug drawing of contacts, normals and impulses;
+//! - [`interaction::LabInteractionPlugin`]: orbit camera, picking, dragging and throwing,
+//!   spawning, keyboard shortcuts;
+//! - [`ui::LabUiPlugin`]: the egui panels (run control, solver, scene, energy plot,
+//!   inspector);
+//! - [`capture::LabCapturePlugin`]: screenshots and the automation flags.
+//!
+//! The simulation plugin needs no window or renderer: the headless tests run it under
+//! `MinimalPlugins` (see [`headless_app`]).
+
+pub mod capture;
+pub mod interaction;
+pub mod render;
+pub mod simulation;
+pub mod ui;
+
+use crate::dynamics::solver::SolverKind;
+use bevy::prelude::*;
+use bevy::window::WindowResolution;
+use simulation::{LabSimulationPlugin, Simulation};
+use std::path::PathBuf;
+
+/// What `impulse-lab gui` was asked to do.
+#[derive(Clone, Debug)]
+pub struct AppOptions {
+    /// Scene file, or the name of a bundled scene.
+    pub scene: String,
+    /// Run with this method instead of the scene's.
+    pub solver: Option<SolverKind>,
+    /// Start paused.
+    pub paused: bool,
+    /// Window size in logical pixels.
+    pub size: (u32, u32),
+    pub automation: capture::Automation,
+}
+
+impl Default for AppOptions {
+    fn default() -> Self {
+        AppOptions {
+            scene: "pour_mixed".into(),
+            solver: None,
+            paused: false,
+            size: (1280, 800),
+            automation: capture::Automation::default(),
+        }
+    }
+}
+
+/// Load the scene and build the windowed app. A scene that does not load is an error
+/// here, before any window opens.
+pub fn build_app(options: &AppOptions) -> Result<App, String> {
+    let sim = Simulation::load(&options.scene, options.solver)?;
+    let title = format!("Impulse Lab — {}", sim.scene.name);
+    let mut app = App::new();
+    app.add_plugins(
+        DefaultPlugins
+            .set(WindowPlugin {
+                primary_window: Some(Window {
+                    title,
+                    resolution: WindowResolution::new(options.size.0, options.size.1),
+                    ..default()
+                }),
+                ..default()
+            })
+            // Our own scene files are read with std::fs; Bevy's asset folder is `assets/`.
+            .set(AssetPlugin {
+                file_path: asset_dir(),
+                ..default()
+            }),
+    )
+    .insert_resource(sim)
+    .add_plugins((
+        LabSimulationPlugin {
+            paused: options.paused,
+        },
+        render::LabRenderPlugin,
+        interaction::LabInteractionPlugin,
+        ui::LabUiPlugin,
+        capture::LabCapturePlugin {
+            automation: options.automation.clone(),
+        },
+    ));
+    Ok(app)
+}
+
+/// Run the windowed app until its window closes.
+pub fn run(options: &AppOptions) -> Result<(), String> {
+    let mut app = build_app(options)?;
+    match app.run() {
+        AppExit::Success => Ok(()),
+        AppExit::Error(code) => Err(format!("the app exited with code {code}")),
+    }
+}
+
+/// The simulation plugin alone under `MinimalPlugins`, paused, for headless tests and
+/// scripts: drive it with [`simulation::SimControl`] and `app.update()`.
+pub fn headless_app(sim: Simulation) -> App {
+    let mut app = App::new();
+    app.add_plugins(MinimalPlugins)
+        .insert_resource(sim)
+        .add_plugins(LabSimulationPlugin { paused: true });
+    app
+}
+
+fn asset_dir() -> String {
+    let local = PathBuf::from("assets");
+    if local.is_dir() {
+        "assets".into()
+    } else {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("assets")
+            .display()
+            .to_string()
+    }
+}

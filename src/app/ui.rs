@@ -1,0 +1,711 @@
+//! UI plugin: the egui panels around the 3D view.
+//!
+//! - top bar: run control (play/pause, step, step N, reset, time scale) and the stats
+//!   line (time, bodies, contacts, frame rate, real-time factor, step time by phase);
+//! - left panel: scene (bundled scenes, open a file, load errors), solver (method and
+//!   its parameters, each with a tooltip giving meaning, unit and paper reference),
+//!   containers (remove or restore walls), display, spawning, capture;
+//! - right panel: the inspector of the selected body;
+//! - bottom panel: the energy plot from the core's ledger, with CSV export.
+//!
+//! The 3D camera renders only into the rectangle the panels leave free.
+
+use super::interaction::{Requests, Selection, SpawnSettings, SpawnShape};
+use super::render::{ColorMode, DisplaySettings};
+use super::simulation::{EnergyHistory, SceneWatcher, SimControl, Simulation, WallRef};
+use crate::container::{BOX_WALL_NAMES, Container};
+use crate::dynamics::solver::{SolverKind, SolverParams};
+use crate::energy::EnergySample;
+use crate::scene;
+use bevy::camera::{CameraOutputMode, Viewport, visibility::RenderLayers};
+use bevy::prelude::*;
+use bevy::render::render_resource::BlendState;
+use bevy::window::PrimaryWindow;
+use bevy_egui::{
+    EguiContexts, EguiGlobalSettings, EguiPlugin, EguiPrimaryContextPass, PrimaryEguiContext, egui,
+};
+use std::path::PathBuf;
+
+/// State of the panels that is not simulation state.
+#[derive(Resource, Debug)]
+pub struct UiState {
+    /// "Step N" count.
+    pub step_n: u64,
+    /// Path typed into "open scene file".
+    pub open_path: String,
+    /// Energy plot time window (s of simulated time; 0 = everything).
+    pub plot_window: f64,
+    /// Which series the plot shows (same order as [`SERIES`]).
+    pub series: [bool; SERIES.len()],
+    /// Where "export CSV" writes.
+    pub export_path: String,
+    /// Outcome of the last export, screenshot or open, for the status line.
+    pub message: Option<(String, bool)>,
+    /// Smoothed frames per second.
+    pub fps: f64,
+}
+
+impl Default for UiState {
+    fn default() -> Self {
+        UiState {
+            step_n: 60,
+            open_path: String::new(),
+            plot_window: 10.0,
+            series: [true, true, true, true, true, true, true, true],
+            export_path: "out/energy.csv".into(),
+            message: None,
+            fps: 0.0,
+        }
+    }
+}
+
+/// The plotted energy series: label, colour and how to read it from a sample
+/// (`pe0` is the potential energy at step 0, subtracted so that the curves share a
+/// scale).
+pub const SERIES: [(&str, [u8; 3], fn(&EnergySample, f64) -> f64); 8] = [
+    ("kinetic (translational)", [214, 96, 30], |s, _| {
+        s.kinetic_translational
+    }),
+    ("kinetic (rotational)", [240, 170, 40], |s, _| {
+        s.kinetic_rotational
+    }),
+    ("potential − PE₀", [60, 120, 200], |s, pe0| {
+        s.potential - pe0
+    }),
+    ("elastic", [150, 70, 190], |s, _| s.elastic),
+    ("dissipated (restitution)", [110, 110, 110], |s, _| {
+        s.dissipated_restitution
+    }),
+    ("dissipated (friction)", [60, 160, 90], |s, _| {
+        s.dissipated_friction
+    }),
+    ("total − PE₀", [235, 235, 235], |s, pe0| s.total - pe0),
+    ("residual (artificial)", [220, 30, 60], |s, _| s.residual),
+];
+
+pub struct LabUiPlugin;
+
+impl Plugin for LabUiPlugin {
+    fn build(&self, app: &mut App) {
+        app.add_plugins(EguiPlugin::default())
+            .init_resource::<UiState>()
+            .add_systems(Startup, spawn_ui_camera)
+            .add_systems(EguiPrimaryContextPass, panels);
+    }
+}
+
+/// egui draws with its own camera on top of the 3D view, which renders only into the
+/// part of the window the panels leave free (as in bevy_egui's side-panel example).
+fn spawn_ui_camera(mut commands: Commands, mut settings: ResMut<EguiGlobalSettings>) {
+    settings.auto_create_primary_context = false;
+    commands.spawn((
+        PrimaryEguiContext,
+        Camera2d,
+        RenderLayers::none(),
+        Camera {
+            order: 1,
+            output_mode: CameraOutputMode::Write {
+                blend_state: Some(BlendState::ALPHA_BLENDING),
+                clear_color: ClearColorConfig::None,
+            },
+            clear_color: ClearColorConfig::Custom(Color::NONE),
+            ..default()
+        },
+    ));
+}
+
+/// Everything the panels read or change.
+#[derive(bevy::ecs::system::SystemParam)]
+pub struct PanelParams<'w> {
+    sim: ResMut<'w, Simulation>,
+    control: ResMut<'w, SimControl>,
+    history: ResMut<'w, EnergyHistory>,
+    watcher: ResMut<'w, SceneWatcher>,
+    display: ResMut<'w, DisplaySettings>,
+    selection: ResMut<'w, Selection>,
+    spawn: ResMut<'w, SpawnSettings>,
+    requests: ResMut<'w, Requests>,
+    state: ResMut<'w, UiState>,
+    time: Res<'w, Time<Real>>,
+}
+
+fn panels(
+    mut contexts: EguiContexts,
+    mut p: PanelParams,
+    mut camera: Query<&mut Camera, (With<Camera3d>, Without<PrimaryEguiContext>)>,
+    window: Single<&Window, With<PrimaryWindow>>,
+) -> Result {
+    let dt = p.time.delta_secs_f64();
+    if dt > 0.0 {
+        let alpha = (dt / 0.5).min(1.0);
+        p.state.fps += alpha * (1.0 / dt - p.state.fps);
+    }
+    let ctx = contexts.ctx_mut()?.clone();
+    let mut root = egui::Ui::new(
+        ctx.clone(),
+        "impulse-lab-root".into(),
+        egui::UiBuilder::new()
+            .layer_id(egui::LayerId::background())
+            .max_rect(ctx.viewport_rect()),
+    );
+    let top = egui::Panel::top("run_control")
+        .show(&mut root, |ui| run_control(ui, &mut p))
+        .response
+        .rect
+        .height();
+    let left = egui::Panel::left("controls")
+        .default_size(300.0)
+        .resizable(true)
+        .show(&mut root, |ui| {
+            egui::ScrollArea::vertical().show(ui, |ui| left_panel(ui, &mut p));
+        })
+        .response
+        .rect
+        .width();
+    let bottom = egui::Panel::bottom("energy")
+        .default_size(230.0)
+        .resizable(true)
+        .show(&mut root, |ui| energy_plot(ui, &mut p))
+        .response
+        .rect
+        .height();
+    let right = if p.selection.body.is_some() {
+        egui::Panel::right("inspector")
+            .default_size(250.0)
+            .show(&mut root, |ui| inspector(ui, &mut p))
+            .response
+            .rect
+            .width()
+    } else {
+        0.0
+    };
+
+    // The 3D view gets what is left (physical pixels).
+    let scale = window.scale_factor();
+    let (w, h) = (window.physical_width(), window.physical_height());
+    let pos = UVec2::new((left * scale) as u32, (top * scale) as u32);
+    let used = UVec2::new(
+        ((left + right) * scale) as u32,
+        ((top + bottom) * scale) as u32,
+    );
+    let size = UVec2::new(w, h).saturating_sub(used).max(UVec2::ONE);
+    if let Ok(mut cam) = camera.single_mut() {
+        if pos.x + size.x <= w && pos.y + size.y <= h {
+            cam.viewport = Some(Viewport {
+                physical_position: pos,
+                physical_size: size,
+                ..default()
+            });
+        }
+    }
+    Ok(())
+}
+
+fn run_control(ui: &mut egui::Ui, p: &mut PanelParams) {
+    ui.horizontal_wrapped(|ui| {
+        ui.strong("Impulse Lab");
+        ui.separator();
+        let label = if p.control.paused {
+            "▶ Play"
+        } else {
+            "⏸ Pause"
+        };
+        if ui
+            .button(label)
+            .on_hover_text("Play or pause (space)")
+            .clicked()
+        {
+            p.control.paused = !p.control.paused;
+        }
+        if ui
+            .button("Step")
+            .on_hover_text("One time step (.)")
+            .clicked()
+        {
+            p.control.paused = true;
+            p.control.pending_steps += 1;
+        }
+        ui.add(egui::DragValue::new(&mut p.state.step_n).range(1..=100_000));
+        if ui
+            .button("Step N")
+            .on_hover_text("Take N time steps, then pause")
+            .clicked()
+        {
+            p.control.paused = true;
+            p.control.pending_steps += p.state.step_n;
+        }
+        if ui
+            .button("⟲ Reset")
+            .on_hover_text(
+                "Back to the scene's initial state, keeping the solver and parameters (r)",
+            )
+            .clicked()
+        {
+            p.control.reset_requested = true;
+        }
+        ui.separator();
+        ui.add(
+            egui::Slider::new(&mut p.control.time_scale, 0.01..=4.0)
+                .logarithmic(true)
+                .text("time scale"),
+        )
+        .on_hover_text(
+            "Simulated seconds per real second: 1 is real time, 0.01 is 100× slow motion",
+        );
+    });
+    ui.horizontal_wrapped(|ui| {
+        let w = &p.sim.world;
+        let t = &w.last_times;
+        let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
+        let stats = &p.control.stats;
+        ui.monospace(format!(
+            "t = {:.3} s | step {} | {} bodies | {} contacts | {:.0} FPS | ×{:.2} real time{} | {} steps/frame | detect {:.2} ms, solve {:.2} ms, contact pass {:.2} ms, integrate {:.2} ms",
+            w.time,
+            w.step_index,
+            w.bodies.len(),
+            w.contacts.len(),
+            p.state.fps,
+            stats.real_time_factor,
+            if stats.over_budget { " (solver slower than requested)" } else { "" },
+            stats.steps_last_frame,
+            ms(t.broad_phase + t.narrow_phase),
+            ms(t.solve),
+            ms(t.contact_pass),
+            ms(t.integrate),
+        ));
+    });
+    if let Some(e) = &p.sim.error {
+        ui.colored_label(egui::Color32::from_rgb(200, 30, 30), format!("Paused: {e}"));
+    }
+    if let Some((msg, ok)) = &p.state.message {
+        let color = if *ok {
+            egui::Color32::from_rgb(30, 120, 40)
+        } else {
+            egui::Color32::from_rgb(200, 30, 30)
+        };
+        ui.colored_label(color, msg);
+    }
+}
+
+fn left_panel(ui: &mut egui::Ui, p: &mut PanelParams) {
+    egui::CollapsingHeader::new("Scene")
+        .default_open(true)
+        .show(ui, |ui| scene_section(ui, p));
+    egui::CollapsingHeader::new("Solver")
+        .default_open(true)
+        .show(ui, |ui| solver_section(ui, p));
+    if p.sim
+        .world
+        .containers
+        .iter()
+        .any(|c| matches!(c, Container::Box { .. }))
+    {
+        egui::CollapsingHeader::new("Containers")
+            .default_open(true)
+            .show(ui, |ui| container_section(ui, p));
+    }
+    egui::CollapsingHeader::new("Display")
+        .default_open(false)
+        .show(ui, |ui| display_section(ui, p));
+    egui::CollapsingHeader::new("Spawn and capture")
+        .default_open(false)
+        .show(ui, |ui| spawn_section(ui, p));
+}
+
+fn scene_section(ui: &mut egui::Ui, p: &mut PanelParams) {
+    ui.label(egui::RichText::new(&p.sim.scene.name).strong());
+    if !p.sim.scene.description.is_empty() {
+        ui.label(&p.sim.scene.description);
+    }
+    let current = p
+        .sim
+        .scene_path
+        .as_ref()
+        .and_then(|x| x.file_stem())
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let mut chosen: Option<PathBuf> = None;
+    egui::ComboBox::from_id_salt("bundled_scenes")
+        .selected_text(if current.is_empty() {
+            "(scene)"
+        } else {
+            &current
+        })
+        .show_ui(ui, |ui| {
+            for path in scene::bundled_scenes().unwrap_or_default() {
+                let name = path
+                    .file_stem()
+                    .map(|s| s.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                if ui.selectable_label(name == current, &name).clicked() {
+                    chosen = Some(path);
+                }
+            }
+        })
+        .response
+        .on_hover_text("The bundled scenes in scenes/");
+    ui.horizontal(|ui| {
+        ui.add(
+            egui::TextEdit::singleline(&mut p.state.open_path)
+                .hint_text("path/to/scene.ron")
+                .desired_width(170.0),
+        );
+        if ui.button("Open").clicked() && !p.state.open_path.trim().is_empty() {
+            chosen = Some(scene::resolve_scene(p.state.open_path.trim()));
+        }
+    });
+    if let Some(path) = chosen {
+        open_scene(p, &path);
+    }
+    if let Some(path) = &p.sim.scene_path {
+        ui.small(format!(
+            "{} (reloads when the file changes)",
+            path.display()
+        ));
+    }
+    if let Some(e) = &p.watcher.error {
+        ui.colored_label(
+            egui::Color32::from_rgb(200, 30, 30),
+            format!("Scene not loaded, the previous one keeps running:\n{e}"),
+        );
+    }
+}
+
+/// Open the scene file at `path`; on failure the current scene keeps running and the
+/// error (file, line, field) is shown.
+pub fn open_scene(p: &mut PanelParams, path: &std::path::Path) {
+    match p.sim.open(path) {
+        Ok(()) => {
+            p.watcher.track(Some(path));
+            p.history.restart(p.sim.last_sample);
+            p.control.clear_backlog();
+            p.requests.reframe = true;
+            p.spawn.size = 2.0 * super::render::typical_size(&p.sim);
+        }
+        Err(e) => p.watcher.error = Some(e),
+    }
+}
+
+/// Which parameters a method reads (the panel shows only these).
+struct Applies {
+    restitution: bool,
+    lambda: bool,
+    kp: bool,
+    iterations: bool,
+    rest_velocity: bool,
+}
+
+fn applies(kind: SolverKind) -> Applies {
+    use SolverKind::*;
+    Applies {
+        restitution: !matches!(kind, Ccp | Mdp),
+        lambda: kind == Etm,
+        kp: kind == Jolt,
+        iterations: matches!(kind, Sqm | Smm | Jolt | Ccp | Mdp),
+        rest_velocity: matches!(kind, Etm | Sqm | Smm | Jolt),
+    }
+}
+
+fn solver_section(ui: &mut egui::Ui, p: &mut PanelParams) {
+    let current = p.sim.world.solver_kind();
+    let mut chosen = current;
+    egui::ComboBox::from_id_salt("solver")
+        .selected_text(solver_label(current))
+        .show_ui(ui, |ui| {
+            for k in SolverKind::ALL.into_iter().filter(|k| k.is_implemented()) {
+                ui.selectable_value(&mut chosen, k, solver_label(k));
+            }
+        })
+        .response
+        .on_hover_text("Switching takes effect on the next step; the bodies keep their state");
+    if chosen != current
+        && let Err(e) = p.sim.set_solver(chosen)
+    {
+        p.state.message = Some((e.to_string(), false));
+    }
+    let a = applies(chosen);
+    let before: SolverParams = p.sim.world.params.clone();
+    let params = &mut p.sim.world.params;
+    if a.restitution {
+        ui.add(egui::Slider::new(&mut params.restitution, 0.0..=1.0).text("restitution e"))
+            .on_hover_text(match chosen {
+                SolverKind::Etm => {
+                    "Stronge's energetic coefficient: the released elastic energy is e² times the stored (paper 000, eq. 65). Dimensionless, 0 to 1."
+                }
+                _ => {
+                    "Newton's coefficient: the normal relative velocity after impact is −e times before (paper 000 App. A/B, paper 001). Dimensionless, 0 to 1."
+                }
+            });
+    }
+    ui.add(egui::Slider::new(&mut params.friction, 0.0..=1.5).text("friction μ"))
+        .on_hover_text("Coulomb friction coefficient: tangential impulse ≤ μ × normal impulse (paper 000, eqs. 50-55). Dimensionless, ≥ 0.");
+    if a.lambda {
+        ui.add(
+            egui::Slider::new(&mut params.lambda, 1.0..=500.0)
+                .logarithmic(true)
+                .text("λ"),
+        )
+        .on_hover_text("ETM's number of increments the stored elastic energy is released in (paper 000, eq. 62): larger λ is more accurate and slower. ≥ 1.");
+    }
+    if a.kp {
+        ui.add(egui::Slider::new(&mut params.kp, 0.0..=1.0).text("k_p"))
+            .on_hover_text("Position-projection factor: the fraction of a penetration removed per step (paper 001, eqs. 5.27, B.18); stable below 0.5 (eq. B.22). Dimensionless.");
+    }
+    if a.iterations {
+        ui.add(
+            egui::Slider::new(&mut params.max_iterations, 1..=1000)
+                .logarithmic(true)
+                .text("iterations"),
+        )
+        .on_hover_text("Iteration cap of the solver's sweeps; the stats report when it is hit.");
+        ui.add(
+            egui::Slider::new(&mut params.tolerance, 1e-12..=1e-2)
+                .logarithmic(true)
+                .text("tolerance"),
+        )
+        .on_hover_text("Relative convergence tolerance of the iteration.");
+    }
+    if a.rest_velocity {
+        ui.add(
+            egui::Slider::new(&mut params.rest_velocity, 0.0..=1.0).text("rest velocity (m/s)"),
+        )
+        .on_hover_text("Approach speeds below this are resting contact: no restitution (stops resting piles from jittering). m/s, ≥ 0.");
+    }
+    ui.checkbox(&mut params.contact_pass, "contact pass")
+        .on_hover_text("After the method, a shock-propagation pass (Guendelman et al. 2003, paper 000 ref. 54) settles contacts it left approaching, so piles come to rest.");
+    if params.validate().is_err() {
+        *params = before;
+    }
+    let mut dt_ms = p.sim.world.dt * 1e3;
+    if ui
+        .add(
+            egui::Slider::new(&mut dt_ms, 0.1..=20.0)
+                .logarithmic(true)
+                .text("time step (ms)"),
+        )
+        .on_hover_text("The fixed time step h of the world (paper 000 uses 1/600 s).")
+        .changed()
+        && dt_ms.is_finite()
+        && dt_ms > 0.0
+    {
+        p.sim.world.dt = dt_ms * 1e-3;
+    }
+    let r = &p.sim.world.last_report;
+    ui.small(format!(
+        "last step: {} impulses, {} iterations{}",
+        r.impulses,
+        r.iterations,
+        if r.hit_iteration_cap {
+            " (cap hit)"
+        } else {
+            ""
+        }
+    ));
+}
+
+fn solver_label(k: SolverKind) -> &'static str {
+    match k {
+        SolverKind::Etm => "ETM – energy tracking (paper 000)",
+        SolverKind::Sqm => "SQM – sequential impulses (000, App. A)",
+        SolverKind::Smm => "SMM – simultaneous impulses (000, App. B)",
+        SolverKind::Jolt => "jolt – velocity jolt (paper 001)",
+        SolverKind::Ccp => "CCP – cone complementarity (paper 002)",
+        SolverKind::Mdp => "MDP – maximum dissipation (paper 003)",
+    }
+}
+
+fn container_section(ui: &mut egui::Ui, p: &mut PanelParams) {
+    let mut changes = Vec::new();
+    for (ci, c) in p.sim.world.containers.iter().enumerate() {
+        if let Container::Box {
+            walls, dividers, ..
+        } = c
+        {
+            ui.label(format!("box {ci}: walls present"));
+            ui.horizontal(|ui| {
+                for (k, name) in BOX_WALL_NAMES.iter().enumerate() {
+                    let mut present = walls[k];
+                    if ui.checkbox(&mut present, *name).changed() {
+                        changes.push((ci, WallRef::Side(k), present));
+                    }
+                }
+            });
+            for (d, div) in dividers.iter().enumerate() {
+                let mut present = div.present;
+                let label = format!("divider at x = {:.2} m", div.x);
+                if ui
+                    .checkbox(&mut present, label)
+                    .on_hover_text(
+                        "The angle-of-repose experiment removes this wall from a settled pile",
+                    )
+                    .changed()
+                {
+                    changes.push((ci, WallRef::Divider(d), present));
+                }
+            }
+        }
+    }
+    for (c, wall, present) in changes {
+        p.sim.set_wall(c, wall, present);
+    }
+}
+
+fn display_section(ui: &mut egui::Ui, p: &mut PanelParams) {
+    ui.horizontal(|ui| {
+        ui.label("colour by");
+        for m in ColorMode::ALL {
+            ui.radio_value(&mut p.display.color_mode, m, m.label());
+        }
+    });
+    ui.checkbox(&mut p.display.contact_points, "contact points");
+    ui.checkbox(&mut p.display.contact_normals, "contact normals");
+    ui.checkbox(&mut p.display.contact_impulses, "contact impulses")
+        .on_hover_text("Records the solver's trace every step to sum each contact's impulse: slows large scenes");
+    ui.checkbox(&mut p.display.container_edges, "container edges");
+    p.sim.world.record_trace = p.display.contact_impulses;
+}
+
+fn spawn_section(ui: &mut egui::Ui, p: &mut PanelParams) {
+    egui::ComboBox::from_id_salt("spawn_shape")
+        .selected_text(p.spawn.shape.label())
+        .show_ui(ui, |ui| {
+            for s in SpawnShape::ALL {
+                ui.selectable_value(&mut p.spawn.shape, s, s.label());
+            }
+        });
+    ui.add(
+        egui::Slider::new(&mut p.spawn.size, 0.02..=10.0)
+            .logarithmic(true)
+            .text("size (m)"),
+    );
+    ui.label("Press b with the cursor over the view to drop one there.");
+    ui.separator();
+    if ui.button("Screenshot (F12)").clicked() {
+        p.requests.screenshot = true;
+    }
+}
+
+fn inspector(ui: &mut egui::Ui, p: &mut PanelParams) {
+    let Some(i) = p.selection.body else {
+        return;
+    };
+    let Some(b) = p.sim.world.bodies.get(i) else {
+        p.selection.body = None;
+        return;
+    };
+    ui.heading(format!("Body {i}"));
+    let v3 = |v: &crate::math::Vec3| format!("({:+.3}, {:+.3}, {:+.3})", v.x, v.y, v.z);
+    let contacts = p
+        .sim
+        .world
+        .contacts
+        .iter()
+        .filter(|c| c.a == i || c.b == Some(i))
+        .count();
+    egui::Grid::new("inspector_grid")
+        .num_columns(2)
+        .show(ui, |ui| {
+            let mut row = |k: &str, v: String| {
+                ui.label(k);
+                ui.monospace(v);
+                ui.end_row();
+            };
+            row("shape", b.shape.kind_name().to_string());
+            row("mass", format!("{:.4} kg", b.mass));
+            row("position", format!("{} m", v3(&b.position)));
+            row("velocity", format!("{} m/s", v3(&b.velocity)));
+            row("|v|", format!("{:.4} m/s", b.velocity.norm()));
+            row("ω", format!("{} rad/s", v3(&b.angular_velocity)));
+            row(
+                "KE (trans.)",
+                format!("{:.4e} J", b.kinetic_energy_translational()),
+            );
+            row(
+                "KE (rot.)",
+                format!("{:.4e} J", b.kinetic_energy_rotational()),
+            );
+            row("contacts", contacts.to_string());
+            row("static", b.is_static().to_string());
+        });
+    if ui.button("Deselect").clicked() {
+        p.selection.body = None;
+    }
+}
+
+fn energy_plot(ui: &mut egui::Ui, p: &mut PanelParams) {
+    ui.horizontal_wrapped(|ui| {
+        ui.label("Energy (J)");
+        ui.add(
+            egui::Slider::new(&mut p.state.plot_window, 0.0..=120.0).text("window (s, 0 = all)"),
+        );
+        for (k, (name, rgb, _)) in SERIES.iter().enumerate() {
+            let color = egui::Color32::from_rgb(rgb[0], rgb[1], rgb[2]);
+            ui.checkbox(
+                &mut p.state.series[k],
+                egui::RichText::new(*name).color(color),
+            );
+        }
+        ui.add(egui::TextEdit::singleline(&mut p.state.export_path).desired_width(140.0));
+        if ui
+            .button("Export CSV")
+            .on_hover_text("Write the plotted time window, every column of the ledger")
+            .clicked()
+        {
+            let path = PathBuf::from(p.state.export_path.trim());
+            p.state.message = Some(
+                match export_csv(&path, &visible(&p.history, p.state.plot_window)) {
+                    Ok(n) => (format!("wrote {n} rows to {}", path.display()), true),
+                    Err(e) => (format!("export failed: {e}"), false),
+                },
+            );
+        }
+    });
+    let samples = visible(&p.history, p.state.plot_window);
+    let pe0 = p.history.samples.front().map_or(0.0, |s| s.potential);
+    // At most ~2,000 points per series: plotting more adds nothing on screen.
+    let stride = (samples.len() / 2000).max(1);
+    egui_plot::Plot::new("energy_plot")
+        .x_axis_label("t (s)")
+        .show(ui, |plot| {
+            for (k, (name, rgb, f)) in SERIES.iter().enumerate() {
+                if !p.state.series[k] {
+                    continue;
+                }
+                let pts: Vec<[f64; 2]> = samples
+                    .iter()
+                    .step_by(stride)
+                    .chain(samples.last())
+                    .map(|s| [s.time, f(s, pe0)])
+                    .collect();
+                plot.line(
+                    egui_plot::Line::new(*name, pts)
+                        .color(egui::Color32::from_rgb(rgb[0], rgb[1], rgb[2]))
+                        .width(1.5),
+                );
+            }
+        });
+}
+
+/// The samples within the last `window` seconds (all if `window` is 0).
+fn visible(history: &EnergyHistory, window: f64) -> Vec<EnergySample> {
+    let end = history.samples.back().map_or(0.0, |s| s.time);
+    history
+        .samples
+        .iter()
+        .filter(|s| window <= 0.0 || s.time >= end - window)
+        .copied()
+        .collect()
+}
+
+/// Write `samples` as CSV (the CLI's trace columns); returns the row count.
+pub fn export_csv(path: &std::path::Path, samples: &[EnergySample]) -> Result<usize, String> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    }
+    let mut w = csv::Writer::from_path(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    for s in samples {
+        w.serialize(s).map_err(|e| e.to_string())?;
+    }
+    w.flush().map_err(|e| e.to_string())?;
+    Ok(samples.len())
+}

@@ -298,8 +298,10 @@ impl World {
         self.ledger.dissipated_friction += report.dissipated_friction;
         self.ledger.external_work += external;
         // Free-flight discretisation error: the kick's energy plus the drift's potential
-        // change, less the work of the applied forces.
-        self.ledger.integration += kick_energy + (energy.potential - pe_after_solve) - external;
+        // change, less the work of the applied forces and the part of the drift that the
+        // solver booked as its impulses' work (Newmark).
+        self.ledger.integration +=
+            kick_energy + (energy.potential - pe_after_solve) - external - report.drift_work;
         let sample = self
             .ledger
             .sample(self.step_index, self.time, energy, self.contacts.len());

@@ -47,7 +47,11 @@
 //! part of paper 002). Its potential-energy change shows up in the ledger's residual.
 //!
 //! **Energy.** Each increment Δp is booked with its exact work Δp·(u⁻ + u⁺)/2 (paper 000,
-//! eq. 16), normal part as restitution and tangential part as friction dissipation. At a
+//! eq. 16), normal part as restitution and tangential part as friction dissipation, and
+//! each contact's impulse p_j also with p_j·(u_j,0 − u_j⁻)/2, the work it does through the
+//! Newmark drift (`SolverReport::drift_work`): in total p_j·(u_j,0 + u_j⁺)/2 = p_j·g_j/h,
+//! so a resting contact (g_j = 0) books nothing and free flight has no integration
+//! error (Newmark's trapezoidal drift is exact under constant forces). At a
 //! converged solution the normal impulses do no net work over the step (p_n g_n = 0) and
 //! the radial return makes friction oppose the step's slip (eq. 32), so the solver never
 //! creates energy; `restitution` is not used: the Newmark contact is elastic by design.
@@ -104,6 +108,8 @@ pub struct CcpContact {
     pub g_min: f64,
     /// Relative contact velocity at the start of the step, in [n, s, t].
     pub u0: Vec3,
+    /// Relative contact velocity before the solve (after the external forces), world.
+    pub u_minus: Vec3,
     /// Contact impulse p_j = (p_n, p_s, p_t) (N s).
     pub p: Vec3,
     pub gap: f64,
@@ -309,6 +315,7 @@ impl CollisionSolver for CcpSolver {
                 eta: 3.0 / trace_n,
                 g_min,
                 u0: Vec3::zeros(),
+                u_minus,
                 p: Vec3::zeros(),
                 gap: c.gap,
             };
@@ -398,6 +405,16 @@ impl CollisionSolver for CcpSolver {
             }
             residual = if p_max > 0.0 { dp_max / p_max } else { 0.0 };
             converged = dp_max <= params.tolerance * p_max;
+        }
+        // Newmark work of the impulses: J·(u₀ + u⁺)/2 = J·(u⁻ + u⁺)/2 (booked above, per
+        // increment) + J·(u₀ − u⁻)/2, the impulse's share of the drift (module doc).
+        for c in &self.contacts {
+            let p = c.to_world(&c.p);
+            let du = 0.5 * (c.to_world(&c.u0) - c.u_minus);
+            let (w_total, w_normal) = (p.dot(&du), c.p.x * du.dot(&c.n));
+            report.dissipated_restitution -= w_normal;
+            report.dissipated_friction -= w_total - w_normal;
+            report.drift_work += w_total;
         }
         report.iterations = sweep;
         report.residual = residual;

@@ -257,6 +257,13 @@ pub struct SolverReport {
     /// of the last sweep relative to the largest contact impulse, the paper 002 §4.3
     /// stopping test); 0 for methods without one.
     pub residual: f64,
+    /// Work of the contact impulses through the position update beyond the velocity jump,
+    /// already included in the two dissipation fields (J). A Newmark solver's impulse J
+    /// also moves the bodies by h J/(2m) in the step, so its work is J·(u₀ + u⁺)/2, not
+    /// the velocity jump's J·(u⁻ + u⁺)/2 (CCP: Σⱼ pⱼ·(uⱼ,₀ − uⱼ⁻)/2); the world takes this
+    /// part out of the ledger's `integration`, which would otherwise hold it. 0 for
+    /// solvers with semi-implicit Euler positions.
+    pub drift_work: f64,
 }
 
 /// A solver failure the caller must not paper over (e.g. a singular system, divergence).

@@ -522,3 +522,120 @@ fn collision_trace_records_the_iterations_of_the_impact() {
     let ke = w.bodies[0].kinetic_energy_translational() + w.bodies[0].kinetic_energy_rotational();
     assert!((last.kinetic_energy - ke).abs() <= 1e-12 * ke);
 }
+
+/// Warm start: a resting contact persists from step to step, so after the first step the
+/// previous impulse is nearly the answer, where a cold start needs about
+/// ln(1e-10)/ln(1 − ω·3K_nn/Tr K) ≈ 100-300 sweeps at ω = 0.2 (the first step below).
+/// The few sweeps left remove the small normal velocity the previous step's tolerance
+/// left (Newmark reverses it each step). Checked on the resting, spinning ellipsoid and
+/// the rolling sphere: at most 20 sweeps per warm step, a tenth of the cold step.
+#[test]
+fn warm_start_reuses_persisting_contact_impulses() {
+    for (name, keep) in [
+        ("dda_spinning_ellipsoid", None),
+        ("dda_rolling_sphere", Some(0)),
+    ] {
+        let mut w = match keep {
+            None => build(&scene(name)),
+            Some(k) => rolling_world(k, 0.5, 0.0, 1.0),
+        };
+        w.step().unwrap();
+        let cold = w.last_report.iterations;
+        let mut warm = 0;
+        for _ in 0..200 {
+            w.step().unwrap();
+            assert!(!w.last_report.hit_iteration_cap);
+            warm = warm.max(w.last_report.iterations);
+        }
+        eprintln!("{name}: first (cold) step {cold} sweeps, then at most {warm} sweeps per step");
+        assert!(cold > 50, "{name}: the cold start must iterate ({cold})");
+        assert!(
+            warm <= 20 && 10 * warm <= cold,
+            "{name}: warm steps took {warm} sweeps"
+        );
+    }
+}
+
+/// Steps of the sliding sphere (V0 = 1 m/s, no spin, no force) until its slip is below one
+/// step's decrement, with the world's parameters changed by `set`.
+fn rolling_onset(set: impl Fn(&mut SolverParams, f64)) -> f64 {
+    let mut w = rolling_world(1, 0.0, 1.0, 0.0);
+    let weight = w.bodies[0].mass * 10.0;
+    set(&mut w.params, weight);
+    let decrement = 3.5 * 0.1 * 10.0 * w.dt;
+    for _ in 0..1000 {
+        w.step().unwrap();
+        let b = &w.bodies[0];
+        if (b.velocity + b.angular_velocity.cross(&Vec3::new(0.0, 0.0, -1.0)))
+            .x
+            .abs()
+            < decrement
+        {
+            return w.time;
+        }
+    }
+    panic!("never rolled")
+}
+
+/// Cohesion and the equivalent friction factor (paper 002, eqs. 31, 40, 57): the sliding
+/// sphere of §5.4 with μ = 0 but cohesion c = 0.1 m g (a constant shear limit equal to the
+/// Coulomb one of μ = 0.1 under its weight), or with μ = 0, c = 0 and μ* = 0.1, starts
+/// rolling at the same t = 2 V0 / (7 · 0.1 · g) = 0.2857 s (within 2 steps); with neither
+/// it never does (frictionless).
+#[test]
+fn cohesion_and_equivalent_friction_set_the_shear_limit() {
+    let t_exact = 2.0 / 7.0;
+    let t_c = rolling_onset(|p, weight| {
+        p.friction = 0.0;
+        p.cohesion = 0.1 * weight;
+    });
+    let t_star = rolling_onset(|p, _| {
+        p.friction = 0.0;
+        p.equivalent_friction = 0.1;
+    });
+    eprintln!(
+        "rolling onset: cohesion only {t_c:.3} s, μ* only {t_star:.3} s, exact {t_exact:.4} s"
+    );
+    assert!((t_c - t_exact).abs() <= 2e-3, "cohesion: {t_c}");
+    assert!((t_star - t_exact).abs() <= 2e-3, "μ*: {t_star}");
+    let mut w = rolling_world(1, 0.0, 1.0, 0.0);
+    w.params.friction = 0.0;
+    for _ in 0..500 {
+        w.step().unwrap();
+    }
+    assert!(
+        (w.bodies[0].velocity.x - 1.0).abs() < 1e-12 && w.bodies[0].angular_velocity.norm() < 1e-12
+    );
+}
+
+/// The CCP parameters are range-checked with the field named, in code and in scene files.
+#[test]
+fn ccp_parameters_are_validated_with_field_names() {
+    for (field, set) in [
+        (
+            "cohesion",
+            (|p: &mut SolverParams| p.cohesion = -1.0) as fn(&mut SolverParams),
+        ),
+        ("cohesion", |p| p.cohesion = f64::NAN),
+        ("equivalent_friction", |p| p.equivalent_friction = -0.1),
+        ("equivalent_friction", |p| {
+            p.equivalent_friction = f64::INFINITY
+        }),
+        ("ccp_omega", |p| p.ccp_omega = 0.0),
+        ("ccp_omega", |p| p.ccp_omega = 2.0),
+        ("ccp_tau", |p| p.ccp_tau = 0.0),
+        ("ccp_tau", |p| p.ccp_tau = 1.5),
+    ] {
+        let mut p = SolverParams::default();
+        set(&mut p);
+        let err = p.validate().unwrap_err();
+        assert_eq!(err.0, field, "{err:?}");
+    }
+    let text =
+        r#"Scene(name: "x", solver: "ccp", params: (cohesion: -2.0), containers: [Plane()])"#;
+    let err = impulse_lab::scene::parse_scene(text, "x.ron").unwrap_err();
+    assert!(err.to_string().contains("params.cohesion"), "{err}");
+    let text = r#"Scene(name: "x", bodies: [Body(shape: Sphere(radius: 1.0), position: (0, 0, 3), static: true, force: (1, 0, 0))])"#;
+    let err = impulse_lab::scene::parse_scene(text, "x.ron").unwrap_err();
+    assert!(err.to_string().contains("bodies[0].force"), "{err}");
+}

@@ -87,6 +87,8 @@ pub struct CcpBody {
 /// Per-contact data of the iteration (paper 002, Fig. 13).
 #[derive(Clone, Debug)]
 pub struct CcpContact {
+    /// Index of the contact in the step's contact list.
+    pub index: usize,
     pub a: usize,
     pub b: Option<usize>,
     pub container: Option<usize>,
@@ -170,8 +172,8 @@ pub struct CcpSolver {
 }
 
 impl CcpSolver {
-    /// The contact data of the last `resolve` (contact order of the step), e.g. to read
-    /// the contact impulses p_j.
+    /// The contact data of the last `resolve` (in the step's contact order, without
+    /// contacts between two immovable objects), e.g. to read the contact impulses p_j.
     pub fn contacts(&self) -> &[CcpContact] {
         &self.contacts
     }
@@ -271,7 +273,7 @@ impl CollisionSolver for CcpSolver {
 
         // 2. Contact data (Fig. 13).
         self.contacts.clear();
-        for c in contacts {
+        for (index, c) in contacts.iter().enumerate() {
             let (ba, bb) = (&self.bodies[c.a], c.b.map(|b| &self.bodies[b]));
             let (inv_mass_b, inv_inertia_b) =
                 bb.map_or((0.0, Mat3::zeros()), |b| (b.inv_mass, b.inv_inertia));
@@ -302,6 +304,7 @@ impl CollisionSolver for CcpSolver {
                 -c.gap
             };
             let mut cc = CcpContact {
+                index,
                 a: c.a,
                 b: c.b,
                 container: c.container,
@@ -386,14 +389,14 @@ impl CollisionSolver for CcpSolver {
                 c.apply(&mut self.bodies, &dp);
                 let u_after = u + c.k * dp;
                 report.book_impulse(&c.n, &dp, &u, &u_after);
-                let n = c.n;
+                let (n, index) = (c.n, c.index);
                 self.contacts[j].p = p_new;
                 if let Some(rows) = trace.as_deref_mut() {
                     let kinetic_energy = self.kinetic_energy();
                     rows.push(TraceRow {
                         iteration: sweep - 1,
                         stage: "ccp",
-                        contact: j,
+                        contact: index,
                         normal_velocity: u_after.dot(&n),
                         impulse: [dp.x, dp.y, dp.z],
                         elastic_energy: 0.0,

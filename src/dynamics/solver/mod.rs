@@ -108,7 +108,8 @@ impl FromStr for SolverKind {
 #[serde(default, deny_unknown_fields)]
 pub struct SolverParams {
     /// Coefficient of restitution e ∈ [0, 1] (Newton's for jolt/SQM/SMM, Stronge's energetic
-    /// one for ETM, paper 000 eq. 65). Default: 0.5.
+    /// one for ETM, paper 000 eq. 65; not used by CCP, whose Newmark contact is elastic).
+    /// Default: 0.5.
     pub restitution: f64,
     /// Coulomb friction coefficient μ ≥ 0. Default: 0.3.
     pub friction: f64,

@@ -358,7 +358,8 @@ fn isolated_system_conserves_linear_and_angular_momentum() {
 /// ignored): with the start-of-step velocities equal to the pre-collision ones, a
 /// converged solution does no net normal work (p_n g_n = 0) and friction opposes the
 /// slip, so KE₁ ≤ KE₀; the iteration stops at a relative impulse increment of 1e-10,
-/// whence the 1e-8 relative allowance. The report books the KE change exactly.
+/// whence the 1e-8 relative allowance. The report books the KE change exactly, and both
+/// its normal and its friction parts are losses.
 #[test]
 fn never_creates_energy_on_the_random_collision_set() {
     let mut rng = ChaCha8Rng::seed_from_u64(2014);
@@ -414,16 +415,26 @@ fn never_creates_energy_on_the_random_collision_set() {
             "case {cases}: report books {booked}, KE change {}",
             ke0 - ke1
         );
-        // Only the total is a law: the split of each increment's work into normal and
-        // tangential parts (booked as restitution and friction) depends on the order of
-        // the sweep, since an increment at one contact moves the others' velocities.
-        worst_split = worst_split.min(r.dissipated_friction / ke0);
+        // Each part of each contact's work is a dissipation at convergence (p_n g_n = 0,
+        // p_T·g_T ≤ 0). The parts are products of an impulse with a velocity left
+        // inexact by the stopping test (1e-10 relative increments, a geometric tail of up
+        // to ~10⁴ sweeps at ω = 0.2 on stiff multi-contact cases): allowed −1e-7 KE₀
+        // (measured worst: −1.8e-8 KE₀).
+        worst_split = worst_split
+            .min(r.dissipated_friction / ke0)
+            .min(r.dissipated_restitution / ke0);
+        assert!(
+            r.dissipated_friction >= -1e-7 * ke0 && r.dissipated_restitution >= -1e-7 * ke0,
+            "case {cases}: booked {} (normal), {} (friction)",
+            r.dissipated_restitution,
+            r.dissipated_friction
+        );
     }
     eprintln!(
         "CCP random collision set: {cases} collisions ({multi} with ≥ 3 contacts, {skipped} draws skipped), \
          {:.1} sweeps on average, {capped} hit the cap; worst relative KE gain {worst_gain:.2e}, \
          frictionless worst |ΔKE|/KE {frictionless_worst:.2e}, worst report mismatch {worst_book:.2e}, \
-         most negative booked friction loss {worst_split:.2e} KE₀",
+         most negative booked normal or friction loss {worst_split:.2e} KE₀",
         sweeps as f64 / cases as f64
     );
     assert!(multi > 200, "the set must hold multi-contact collisions");

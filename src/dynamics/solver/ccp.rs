@@ -46,15 +46,17 @@
 //! deepest overlap after the solve (position projection as in paper 001, eq. B.18; not
 //! part of paper 002). Its potential-energy change shows up in the ledger's residual.
 //!
-//! **Energy.** Each increment Δp is booked with its exact work Δp·(u⁻ + u⁺)/2 (paper 000,
-//! eq. 16), normal part as restitution and tangential part as friction dissipation, and
-//! each contact's impulse p_j also with p_j·(u_j,0 − u_j⁻)/2, the work it does through the
-//! Newmark drift (`SolverReport::drift_work`): in total p_j·(u_j,0 + u_j⁺)/2 = p_j·g_j/h,
-//! so a resting contact (g_j = 0) books nothing and free flight has no integration
-//! error (Newmark's trapezoidal drift is exact under constant forces). At a
-//! converged solution the normal impulses do no net work over the step (p_n g_n = 0) and
-//! the radial return makes friction oppose the step's slip (eq. 32), so the solver never
-//! creates energy; `restitution` is not used: the Newmark contact is elastic by design.
+//! **Energy.** Each contact's impulse is booked once, at the end, with its work over the
+//! step p_j·(u_j,0 + u_j⁺)/2 = p_j·g_j/h: the normal part as restitution dissipation, the
+//! shear part as friction dissipation. This is the kinetic-energy change of the solve,
+//! J·(u⁻ + u⁺)/2 (paper 000, eq. 16), plus J·(u₀ − u⁻)/2, the work the impulse does
+//! through the Newmark drift (`SolverReport::drift_work`, which the world takes out of
+//! `integration`), so a resting contact (g_j = 0) books nothing and free flight has no
+//! integration error (the trapezoidal drift is exact under constant forces). At a
+//! converged solution the normal impulses do no work (p_n g_n = 0, or p_n (−gap) < 0 at
+//! a speculative contact) and the radial return makes friction oppose the step's slip
+//! (eq. 32), so both parts are dissipations and the solver never creates energy;
+//! `restitution` is not used: the Newmark contact is elastic by design.
 //!
 //! **Start-of-step velocities.** The gap needs vₙ, ωₙ. The world passes them through
 //! [`CollisionSolver::begin_step`]; when `resolve` is called on its own (tests), the
@@ -345,9 +347,8 @@ impl CollisionSolver for CcpSolver {
             }
             let c = &self.contacts[j];
             let dp = c.to_world(&p);
-            let u = c.relative_velocity(&self.bodies);
             c.apply(&mut self.bodies, &dp);
-            report.book_impulse(&c.n, &dp, &u, &(u + c.k * dp));
+            report.impulses += 1;
             self.contacts[j].p = p;
             self.warm_started += 1;
         }
@@ -388,7 +389,7 @@ impl CollisionSolver for CcpSolver {
                 let dp = c.to_world(&dp_local);
                 c.apply(&mut self.bodies, &dp);
                 let u_after = u + c.k * dp;
-                report.book_impulse(&c.n, &dp, &u, &u_after);
+                report.impulses = report.impulses.saturating_add(1);
                 let (n, index) = (c.n, c.index);
                 self.contacts[j].p = p_new;
                 if let Some(rows) = trace.as_deref_mut() {
@@ -409,15 +410,19 @@ impl CollisionSolver for CcpSolver {
             residual = if p_max > 0.0 { dp_max / p_max } else { 0.0 };
             converged = dp_max <= params.tolerance * p_max;
         }
-        // Newmark work of the impulses: J·(u₀ + u⁺)/2 = J·(u⁻ + u⁺)/2 (booked above, per
-        // increment) + J·(u₀ − u⁻)/2, the impulse's share of the drift (module doc).
+        // Work of each contact's impulse over the step, p_j·(u_j,0 + u_j⁺)/2 = p_j·g_j/h
+        // (eqs. 44, 51): its normal part is p_n g_n/h, 0 at a converged active contact
+        // (eq. 56's complementarity), its shear part −|p_T||g_T|/h by the radial return
+        // (eqs. 32, 57). It equals the velocity jump's J·(u⁻ + u⁺)/2 (the kinetic-energy
+        // change of the solve) plus J·(u₀ − u⁻)/2, the impulse's share of the drift.
         for c in &self.contacts {
             let p = c.to_world(&c.p);
-            let du = 0.5 * (c.to_world(&c.u0) - c.u_minus);
-            let (w_total, w_normal) = (p.dot(&du), c.p.x * du.dot(&c.n));
+            let u_plus = c.relative_velocity(&self.bodies);
+            let u_mean = 0.5 * (c.to_world(&c.u0) + u_plus);
+            let (w_total, w_normal) = (p.dot(&u_mean), c.p.x * u_mean.dot(&c.n));
             report.dissipated_restitution -= w_normal;
             report.dissipated_friction -= w_total - w_normal;
-            report.drift_work += w_total;
+            report.drift_work += p.dot(&(0.5 * (c.to_world(&c.u0) - c.u_minus)));
         }
         report.iterations = sweep;
         report.residual = residual;

@@ -18,7 +18,10 @@
 //!      the contact point over the step in [n, s, t], less the required normal opening;
 //!    - p̃_j = p_j − ω η_j g_j (eq. 52 with A_j = η_j I, eq. 53);
 //!    - projection: p_n ← max(p_n, 0) (eq. 56), then the shear part radially returned
-//!      onto the disc of radius μ p_n + c (eq. 57), or μ* p_n when μ* is given (eq. 40);
+//!      onto the disc of radius μ p_n + c (eq. 57), or μ* p_n when μ* is given (eq. 40).
+//!      This is not the Euclidean projection onto the cone C_j: its fixed point keeps
+//!      p_n g_n = 0 and the shear force opposite the slip (eqs. 30-32), so a sliding
+//!      contact does not lift off by μ|g_T| as the linearised cone of eq. 45 would;
 //!    - p_j ← τ Proj{p̃_j} + (1 − τ) p_j; Δp_j is applied to both bodies (Λ_ja, Λ_jb of
 //!      eq. 55) and the largest |Δp_j| of the sweep is kept.
 //! 5. **Stop** when the largest increment of a sweep is below the tolerance, or at N_max

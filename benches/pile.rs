@@ -3,9 +3,11 @@
 //! `cargo bench --bench pile [-- SCENE [STEPS] [SOLVER...]]` (default: the 1,080-sphere
 //! pile, 600 steps, every implemented solver). Prints a table and writes
 //! `target/bench/pile.csv` with one row per solver and one column per phase (µs per step),
-//! the phase names being the world step's (`src/world.rs`). Speed is reported as a ratio
-//! against a baseline measured in the same run: the broad phase against the brute-force
-//! all-pairs test it replaces.
+//! the phase names being the world step's (`src/world.rs`), plus the solver's iterations
+//! (sweeps) per step and how many steps hit its iteration cap. Speed is reported as ratios
+//! against baselines measured in the same run: each solver's time per step and per phase
+//! against the first solver listed (e.g. `jolt ccp`: CCP against jolt), and the broad
+//! phase against the brute-force all-pairs test it replaces.
 
 use impulse_lab::World;
 use impulse_lab::dynamics::solver::SolverKind;
@@ -43,10 +45,10 @@ fn main() {
     let out_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/bench");
     std::fs::create_dir_all(&out_dir).unwrap();
     let mut csv = std::fs::File::create(out_dir.join("pile.csv")).unwrap();
-    writeln!(csv, "scene,solver,bodies,steps,mean_contacts,broad_phase_us,narrow_phase_us,solve_us,contact_pass_us,integrate_us,measure_us,total_us,steps_per_s").unwrap();
+    writeln!(csv, "scene,solver,bodies,steps,mean_contacts,broad_phase_us,narrow_phase_us,solve_us,contact_pass_us,integrate_us,measure_us,total_us,steps_per_s,iterations_per_step,capped_steps").unwrap();
     println!("{scene_name}: {steps} steps");
     println!(
-        "{:<6} {:>8} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>9}",
+        "{:<6} {:>8} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>9} {:>8} {:>7}",
         "solver",
         "contacts",
         "broad µs",
@@ -56,14 +58,19 @@ fn main() {
         "integr µs",
         "measure µs",
         "total µs",
-        "steps/s"
+        "steps/s",
+        "iter/step",
+        "capped"
     );
+    // (solver, µs per step of each phase, total µs per step) for the ratios.
+    let mut measured: Vec<(SolverKind, [f64; 6], f64)> = Vec::new();
     for kind in solvers {
         let mut world: World = scene.build_world().unwrap_or_else(|e| panic!("{e}"));
         world.set_solver(kind).unwrap();
         world.start_ledger();
         let mut sum = [Duration::ZERO; 6];
         let mut contacts = 0usize;
+        let (mut iterations, mut capped) = (0u64, 0u64);
         let t0 = Instant::now();
         for _ in 0..steps {
             world.step().unwrap();
@@ -72,18 +79,22 @@ fn main() {
                 t.broad_phase,
                 t.narrow_phase,
                 t.solve,
+                t.contact_pass,
                 t.integrate,
                 t.measure,
             ]) {
                 *s += d;
             }
             contacts += world.contacts.len();
+            iterations += world.last_report.iterations as u64;
+            capped += world.last_report.hit_iteration_cap as u64;
         }
         let wall = t0.elapsed();
         let us = |d: Duration| d.as_secs_f64() * 1e6 / steps as f64;
         let total = us(wall);
+        let iter_per_step = iterations as f64 / steps as f64;
         println!(
-            "{:<6} {:>8.0} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>9.1}",
+            "{:<6} {:>8.0} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>9.1} {:>8.1} {:>7}",
             kind.name(),
             contacts as f64 / steps as f64,
             us(sum[0]),
@@ -93,11 +104,13 @@ fn main() {
             us(sum[4]),
             us(sum[5]),
             total,
-            1e6 / total
+            1e6 / total,
+            iter_per_step,
+            capped
         );
         writeln!(
             csv,
-            "{scene_name},{},{},{steps},{:.1},{:.2},{:.2},{:.2},{:.2},{:.2},{:.2},{:.2},{:.2}",
+            "{scene_name},{},{},{steps},{:.1},{:.2},{:.2},{:.2},{:.2},{:.2},{:.2},{:.2},{:.2},{:.2},{capped}",
             kind.name(),
             world.bodies.len(),
             contacts as f64 / steps as f64,
@@ -108,9 +121,27 @@ fn main() {
             us(sum[4]),
             us(sum[5]),
             total,
-            1e6 / total
+            1e6 / total,
+            iter_per_step
         )
         .unwrap();
+        measured.push((kind, sum.map(us), total));
+    }
+    if let Some((base, base_phases, base_total)) = measured.first().cloned() {
+        for (kind, phases, total) in &measured[1..] {
+            let ratio = |a: f64, b: f64| if b > 0.0 { a / b } else { f64::NAN };
+            println!(
+                "ratio {kind}/{base} in this run: time per step {:.2} (steps/s {:.2}); per phase: broad {:.2}, narrow {:.2}, solve {:.2}, contact pass {:.2}, integrate {:.2}, measure {:.2}",
+                ratio(*total, base_total),
+                ratio(base_total, *total),
+                ratio(phases[0], base_phases[0]),
+                ratio(phases[1], base_phases[1]),
+                ratio(phases[2], base_phases[2]),
+                ratio(phases[3], base_phases[3]),
+                ratio(phases[4], base_phases[4]),
+                ratio(phases[5], base_phases[5]),
+            );
+        }
     }
 
     // Baseline in the same run: brute-force all-pairs bounding-ball test vs sweep and prune.

@@ -6,8 +6,9 @@
 //! 3. **resolve collisions**: the collision solver turns v⁻, ω⁻ into v⁺, ω⁺ (and may
 //!    project positions); then **resolve contacts**: the shock-propagation pass settles
 //!    what the solver left approaching (`dynamics::contact_pass`);
-//! 4. **integrate positions**: xₙ₊₁ = xₙ + h v⁺ (semi-implicit Euler), orientation by the
-//!    rotation integrator;
+//! 4. **integrate positions**: xₙ₊₁ = xₙ + h v⁺ (semi-implicit Euler), or
+//!    xₙ₊₁ = xₙ + h (vₙ + v⁺)/2 for a solver formulated with Newmark (CCP, paper 002
+//!    eq. 51; [`CollisionSolver::position_update`]), orientation by the rotation integrator;
 //! 5. **measure energy**: the ledger books the solver's dissipation and the integration
 //!    error, and samples the state.
 
@@ -17,7 +18,8 @@ use crate::container::Container;
 use crate::dynamics::contact_pass::ContactPass;
 use crate::dynamics::rotation::RotationIntegrator;
 use crate::dynamics::solver::{
-    CollisionSolver, SolverContext, SolverError, SolverKind, SolverParams, SolverReport, TraceRow,
+    CollisionSolver, PositionUpdate, SolverContext, SolverError, SolverKind, SolverParams,
+    SolverReport, TraceRow,
 };
 use crate::energy::{EnergyLedger, EnergySample, StateEnergy};
 use crate::math::Vec3;
@@ -70,7 +72,9 @@ pub struct World {
     solver: Box<dyn CollisionSolver>,
     collision: CollisionPipeline,
     contact_pass: ContactPass,
-    /// Scratch, reused every step: start-of-step angular velocities, applied (force, torque).
+    /// Scratch, reused every step: start-of-step linear and angular velocities, applied
+    /// (force, torque).
+    velocity_start: Vec<Vec3>,
     omega_start: Vec<Vec3>,
     wrench: Vec<(Vec3, Vec3)>,
 }
@@ -103,6 +107,7 @@ impl World {
             solver: solver.create()?,
             collision: CollisionPipeline::default(),
             contact_pass: ContactPass::default(),
+            velocity_start: Vec::new(),
             omega_start: Vec::new(),
             wrench: Vec::new(),
         })
@@ -192,8 +197,12 @@ impl World {
         );
         let t2 = Instant::now();
 
-        // 2. integrate velocities (kick); remember the start-of-step ω for the drift.
+        // 2. integrate velocities (kick); remember the start-of-step v, ω for the drift.
+        self.solver.begin_step(&self.bodies);
         let n = self.bodies.len();
+        self.velocity_start.clear();
+        self.velocity_start
+            .extend(self.bodies.iter().map(|b| b.velocity));
         self.omega_start.clear();
         self.omega_start
             .extend(self.bodies.iter().map(|b| b.angular_velocity));
@@ -237,8 +246,11 @@ impl World {
             },
         })?;
         let t3a = Instant::now();
-        // 3b. resolve contacts (shock propagation), only what the solver left approaching
-        if self.params.contact_pass {
+        // 3b. resolve contacts (shock propagation), only what the solver left approaching.
+        // Not after a Newmark solver: its contact law bounds the step's displacement
+        // h (vₙ + v⁺)/2, so an approaching v⁺ can be its exact answer (paper 002, eq. 44).
+        let newmark = self.solver.position_update() == PositionUpdate::Newmark;
+        if self.params.contact_pass && !newmark {
             self.contact_pass.run(
                 &mut self.bodies,
                 &self.contacts,
@@ -251,18 +263,22 @@ impl World {
         let t3 = Instant::now();
         let pe_after_solve = self.energies().2;
 
-        // 4. integrate positions (drift)
+        // 4. integrate positions (drift) with the velocity the position update uses:
+        // v⁺ (semi-implicit Euler) or (vₙ + v⁺)/2 (Newmark, paper 002 eq. 51); applied
+        // forces work along that same displacement.
+        let drift = |start: &Vec3, end: &Vec3| if newmark { 0.5 * (start + end) } else { *end };
         let mut external = 0.0;
         for f in &self.forces {
             let b = &self.bodies[f.body];
-            external +=
-                h * (f.force.dot(&b.velocity) + f.offset.cross(&f.force).dot(&b.angular_velocity));
+            let v = drift(&self.velocity_start[f.body], &b.velocity);
+            let w = drift(&self.omega_start[f.body], &b.angular_velocity);
+            external += h * (f.force.dot(&v) + f.offset.cross(&f.force).dot(&w));
         }
         for (i, b) in self.bodies.iter_mut().enumerate() {
             if b.is_static() {
                 continue;
             }
-            b.position += h * b.velocity;
+            b.position += h * drift(&self.velocity_start[i], &b.velocity);
             let (q, w) = self.rotation.integrate_orientation(
                 &b.orientation,
                 &self.omega_start[i],
@@ -282,8 +298,10 @@ impl World {
         self.ledger.dissipated_friction += report.dissipated_friction;
         self.ledger.external_work += external;
         // Free-flight discretisation error: the kick's energy plus the drift's potential
-        // change, less the work of the applied forces.
-        self.ledger.integration += kick_energy + (energy.potential - pe_after_solve) - external;
+        // change, less the work of the applied forces and the part of the drift that the
+        // solver booked as its impulses' work (Newmark).
+        self.ledger.integration +=
+            kick_energy + (energy.potential - pe_after_solve) - external - report.drift_work;
         let sample = self
             .ledger
             .sample(self.step_index, self.time, energy, self.contacts.len());

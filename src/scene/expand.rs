@@ -125,6 +125,8 @@ impl Scene {
             self.sub(&p.field("orientation"), b.orientation.check())?;
             self.finite3(&p.field("velocity"), &b.velocity)?;
             self.finite3(&p.field("angular_velocity"), &b.angular_velocity)?;
+            self.finite3(&p.field("force"), &b.force)?;
+            self.finite3(&p.field("force_offset"), &b.force_offset)?;
             if b.is_static
                 && (b.velocity.vec3() != Vec3::zeros()
                     || b.angular_velocity.vec3() != Vec3::zeros())
@@ -132,6 +134,12 @@ impl Scene {
                 return Err(self.invalid(
                     &p.field("static"),
                     "a static body cannot have a velocity".into(),
+                ));
+            }
+            if b.is_static && b.force.vec3() != Vec3::zeros() {
+                return Err(self.invalid(
+                    &p.field("force"),
+                    "a static body cannot carry a force".into(),
                 ));
             }
         }

@@ -258,7 +258,17 @@ impl Scene {
             if b.is_static {
                 body = body.into_static();
             }
-            world.add_body(body);
+            let index = world.add_body(body);
+            if let BodyOrigin::Body(i) = b.origin {
+                let spec = &self.bodies[i];
+                if spec.force.vec3() != crate::math::Vec3::zeros() {
+                    world.forces.push(crate::world::AppliedForce {
+                        body: index,
+                        force: spec.force.vec3(),
+                        offset: spec.force_offset.vec3(),
+                    });
+                }
+            }
         }
         Ok(world)
     }

@@ -882,6 +882,14 @@ pub struct BodySpec {
     /// A static obstacle never moves (infinite mass). Default: false.
     #[serde(default, rename = "static")]
     pub is_static: bool,
+    /// Constant point force applied every step (N, world frame), e.g. paper 002 §5.4's F.
+    /// Default: (0, 0, 0).
+    #[serde(default)]
+    pub force: V3,
+    /// Where `force` acts: offset from the centre of mass (m, world-aligned, constant), so
+    /// the torque is offset × force. Default: (0, 0, 0).
+    #[serde(default)]
+    pub force_offset: V3,
 }
 
 /// One entry of a generator's shape mix.

@@ -9,9 +9,10 @@
 //! Methods (paper in `../shared/papers`):
 //! - `jolt`: particle velocity-jolt with position projection (paper 001) — [`jolt`].
 //! - `etm`, `sqm`, `smm`: energy tracking, sequential and simultaneous impulses (paper 000).
-//! - `ccp`: cone complementarity, projected fixed point (paper 002).
+//! - `ccp`: cone complementarity, projected fixed point, Newmark (paper 002) — [`ccp`].
 //! - `mdp`: maximum dissipation, block Gauss-Seidel (paper 003).
 
+pub mod ccp;
 pub mod etm;
 pub mod jolt;
 pub mod prepared;
@@ -62,7 +63,11 @@ impl SolverKind {
     pub fn is_implemented(self) -> bool {
         matches!(
             self,
-            SolverKind::Etm | SolverKind::Sqm | SolverKind::Smm | SolverKind::Jolt
+            SolverKind::Etm
+                | SolverKind::Sqm
+                | SolverKind::Smm
+                | SolverKind::Jolt
+                | SolverKind::Ccp
         )
     }
 
@@ -73,6 +78,7 @@ impl SolverKind {
             SolverKind::Etm => Ok(Box::new(etm::EtmSolver::default())),
             SolverKind::Sqm => Ok(Box::new(sqm::SqmSolver::default())),
             SolverKind::Smm => Ok(Box::new(smm::SmmSolver::default())),
+            SolverKind::Ccp => Ok(Box::new(ccp::CcpSolver::default())),
             other => Err(SolverError::NotImplemented(other)),
         }
     }
@@ -102,7 +108,8 @@ impl FromStr for SolverKind {
 #[serde(default, deny_unknown_fields)]
 pub struct SolverParams {
     /// Coefficient of restitution e ∈ [0, 1] (Newton's for jolt/SQM/SMM, Stronge's energetic
-    /// one for ETM, paper 000 eq. 65). Default: 0.5.
+    /// one for ETM, paper 000 eq. 65; not used by CCP, whose Newmark contact is elastic).
+    /// Default: 0.5.
     pub restitution: f64,
     /// Coulomb friction coefficient μ ≥ 0. Default: 0.3.
     pub friction: f64,
@@ -110,7 +117,7 @@ pub struct SolverParams {
     /// is released in. Default: 30.
     pub lambda: f64,
     /// Position-projection factor k_p ∈ [0, 1] (paper 001, eqs. 5.27, B.18); stable for
-    /// k_p < 0.5 (eq. B.22). Default: 0.2.
+    /// k_p < 0.5 (eq. B.22). CCP uses it the same way, on overlaps only. Default: 0.2.
     pub kp: f64,
     /// Iteration cap of iterative solvers (sweeps). Default: 100.
     pub max_iterations: u32,
@@ -123,6 +130,19 @@ pub struct SolverParams {
     /// see `dynamics::contact_pass`), so that piles come to rest. It touches only
     /// contacts the solver left approaching. Default: true.
     pub contact_pass: bool,
+    /// CCP: inner cohesion c ≥ 0 (N) of the contact law (paper 002, eq. 31): the shear
+    /// force limit is μ p_n + c (eq. 57). Default: 0.
+    pub cohesion: f64,
+    /// CCP: equivalent friction factor μ* = μ + c/p_n ≥ 0 (paper 002, eq. 40). When > 0 the
+    /// shear limit is μ* p_n, the friction cone C_j of eq. 43, instead of μ p_n + c;
+    /// 0 means "derive it from `friction` and `cohesion`". Default: 0.
+    pub equivalent_friction: f64,
+    /// CCP: relaxation ω ∈ (0, 2) of the fixed-point step P − ω A (N P + b) (paper 002,
+    /// eq. 52; the paper uses 0.2). Default: 0.2.
+    pub ccp_omega: f64,
+    /// CCP: relaxation τ ∈ (0, 1] of the update P ← τ Proj{…} + (1 − τ) P (paper 002,
+    /// eq. 52; the paper uses 1). Default: 1.
+    pub ccp_tau: f64,
 }
 
 impl Default for SolverParams {
@@ -136,6 +156,10 @@ impl Default for SolverParams {
             tolerance: 1e-8,
             rest_velocity: 0.0,
             contact_pass: true,
+            cohesion: 0.0,
+            equivalent_friction: 0.0,
+            ccp_omega: 0.2,
+            ccp_tau: 1.0,
         }
     }
 }
@@ -186,6 +210,30 @@ impl SolverParams {
             rv.is_finite() && rv >= 0.0,
             "rest_velocity",
             format!("rest_velocity must be ≥ 0, got {rv}"),
+        )?;
+        let c = self.cohesion;
+        check(
+            c.is_finite() && c >= 0.0,
+            "cohesion",
+            format!("cohesion c must be finite and ≥ 0 (N), got {c}"),
+        )?;
+        let ms = self.equivalent_friction;
+        check(
+            ms.is_finite() && ms >= 0.0,
+            "equivalent_friction",
+            format!("μ* must be finite and ≥ 0 (0 = derived from μ and c), got {ms}"),
+        )?;
+        let w = self.ccp_omega;
+        check(
+            w.is_finite() && w > 0.0 && w < 2.0,
+            "ccp_omega",
+            format!("ω must be in (0, 2), got {w}"),
+        )?;
+        let tau = self.ccp_tau;
+        check(
+            tau.is_finite() && tau > 0.0 && tau <= 1.0,
+            "ccp_tau",
+            format!("τ must be in (0, 1], got {tau}"),
         )
     }
 }
@@ -206,6 +254,17 @@ pub struct SolverReport {
     pub hit_iteration_cap: bool,
     /// Number of impulses applied.
     pub impulses: u32,
+    /// Final residual of an iterative solver (CCP: the largest contact impulse increment
+    /// of the last sweep relative to the largest contact impulse, the paper 002 §4.3
+    /// stopping test); 0 for methods without one.
+    pub residual: f64,
+    /// Work of the contact impulses through the position update beyond the velocity jump,
+    /// already included in the two dissipation fields (J). A Newmark solver's impulse J
+    /// also moves the bodies by h J/(2m) in the step, so its work is J·(u₀ + u⁺)/2, not
+    /// the velocity jump's J·(u⁻ + u⁺)/2 (CCP: Σⱼ pⱼ·(uⱼ,₀ − uⱼ⁻)/2); the world takes this
+    /// part out of the ledger's `integration`, which would otherwise hold it. 0 for
+    /// solvers with semi-implicit Euler positions.
+    pub drift_work: f64,
 }
 
 /// A solver failure the caller must not paper over (e.g. a singular system, divergence).
@@ -301,9 +360,27 @@ pub struct SolverContext<'a> {
     pub trace: Option<&'a mut Vec<TraceRow>>,
 }
 
+/// How the world's phase 4 moves the centres of mass from xₙ to xₙ₊₁.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PositionUpdate {
+    /// xₙ₊₁ = xₙ + h vₙ₊₁.
+    SemiImplicitEuler,
+    /// Newmark with γ = 1, β = ½ (paper 002, eq. 51): Δx = h (vₙ + vₙ₊₁)/2, and the
+    /// orientation from the rotation integrator as for every solver.
+    Newmark,
+}
+
 /// A collision-resolution method.
 pub trait CollisionSolver: Send + Sync {
     fn kind(&self) -> SolverKind;
     /// Resolve the step's contacts (see the module doc).
     fn resolve(&mut self, ctx: SolverContext<'_>) -> Result<SolverReport, SolverError>;
+    /// Called by the world at the start of a step, before external forces act, with the
+    /// bodies at (xₙ, vₙ, ωₙ). Methods whose contact law needs the start-of-step
+    /// velocities (CCP's Newmark gap, paper 002 eqs. 44, 51) keep them. Default: nothing.
+    fn begin_step(&mut self, _bodies: &[RigidBody]) {}
+    /// The position update this method is formulated with. Default: semi-implicit Euler.
+    fn position_update(&self) -> PositionUpdate {
+        PositionUpdate::SemiImplicitEuler
+    }
 }

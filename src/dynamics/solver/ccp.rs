@@ -1,0 +1,492 @@
+//! Cone complementarity contact with a projected fixed-point iteration and Newmark
+//! integration: the DDA contact law of paper 002 (Fan, Huang, Wang, Jin), section 4.
+//!
+//! Steps, per solver call (paper 002, §4.3, "fixed point iteration algorithm"):
+//! 1. **Parameters**: relaxations τ (`ccp_tau`, paper: 1) and ω (`ccp_omega`, paper: 0.2),
+//!    iteration cap N_max (`max_iterations`, paper: 3000) and the tolerance of the largest
+//!    contact-force increment (`tolerance`, here relative to the largest contact impulse).
+//! 2. **Data structures**: one [`CcpBody`] per body (Fig. 12: inverse mass matrix, the
+//!    start-of-step and current velocities, from which the displacement increment
+//!    Δd = h (vₙ + v)/2 follows) and one [`CcpContact`] per contact pair (Fig. 13: the two
+//!    body indices, the local frame [n, s, t], the lever arms that make up h_ja, h_jb of
+//!    eq. 54, the step η_j of eq. 55 and the contact impulse p_j).
+//! 3. **Initial forces**: p_j⁰ = 0 in the paper; here the impulse of the matching contact
+//!    of the previous step (same body pair, nearby point) when there is one (warm start).
+//! 4. **Sweep** r = 1 … N_max over the contacts j, Gauss-Seidel (the bodies' velocities,
+//!    hence Δd_a, Δd_b, are updated in real time as in the paper's pointer scheme):
+//!    - gap increment g_j = h_jaᵀ Δd_a + h_jbᵀ Δd_b (eq. 44), the relative displacement of
+//!      the contact point over the step in [n, s, t], less the required normal opening;
+//!    - p̃_j = p_j − ω η_j g_j (eq. 52 with A_j = η_j I, eq. 53);
+//!    - projection: p_n ← max(p_n, 0) (eq. 56), then the shear part radially returned
+//!      onto the disc of radius μ p_n + c (eq. 57), or μ* p_n when μ* is given (eq. 40).
+//!      This is not the Euclidean projection onto the cone C_j: its fixed point keeps
+//!      p_n g_n = 0 and the shear force opposite the slip (eqs. 30-32), so a sliding
+//!      contact does not lift off by μ|g_T| as the linearised cone of eq. 45 would;
+//!    - p_j ← τ Proj{p̃_j} + (1 − τ) p_j; Δp_j is applied to both bodies (Λ_ja, Λ_jb of
+//!      eq. 55) and the largest |Δp_j| of the sweep is kept.
+//! 5. **Stop** when the largest increment of a sweep is below the tolerance, or at N_max
+//!    (reported as `hit_iteration_cap`); the final relative increment is the report's
+//!    `residual`.
+//! 6. **Newmark** (eq. 51, γ = 1, β = ½): the world moves the bodies by
+//!    ΔD = h (Vₖ + Vₖ₊₁)/2 ([`PositionUpdate::Newmark`]), Vₖ₊₁ being the velocity this
+//!    solver returns.
+//!
+//! **Impulses, not forces.** The world integrates external forces first (v⁻ = vₙ + h F/m),
+//! so eq. 16 becomes v⁺ = v⁻ + M⁻¹ H p with p = h P the contact impulse; eq. 48's
+//! N = (h²/2) HᵀM⁻¹H acting on forces is (h/2) HᵀM⁻¹H on impulses, and
+//! η_j = 3 / Tr(N_jj) (eq. 55) = 6 / (h Tr K_j) with the collision matrix K_j (paper 000,
+//! eq. 9). The cohesion c is a force, so its impulse limit is c h.
+//!
+//! **Gap of a contact** (eq. 44 measures the displacement of the contact point from its
+//! position at the start of the step). A contact that the unconstrained step would close
+//! (gap + h (u_n,0 + u_n⁻)/2 < 0) is *active*: g_n ≥ 0, the contact point must not move
+//! further in, whatever its current gap; a touching body then leaves with the normal
+//! velocity it came with (Newmark's γ = 1, β = ½ is energy-conserving, the paper's
+//! "rebound height always 1 m"). A contact the step would not close is *speculative*:
+//! g_n ≥ −gap, it may close its gap but not overlap. Overlaps left by the linearisation
+//! (curved surfaces, rotation) are not corrected through the contact law, which would
+//! inject kinetic energy; instead each overlapping pair is moved apart by k_p of its
+//! deepest overlap after the solve (position projection as in paper 001, eq. B.18; not
+//! part of paper 002). Its potential-energy change shows up in the ledger's residual.
+//!
+//! **Energy.** Each contact's impulse is booked once, at the end, with its work over the
+//! step p_j·(u_j,0 + u_j⁺)/2 = p_j·g_j/h: the normal part as restitution dissipation, the
+//! shear part as friction dissipation. This is the kinetic-energy change of the solve,
+//! J·(u⁻ + u⁺)/2 (paper 000, eq. 16), plus J·(u₀ − u⁻)/2, the work the impulse does
+//! through the Newmark drift (`SolverReport::drift_work`, which the world takes out of
+//! `integration`), so a resting contact (g_j = 0) books nothing and free flight has no
+//! integration error (the trapezoidal drift is exact under constant forces). At a
+//! converged solution the normal impulses do no work (p_n g_n = 0, or p_n (−gap) < 0 at
+//! a speculative contact) and the radial return makes friction oppose the step's slip
+//! (eq. 32), so both parts are dissipations and the solver never creates energy;
+//! `restitution` is not used: the Newmark contact is elastic by design.
+//!
+//! **Start-of-step velocities.** The gap needs vₙ, ωₙ. The world passes them through
+//! [`CollisionSolver::begin_step`]; when `resolve` is called on its own (tests), the
+//! bodies' velocities are taken as both vₙ and v⁻ (an impact with no force in the step).
+
+use super::{
+    CollisionSolver, PositionUpdate, SolverContext, SolverError, SolverKind, SolverReport, TraceRow,
+};
+use crate::body::RigidBody;
+use crate::math::{Mat3, Vec3, skew};
+
+/// Per-body data of the iteration (paper 002, Fig. 12), copied from the bodies once per
+/// step so the inner loop reads compact arrays.
+#[derive(Clone, Debug)]
+pub struct CcpBody {
+    pub mass: f64,
+    pub inv_mass: f64,
+    /// World inverse inertia at the start of the step (m_a⁻¹'s rotational block).
+    pub inv_inertia: Mat3,
+    /// World inertia (for the kinetic energy of trace rows).
+    pub inertia: Mat3,
+    /// Start-of-step velocities vₙ, ωₙ.
+    pub v0: Vec3,
+    pub w0: Vec3,
+    /// Current iterate v, ω; Δd = h (vₙ + v)/2 (eq. 51).
+    pub v: Vec3,
+    pub w: Vec3,
+}
+
+/// Per-contact data of the iteration (paper 002, Fig. 13).
+#[derive(Clone, Debug)]
+pub struct CcpContact {
+    /// Index of the contact in the step's contact list.
+    pub index: usize,
+    pub a: usize,
+    pub b: Option<usize>,
+    pub container: Option<usize>,
+    /// Contact frame [n, s, t] (eq. 22); n points from b to a.
+    pub n: Vec3,
+    pub s: Vec3,
+    pub t: Vec3,
+    /// Lever arms from the centres of mass to the contact point (the T_a, T_b of eq. 21).
+    pub r_a: Vec3,
+    pub r_b: Vec3,
+    /// World contact point (warm-start matching).
+    pub point: Vec3,
+    /// Collision matrix K (u⁺ = u⁻ + K P, paper 000 eq. 9).
+    pub k: Mat3,
+    /// η_j = 3 / Tr(N_jj) (eq. 55).
+    pub eta: f64,
+    /// Smallest allowed normal displacement over the step (m): 0 for an active or
+    /// overlapping contact, −gap for a speculative one.
+    pub g_min: f64,
+    /// Relative contact velocity at the start of the step, in [n, s, t].
+    pub u0: Vec3,
+    /// Relative contact velocity before the solve (after the external forces), world.
+    pub u_minus: Vec3,
+    /// Contact impulse p_j = (p_n, p_s, p_t) (N s).
+    pub p: Vec3,
+    pub gap: f64,
+}
+
+impl CcpContact {
+    fn to_world(&self, p: &Vec3) -> Vec3 {
+        p.x * self.n + p.y * self.s + p.z * self.t
+    }
+
+    fn to_local(&self, v: &Vec3) -> Vec3 {
+        Vec3::new(v.dot(&self.n), v.dot(&self.s), v.dot(&self.t))
+    }
+
+    /// Relative velocity (world) of a with respect to b at the contact point.
+    fn relative_velocity(&self, bodies: &[CcpBody]) -> Vec3 {
+        let ba = &bodies[self.a];
+        let va = ba.v + ba.w.cross(&self.r_a);
+        match self.b {
+            Some(b) => va - (bodies[b].v + bodies[b].w.cross(&self.r_b)),
+            None => va,
+        }
+    }
+
+    /// Apply the world impulse `dp` to a and −`dp` to b (Δd += Λ Δp, eq. 55).
+    fn apply(&self, bodies: &mut [CcpBody], dp: &Vec3) {
+        let ba = &mut bodies[self.a];
+        ba.v += dp * ba.inv_mass;
+        ba.w += ba.inv_inertia * self.r_a.cross(dp);
+        if let Some(b) = self.b {
+            let bb = &mut bodies[b];
+            bb.v -= dp * bb.inv_mass;
+            bb.w -= bb.inv_inertia * self.r_b.cross(dp);
+        }
+    }
+}
+
+/// The previous step's impulse at one contact, for warm starting.
+#[derive(Clone, Debug)]
+struct StoredImpulse {
+    key: (usize, Option<usize>, Option<usize>),
+    point: Vec3,
+    impulse: Vec3,
+}
+
+/// CCP solver state: scratch arrays and the previous step's impulses.
+#[derive(Default)]
+pub struct CcpSolver {
+    bodies: Vec<CcpBody>,
+    contacts: Vec<CcpContact>,
+    /// Start-of-step (v, ω) from [`CollisionSolver::begin_step`], consumed by `resolve`.
+    start: Vec<(Vec3, Vec3)>,
+    have_start: bool,
+    /// Last step's impulses sorted by key (warm start).
+    previous: Vec<StoredImpulse>,
+    /// Contacts of the last step that were warm-started (diagnostics).
+    pub warm_started: usize,
+}
+
+impl CcpSolver {
+    /// The contact data of the last `resolve` (in the step's contact order, without
+    /// contacts between two immovable objects), e.g. to read the contact impulses p_j.
+    pub fn contacts(&self) -> &[CcpContact] {
+        &self.contacts
+    }
+
+    fn kinetic_energy(&self) -> f64 {
+        self.bodies
+            .iter()
+            .filter(|b| b.inv_mass > 0.0)
+            .map(|b| 0.5 * (b.mass * b.v.norm_squared() + b.w.dot(&(b.inertia * b.w))))
+            .sum()
+    }
+
+    /// Impulse of the previous step's contact matching `c` (same pair, point within
+    /// `radius`), nearest first.
+    fn warm_impulse(&self, c: &CcpContact, radius: f64) -> Option<Vec3> {
+        let key = (c.a, c.b, c.container);
+        let start = self.previous.partition_point(|s| s.key < key);
+        self.previous[start..]
+            .iter()
+            .take_while(|s| s.key == key)
+            .map(|s| ((s.point - c.point).norm(), s.impulse))
+            .filter(|(d, _)| *d <= radius)
+            .min_by(|x, y| x.0.total_cmp(&y.0))
+            .map(|(_, p)| p)
+    }
+}
+
+/// The projection of eqs. 56-57: p_n clamped at 0, then the shear part radially returned
+/// onto the disc of radius `limit(p_n)`.
+fn project(p: &Vec3, mu: f64, cohesion_impulse: f64, mu_star: f64) -> Vec3 {
+    let pn = p.x.max(0.0); // eq. 56
+    let limit = if mu_star > 0.0 {
+        mu_star * pn // the cone C_j with the equivalent friction factor (eqs. 40, 43)
+    } else {
+        mu * pn + cohesion_impulse // eq. 57
+    };
+    let shear = (p.y * p.y + p.z * p.z).sqrt();
+    if shear <= limit {
+        Vec3::new(pn, p.y, p.z)
+    } else {
+        // radial return onto the friction cone (eq. 57)
+        let k = limit / shear;
+        Vec3::new(pn, p.y * k, p.z * k)
+    }
+}
+
+impl CollisionSolver for CcpSolver {
+    fn kind(&self) -> SolverKind {
+        SolverKind::Ccp
+    }
+
+    fn begin_step(&mut self, bodies: &[RigidBody]) {
+        self.start.clear();
+        self.start
+            .extend(bodies.iter().map(|b| (b.velocity, b.angular_velocity)));
+        self.have_start = true;
+    }
+
+    fn position_update(&self) -> PositionUpdate {
+        PositionUpdate::Newmark
+    }
+
+    fn resolve(&mut self, ctx: SolverContext<'_>) -> Result<SolverReport, SolverError> {
+        let SolverContext {
+            bodies,
+            contacts,
+            params,
+            dt: h,
+            mut trace,
+        } = ctx;
+        let mut report = SolverReport::default();
+        let use_start = std::mem::take(&mut self.have_start) && self.start.len() == bodies.len();
+
+        // 2. Body data (Fig. 12).
+        self.bodies.clear();
+        self.bodies.extend(bodies.iter().enumerate().map(|(i, b)| {
+            let (v0, w0) = if use_start {
+                self.start[i]
+            } else {
+                (b.velocity, b.angular_velocity)
+            };
+            CcpBody {
+                mass: b.mass,
+                inv_mass: b.inv_mass,
+                inv_inertia: b.inv_inertia_world(),
+                inertia: if b.is_static() {
+                    Mat3::zeros()
+                } else {
+                    b.inertia_world()
+                },
+                v0,
+                w0,
+                v: b.velocity,
+                w: b.angular_velocity,
+            }
+        }));
+
+        // 2. Contact data (Fig. 13).
+        self.contacts.clear();
+        for (index, c) in contacts.iter().enumerate() {
+            let (ba, bb) = (&self.bodies[c.a], c.b.map(|b| &self.bodies[b]));
+            let (inv_mass_b, inv_inertia_b) =
+                bb.map_or((0.0, Mat3::zeros()), |b| (b.inv_mass, b.inv_inertia));
+            // K = (1/m_a + 1/m_b) 1 − r̃_a I_a⁻¹ r̃_a − r̃_b I_b⁻¹ r̃_b    (paper 000, eq. 9)
+            let (ra, rb) = (skew(&c.r_a), skew(&c.r_b));
+            let k = Mat3::identity() * (ba.inv_mass + inv_mass_b)
+                - ra * ba.inv_inertia * ra
+                - rb * inv_inertia_b * rb;
+            // η_j = 3 / Tr(N_jj), N_jj = (h/2) K_j on impulses   (eqs. 48, 53, 55)
+            let trace_n = 0.5 * h * k.trace();
+            if !(trace_n.is_finite() && trace_n > 0.0) {
+                continue; // two immovable objects: nothing to solve
+            }
+            let rel = |v: &Vec3, w: &Vec3, vb: Vec3, wb: Vec3| {
+                v + w.cross(&c.r_a) - (vb + wb.cross(&c.r_b))
+            };
+            let (vb0, wb0, vbm, wbm) = bb.map_or(
+                (Vec3::zeros(), Vec3::zeros(), Vec3::zeros(), Vec3::zeros()),
+                |b| (b.v0, b.w0, b.v, b.w),
+            );
+            let u0 = rel(&ba.v0, &ba.w0, vb0, wb0);
+            let u_minus = rel(&ba.v, &ba.w, vbm, wbm);
+            // Active if the unconstrained step would close the gap: gap + h (u₀ + u⁻)ₙ/2 < 0.
+            let closing = c.gap + 0.5 * h * (u0 + u_minus).dot(&c.normal);
+            let g_min = if c.gap <= 0.0 || closing < 0.0 {
+                0.0
+            } else {
+                -c.gap
+            };
+            let mut cc = CcpContact {
+                index,
+                a: c.a,
+                b: c.b,
+                container: c.container,
+                n: c.normal,
+                s: c.t1,
+                t: c.t2,
+                r_a: c.r_a,
+                r_b: c.r_b,
+                point: c.point,
+                k,
+                eta: 3.0 / trace_n,
+                g_min,
+                u0: Vec3::zeros(),
+                u_minus,
+                p: Vec3::zeros(),
+                gap: c.gap,
+            };
+            cc.u0 = cc.to_local(&u0);
+            self.contacts.push(cc);
+        }
+
+        let mu = params.friction;
+        let mu_star = params.equivalent_friction;
+        let cohesion_impulse = params.cohesion * h;
+        let (omega, tau) = (params.ccp_omega, params.ccp_tau);
+
+        // 3. Initial forces: the previous step's impulse where the contact persists.
+        self.warm_started = 0;
+        for j in 0..self.contacts.len() {
+            let c = &self.contacts[j];
+            let radius = (0.1 * c.r_a.norm()).max(1e-3);
+            let Some(p_world) = self.warm_impulse(c, radius) else {
+                continue;
+            };
+            let p = project(&c.to_local(&p_world), mu, cohesion_impulse, mu_star);
+            if p == Vec3::zeros() {
+                continue;
+            }
+            let c = &self.contacts[j];
+            let dp = c.to_world(&p);
+            c.apply(&mut self.bodies, &dp);
+            report.impulses += 1;
+            self.contacts[j].p = p;
+            self.warm_started += 1;
+        }
+
+        // 4-5. Projected Gauss-Seidel sweeps (eq. 52).
+        let mut residual = 0.0;
+        let mut converged = self.contacts.is_empty();
+        let mut sweep = 0;
+        while !converged && sweep < params.max_iterations {
+            sweep += 1;
+            let mut dp_max = 0.0f64;
+            let mut p_max = 0.0f64;
+            for j in 0..self.contacts.len() {
+                let c = &self.contacts[j];
+                let u = c.relative_velocity(&self.bodies);
+                // g_j = h_jaᵀ Δd_a + h_jbᵀ Δd_b with Δd = h (vₙ + v)/2   (eqs. 44, 51)
+                let mut g = 0.5 * h * (c.u0 + c.to_local(&u));
+                g.x -= c.g_min;
+                let trial = c.p - omega * c.eta * g; // eq. 52
+                let projected = project(&trial, mu, cohesion_impulse, mu_star); // eqs. 56-57
+                let p_new = tau * projected + (1.0 - tau) * c.p;
+                let dp_local = p_new - c.p;
+                let dp_abs = dp_local.amax();
+                p_max = p_max.max(p_new.amax());
+                if dp_abs == 0.0 {
+                    continue;
+                }
+                if !dp_abs.is_finite() || dp_abs > 1e100 {
+                    return Err(SolverError::Diverged {
+                        solver: SolverKind::Ccp,
+                        why: format!(
+                            "contact impulse of bodies {}–{:?} not finite at sweep {sweep}",
+                            c.a, c.b
+                        ),
+                    });
+                }
+                dp_max = dp_max.max(dp_abs);
+                let dp = c.to_world(&dp_local);
+                c.apply(&mut self.bodies, &dp);
+                let u_after = u + c.k * dp;
+                report.impulses = report.impulses.saturating_add(1);
+                let (n, index) = (c.n, c.index);
+                self.contacts[j].p = p_new;
+                if let Some(rows) = trace.as_deref_mut() {
+                    let kinetic_energy = self.kinetic_energy();
+                    rows.push(TraceRow {
+                        iteration: sweep - 1,
+                        stage: "ccp",
+                        contact: index,
+                        normal_velocity: u_after.dot(&n),
+                        impulse: [dp.x, dp.y, dp.z],
+                        elastic_energy: 0.0,
+                        elastic_total: 0.0,
+                        kinetic_energy,
+                        total_energy: kinetic_energy,
+                    });
+                }
+            }
+            residual = if p_max > 0.0 { dp_max / p_max } else { 0.0 };
+            converged = dp_max <= params.tolerance * p_max;
+        }
+        // Work of each contact's impulse over the step, p_j·(u_j,0 + u_j⁺)/2 = p_j·g_j/h
+        // (eqs. 44, 51): its normal part is p_n g_n/h, 0 at a converged active contact
+        // (eq. 56's complementarity), its shear part −|p_T||g_T|/h by the radial return
+        // (eqs. 32, 57). It equals the velocity jump's J·(u⁻ + u⁺)/2 (the kinetic-energy
+        // change of the solve) plus J·(u₀ − u⁻)/2, the impulse's share of the drift.
+        for c in &self.contacts {
+            let p = c.to_world(&c.p);
+            let u_plus = c.relative_velocity(&self.bodies);
+            let u_mean = 0.5 * (c.to_world(&c.u0) + u_plus);
+            let (w_total, w_normal) = (p.dot(&u_mean), c.p.x * u_mean.dot(&c.n));
+            report.dissipated_restitution -= w_normal;
+            report.dissipated_friction -= w_total - w_normal;
+            report.drift_work += p.dot(&(0.5 * (c.to_world(&c.u0) - c.u_minus)));
+        }
+        report.iterations = sweep;
+        report.residual = residual;
+        report.hit_iteration_cap = !converged;
+
+        // Write back v⁺, ω⁺.
+        for (b, cb) in bodies.iter_mut().zip(&self.bodies) {
+            if !b.is_static() {
+                b.velocity = cb.v;
+                b.angular_velocity = cb.w;
+            }
+        }
+
+        // Keep this step's impulses for the next one's warm start.
+        self.previous.clear();
+        self.previous.extend(
+            self.contacts
+                .iter()
+                .filter(|c| c.p != Vec3::zeros())
+                .map(|c| StoredImpulse {
+                    key: (c.a, c.b, c.container),
+                    point: c.point,
+                    impulse: c.to_world(&c.p),
+                }),
+        );
+        self.previous.sort_by_key(|s| s.key);
+
+        // Position projection of overlaps, once per pair at its deepest point (paper 001,
+        // eq. B.18): not part of paper 002, see the module doc.
+        if params.kp > 0.0 {
+            let mut k = 0;
+            while k < self.contacts.len() {
+                let key = |c: &CcpContact| (c.a, c.b, c.container);
+                let mut deepest = k;
+                let mut end = k + 1;
+                while end < self.contacts.len()
+                    && key(&self.contacts[end]) == key(&self.contacts[k])
+                {
+                    if self.contacts[end].gap < self.contacts[deepest].gap {
+                        deepest = end;
+                    }
+                    end += 1;
+                }
+                let c = &self.contacts[deepest];
+                if c.gap < 0.0 {
+                    let (ima, imb) = (
+                        self.bodies[c.a].inv_mass,
+                        c.b.map_or(0.0, |b| self.bodies[b].inv_mass),
+                    );
+                    let inv_sum = ima + imb;
+                    if inv_sum > 0.0 {
+                        let shift = params.kp * (-c.gap) * c.n / inv_sum;
+                        bodies[c.a].position += ima * shift;
+                        if let Some(b) = c.b {
+                            bodies[b].position -= imb * shift;
+                        }
+                    }
+                }
+                k = end;
+            }
+        }
+        Ok(report)
+    }
+}

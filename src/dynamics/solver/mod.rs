@@ -14,6 +14,7 @@
 
 pub mod etm;
 pub mod jolt;
+pub mod mdp;
 pub mod prepared;
 pub mod smm;
 pub mod sqm;
@@ -62,7 +63,7 @@ impl SolverKind {
     pub fn is_implemented(self) -> bool {
         matches!(
             self,
-            SolverKind::Etm | SolverKind::Sqm | SolverKind::Smm | SolverKind::Jolt
+            SolverKind::Etm | SolverKind::Sqm | SolverKind::Smm | SolverKind::Jolt | SolverKind::Mdp
         )
     }
 
@@ -73,6 +74,7 @@ impl SolverKind {
             SolverKind::Etm => Ok(Box::new(etm::EtmSolver::default())),
             SolverKind::Sqm => Ok(Box::new(sqm::SqmSolver::default())),
             SolverKind::Smm => Ok(Box::new(smm::SmmSolver::default())),
+            SolverKind::Mdp => Ok(Box::new(mdp::MdpSolver::default())),
             other => Err(SolverError::NotImplemented(other)),
         }
     }
@@ -123,6 +125,15 @@ pub struct SolverParams {
     /// see `dynamics::contact_pass`), so that piles come to rest. It touches only
     /// contacts the solver left approaching. Default: true.
     pub contact_pass: bool,
+    /// MDP's impulsive friction law (paper 003): `MaximumDissipation` (eq. 5, the post-impulse
+    /// kinetic energy is minimised over the conic section) or `Coulomb` (friction opposes the
+    /// post-impulse slip, for comparison, §4). Default: `MaximumDissipation`.
+    pub mdp_friction: mdp::FrictionLaw,
+    /// MDP's error-reduction factor ε ∈ [0, 1] (paper 003 §3.1): a penetration g < 0 enters
+    /// the non-penetration condition as u_n⁺ ≥ −ε g/h, i.e. the solver pushes the bodies
+    /// apart by the fraction ε of the overlap per step. 0 = no position correction (no energy
+    /// added), 1 = remove the whole overlap in one step. Dimensionless. Default: 0.2.
+    pub error_reduction: f64,
 }
 
 impl Default for SolverParams {
@@ -136,6 +147,8 @@ impl Default for SolverParams {
             tolerance: 1e-8,
             rest_velocity: 0.0,
             contact_pass: true,
+            mdp_friction: mdp::FrictionLaw::MaximumDissipation,
+            error_reduction: 0.2,
         }
     }
 }
@@ -186,6 +199,12 @@ impl SolverParams {
             rv.is_finite() && rv >= 0.0,
             "rest_velocity",
             format!("rest_velocity must be ≥ 0, got {rv}"),
+        )?;
+        let er = self.error_reduction;
+        check(
+            er.is_finite() && (0.0..=1.0).contains(&er),
+            "error_reduction",
+            format!("error_reduction ε must be in [0, 1], got {er}"),
         )
     }
 }
@@ -206,6 +225,10 @@ pub struct SolverReport {
     pub hit_iteration_cap: bool,
     /// Number of impulses applied.
     pub impulses: u32,
+    /// Final residual of iterative solvers: for MDP the largest change of a contact's
+    /// post-impulse relative velocity in the last sweep, ‖D_ii Δλ_i‖ (m/s); 0 for the
+    /// others.
+    pub residual: f64,
 }
 
 /// A solver failure the caller must not paper over (e.g. a singular system, divergence).

@@ -18,6 +18,8 @@ use impulse_lab::{RigidBody, Shape, SolverKind, SolverParams, World};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
+mod common;
+
 const DT: f64 = 1.0 / 600.0;
 
 fn world(kind: SolverKind, params: SolverParams) -> World {
@@ -393,69 +395,6 @@ fn sqm_newtons_cradle() {
     }
 }
 
-/// Random shapes for the collision set: cube, sphere or regular tetrahedron.
-fn random_shape(rng: &mut ChaCha8Rng) -> Shape {
-    match rng.random_range(0..3) {
-        0 => Shape::Cuboid {
-            half_extents: Vec3::new(
-                rng.random_range(0.3..0.7),
-                rng.random_range(0.3..0.7),
-                rng.random_range(0.3..0.7),
-            ),
-        },
-        1 => Shape::Sphere {
-            radius: rng.random_range(0.3..0.7),
-        },
-        _ => Shape::regular_tetrahedron(rng.random_range(0.8..1.6)),
-    }
-}
-
-fn random_unit(rng: &mut ChaCha8Rng) -> Vec3 {
-    loop {
-        let v = Vec3::new(
-            rng.random_range(-1.0..1.0),
-            rng.random_range(-1.0..1.0),
-            rng.random_range(-1.0..1.0),
-        );
-        let n = v.norm();
-        if n > 0.1 && n <= 1.0 {
-            return v / n;
-        }
-    }
-}
-
-/// Move body `k` along `d` (from body `anchor`) until the pair overlaps by 0.01-1 mm.
-/// Uses the narrow phase with a large margin, so the returned gap is the distance.
-fn place_touching(w: &mut World, anchor: usize, k: usize, d: &Vec3) -> bool {
-    let reach = w.bodies[anchor].shape.bounding_radius() + w.bodies[k].shape.bounding_radius();
-    let mut s = reach + 0.05;
-    w.contact_margin = 2.0 * reach;
-    for _ in 0..40 {
-        w.bodies[k].position = w.bodies[anchor].position + s * d;
-        let pair =
-            |c: &&Contact| (c.a == anchor && c.b == Some(k)) || (c.a == k && c.b == Some(anchor));
-        let Some(c) = w
-            .detect()
-            .iter()
-            .filter(pair)
-            .min_by(|x, y| x.gap.total_cmp(&y.gap))
-            .cloned()
-        else {
-            s *= 0.9;
-            continue;
-        };
-        if (-1e-3..=-1e-5).contains(&c.gap) {
-            w.contact_margin = 0.005;
-            return true;
-        }
-        // The gap shrinks at rate |n·d| as k moves along −d.
-        let rate = c.normal.dot(d).abs().max(0.2);
-        s -= (c.gap + 5e-4) / rate;
-    }
-    w.contact_margin = 0.005;
-    false
-}
-
 #[derive(Default, Debug)]
 struct Stats {
     runs: usize,
@@ -493,72 +432,16 @@ fn random_collision_set_energy_statistics() {
     let mut skipped = 0;
     let mut collisions = 0;
     while collisions < 10_000 {
-        let e = rng.random_range(0.0..=1.0);
-        let mu = if rng.random_bool(0.3) {
-            0.0
-        } else {
-            rng.random_range(0.0..1.0)
-        };
-        let params = SolverParams {
-            restitution: e,
-            friction: mu,
-            kp: 0.0,
-            ..Default::default()
-        };
-        let mut w = world(SolverKind::Sqm, params.clone());
-        let aligned = rng.random_bool(0.5);
-        let n_bodies = if rng.random_bool(0.6) { 2 } else { 3 };
-        for k in 0..n_bodies {
-            let shape = random_shape(&mut rng);
-            let q = if aligned {
-                Quat::identity()
-            } else {
-                Quat::from_scaled_axis(random_unit(&mut rng) * rng.random_range(0.0..3.1))
-            };
-            let mut body =
-                RigidBody::new(&shape, rng.random_range(500.0..3000.0), Vec3::zeros(), q);
-            if k == 0 && rng.random_bool(0.25) {
-                body = body.into_static();
-            }
-            w.add_body(body);
-        }
-        let mut placed = true;
-        for k in 1..n_bodies {
-            let d = if aligned {
-                (Vec3::z() + 0.3 * random_unit(&mut rng)).normalize()
-            } else {
-                random_unit(&mut rng)
-            };
-            placed &= place_touching(&mut w, k - 1, k, &d);
-        }
-        if !placed {
+        let Some(common::RandomCollision {
+            world: w,
+            params,
+            contacts,
+        }) = common::random_multi_contact_collision(&mut rng, SolverKind::Sqm)
+        else {
             skipped += 1;
             continue;
-        }
-        for k in 0..n_bodies {
-            if w.bodies[k].is_static() {
-                continue;
-            }
-            // Towards the centroid (approach), plus a random part and spin.
-            let centroid: Vec3 =
-                w.bodies.iter().map(|b| b.position).sum::<Vec3>() / n_bodies as f64;
-            let to_c = centroid - w.bodies[k].position;
-            w.bodies[k].velocity = rng.random_range(0.5..5.0)
-                * to_c.try_normalize(1e-12).unwrap_or(Vec3::z())
-                + 2.0 * random_unit(&mut rng);
-            w.bodies[k].angular_velocity = rng.random_range(0.0..5.0) * random_unit(&mut rng);
-        }
-        let contacts = w.detect().to_vec();
-        let approaching = contacts
-            .iter()
-            .filter(|c| {
-                impulse_lab::collision::relative_velocity(&w.bodies, c).dot(&c.normal) < 0.0
-            })
-            .count();
-        if approaching == 0 {
-            skipped += 1;
-            continue;
-        }
+        };
+        let (e, mu) = (params.restitution, params.friction);
         collisions += 1;
         contact_histogram[contacts.len().min(7)] += 1;
         let ke0 = kinetic(&w.bodies);

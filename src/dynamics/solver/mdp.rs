@@ -466,8 +466,11 @@ impl TrigPoly2 {
 /// Real roots φ ∈ (−π, π] of a degree-2 trigonometric polynomial (at most 4).
 ///
 /// With t = tan(ψ/2), cos ψ = (1 − t²)/(1 + t²), sin ψ = 2t/(1 + t²) and the double-angle
-/// forms, (1 + t²)² T = (a0 − a1 + a2) t⁴ + (2b1 − 4b2) t³ + (2a0 − 6a2) t² + (2b1 + 4b2) t
-/// + (a0 + a1 + a2). The variable is first rotated (ψ = φ − φ0) so that |T(φ0 + π)|, the
+/// forms,
+///
+/// (1 + t²)² T = (a0 − a1 + a2) t⁴ + (2b1 − 4b2) t³ + (2a0 − 6a2) t² + (2b1 + 4b2) t + (a0 + a1 + a2).
+///
+/// The variable is first rotated (ψ = φ − φ0) so that |T(φ0 + π)|, the
 /// leading coefficient, is the largest of 8 samples: no root sits at t = ∞. The quartic's
 /// roots are the eigenvalues of its companion matrix; those with a small imaginary part
 /// are polished by Newton's method on T itself. Near-real complex pairs may yield extra

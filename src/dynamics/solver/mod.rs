@@ -63,7 +63,11 @@ impl SolverKind {
     pub fn is_implemented(self) -> bool {
         matches!(
             self,
-            SolverKind::Etm | SolverKind::Sqm | SolverKind::Smm | SolverKind::Jolt | SolverKind::Mdp
+            SolverKind::Etm
+                | SolverKind::Sqm
+                | SolverKind::Smm
+                | SolverKind::Jolt
+                | SolverKind::Mdp
         )
     }
 

@@ -501,3 +501,174 @@ fn painleve_rod_sticks_where_paradox_holds_and_gets_no_impulse_elsewhere() {
     );
     assert!(sticking > 20 && zero > 100);
 }
+
+fn kinetic(bodies: &[RigidBody]) -> f64 {
+    bodies
+        .iter()
+        .map(|b| b.kinetic_energy_translational() + b.kinetic_energy_rotational())
+        .sum()
+}
+
+/// A small isolated cluster (no gravity, no containers, no static bodies) of spheres,
+/// cubes and tetrahedra thrown together, with both friction laws and the default error
+/// reduction: every impulse acts as ±p on two bodies at one point, so linear momentum is
+/// kept through 150 world steps and angular momentum about the origin through each
+/// resolve, to 1e-10 relative (of Σ m|v| and Σ |x||m v| + |I ω|: the sums of ~10⁴
+/// impulse increments each exact to ~1e-16).
+#[test]
+fn isolated_cluster_conserves_momentum() {
+    use impulse_lab::body::{total_angular_momentum, total_linear_momentum};
+    for law in [FrictionLaw::MaximumDissipation, FrictionLaw::Coulomb] {
+        let params = SolverParams {
+            friction: 0.4,
+            mdp_friction: law,
+            ..Default::default()
+        };
+        let mut w = World::new(Vec3::zeros(), 1.0 / 600.0, SolverKind::Mdp, params.clone()).unwrap();
+        let shapes = [
+            Shape::Sphere { radius: 0.5 },
+            Shape::Cuboid {
+                half_extents: Vec3::new(0.5, 0.4, 0.3),
+            },
+            Shape::regular_tetrahedron(1.2),
+            Shape::Cuboid {
+                half_extents: Vec3::repeat(0.45),
+            },
+            Shape::Sphere { radius: 0.35 },
+        ];
+        let mut rng = ChaCha8Rng::seed_from_u64(7);
+        for (k, s) in shapes.iter().enumerate() {
+            let angle = k as f64 * std::f64::consts::TAU / shapes.len() as f64;
+            let pos = 0.95 * Vec3::new(angle.cos(), angle.sin(), 0.2 * (k as f64 - 2.0));
+            let q = Quat::from_euler_angles(
+                rng.random_range(0.0..3.0),
+                rng.random_range(0.0..3.0),
+                rng.random_range(0.0..3.0),
+            );
+            let i = w.add_body(RigidBody::new(s, 1000.0 + 300.0 * k as f64, pos, q));
+            w.bodies[i].velocity = -2.0 * pos
+                + Vec3::new(rng.random_range(-1.0..1.0), rng.random_range(-1.0..1.0), 0.0);
+            w.bodies[i].angular_velocity = Vec3::new(
+                rng.random_range(-2.0..2.0),
+                rng.random_range(-2.0..2.0),
+                rng.random_range(-2.0..2.0),
+            );
+        }
+        let p0 = total_linear_momentum(&w.bodies);
+        let scale: f64 = w.bodies.iter().map(|b| b.mass * b.velocity.norm()).sum();
+        let mut solver = SolverKind::Mdp.create().unwrap();
+        let (mut impulses, mut sweeps, mut worst_l, mut worst_p) = (0u64, 0u64, 0.0f64, 0.0f64);
+        for step in 0..150 {
+            let contacts = w.detect().to_vec();
+            let l0 = total_angular_momentum(&w.bodies);
+            let l_scale: f64 = w
+                .bodies
+                .iter()
+                .map(|b| {
+                    b.position.norm() * b.mass * b.velocity.norm()
+                        + (b.inertia_world() * b.angular_velocity).norm()
+                })
+                .sum();
+            let mut bodies = w.bodies.clone();
+            solver
+                .resolve(SolverContext {
+                    bodies: &mut bodies,
+                    contacts: &contacts,
+                    params: &params,
+                    dt: w.dt,
+                    trace: None,
+                })
+                .unwrap_or_else(|e| panic!("{law}: step {step}: {e}"));
+            let dl = (total_angular_momentum(&bodies) - l0).norm() / l_scale;
+            worst_l = worst_l.max(dl);
+            assert!(dl < 1e-10, "{law}: step {step}: ΔL = {dl:.3e} (relative)");
+            w.step().unwrap_or_else(|e| panic!("{law}: step {step}: {e}"));
+            impulses += u64::from(w.last_report.impulses);
+            sweeps += u64::from(w.last_report.iterations);
+            let dp = (total_linear_momentum(&w.bodies) - p0).norm() / scale;
+            worst_p = worst_p.max(dp);
+            assert!(dp < 1e-10, "{law}: step {step}: ΔP = {dp:.3e} (relative)");
+        }
+        eprintln!(
+            "{law}: {impulses} impulse increments, {sweeps} sweeps over 150 steps; worst relative ΔP {worst_p:.2e}, worst relative ΔL per resolve {worst_l:.2e}"
+        );
+        assert!(impulses > 0, "{law}: the cluster must collide");
+    }
+}
+
+/// The random multi-contact collision set of the impulse solvers (`tests/common`, shared
+/// with `tests/sqm_smm.rs`): 10,000 collisions of 2-3 cubes, spheres and tetrahedra,
+/// μ ∈ {0} ∪ [0, 1] (e is ignored: MDP is purely inelastic), error reduction ε = 0 (the
+/// error-reduction term is a position correction that deliberately gives overlapping
+/// contacts a separating velocity ε|g|/h, i.e. adds energy; it is kept separate). Both
+/// friction laws: the kinetic energy never rises (1e-12 relative: rounding of a few
+/// sweeps), and the report books exactly the kinetic-energy change.
+#[test]
+fn random_collision_set_never_gains_energy() {
+    let mut rng = ChaCha8Rng::seed_from_u64(2014);
+    let mut collisions = 0;
+    let mut skipped = 0;
+    let mut stats = Vec::new();
+    for law in [FrictionLaw::MaximumDissipation, FrictionLaw::Coulomb] {
+        stats.push((law, 0usize, 0.0f64, 0u64, 0usize, 0.0f64));
+    }
+    while collisions < 10_000 {
+        let Some(common::RandomCollision {
+            world: w,
+            mut params,
+            contacts,
+        }) = common::random_multi_contact_collision(&mut rng, SolverKind::Mdp)
+        else {
+            skipped += 1;
+            continue;
+        };
+        collisions += 1;
+        params.error_reduction = 0.0;
+        let ke0 = kinetic(&w.bodies);
+        for s in stats.iter_mut() {
+            params.mdp_friction = s.0;
+            let mut bodies = w.bodies.clone();
+            let report = SolverKind::Mdp
+                .create()
+                .unwrap()
+                .resolve(SolverContext {
+                    bodies: &mut bodies,
+                    contacts: &contacts,
+                    params: &params,
+                    dt: w.dt,
+                    trace: None,
+                })
+                .unwrap_or_else(|e| panic!("collision {collisions}: {}: {e}", s.0));
+            let ke1 = kinetic(&bodies);
+            let gain = (ke1 - ke0) / ke0;
+            assert!(
+                gain <= 1e-12,
+                "collision {collisions}: {}: kinetic energy rose by {gain:.3e} (μ = {}, {} contacts, {} sweeps, cap {})",
+                s.0,
+                params.friction,
+                contacts.len(),
+                report.iterations,
+                report.hit_iteration_cap
+            );
+            let booked = report.dissipated_restitution + report.dissipated_friction;
+            assert!(
+                ((ke0 - ke1) - booked).abs() <= 1e-9 * ke0,
+                "collision {collisions}: {}: KE change {} but report books {booked}",
+                s.0,
+                ke0 - ke1
+            );
+            s.1 += usize::from(report.hit_iteration_cap);
+            s.2 = s.2.max(gain);
+            s.3 += u64::from(report.iterations);
+            s.4 = s.4.max(report.iterations as usize);
+            s.5 = s.5.max((ke0 - ke1) / ke0);
+        }
+    }
+    eprintln!("random collision set: {collisions} collisions ({skipped} draws skipped)");
+    for (law, capped, worst, sweeps, max_sweeps, most_dissipated) in &stats {
+        eprintln!(
+            "  {law}: worst relative KE gain {worst:.3e}, mean sweeps {:.2}, max {max_sweeps}, {capped} hit the cap, largest relative loss {most_dissipated:.3}",
+            *sweeps as f64 / collisions as f64
+        );
+    }
+}

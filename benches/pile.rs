@@ -3,9 +3,11 @@
 //! `cargo bench --bench pile [-- SCENE [STEPS] [SOLVER...]]` (default: the 1,080-sphere
 //! pile, 600 steps, every implemented solver). Prints a table and writes
 //! `target/bench/pile.csv` with one row per solver and one column per phase (µs per step),
-//! the phase names being the world step's (`src/world.rs`). Speed is reported as a ratio
-//! against a baseline measured in the same run: the broad phase against the brute-force
-//! all-pairs test it replaces.
+//! the phase names being the world step's (`src/world.rs`), plus the solver's mean
+//! iterations per step (sweeps for jolt and MDP) and the steps that hit the iteration cap.
+//! Speed is reported as ratios against baselines measured in the same run: each solver's
+//! steps/s against jolt's ("vs jolt", jolt runs first), and the broad phase against the
+//! brute-force all-pairs test it replaces.
 
 use impulse_lab::World;
 use impulse_lab::dynamics::solver::SolverKind;
@@ -24,7 +26,7 @@ fn main() {
         .cloned()
         .unwrap_or_else(|| "pile_spheres_1080".into());
     let steps: u64 = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(600);
-    let solvers: Vec<SolverKind> = if args.len() > 2 {
+    let mut solvers: Vec<SolverKind> = if args.len() > 2 {
         args[2..]
             .iter()
             .map(|s| s.parse().expect("solver name"))
@@ -35,6 +37,8 @@ fn main() {
             .filter(|k| k.is_implemented())
             .collect()
     };
+    // jolt first: it is the baseline of the "vs jolt" column.
+    solvers.sort_by_key(|k| *k != SolverKind::Jolt);
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("scenes")
         .join(format!("{scene_name}.ron"));
@@ -43,10 +47,10 @@ fn main() {
     let out_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/bench");
     std::fs::create_dir_all(&out_dir).unwrap();
     let mut csv = std::fs::File::create(out_dir.join("pile.csv")).unwrap();
-    writeln!(csv, "scene,solver,bodies,steps,mean_contacts,broad_phase_us,narrow_phase_us,solve_us,contact_pass_us,integrate_us,measure_us,total_us,steps_per_s").unwrap();
+    writeln!(csv, "scene,solver,bodies,steps,mean_contacts,broad_phase_us,narrow_phase_us,solve_us,contact_pass_us,integrate_us,measure_us,total_us,steps_per_s,mean_iterations,capped_steps").unwrap();
     println!("{scene_name}: {steps} steps");
     println!(
-        "{:<6} {:>8} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>9}",
+        "{:<6} {:>8} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>9} {:>7} {:>6} {:>8}",
         "solver",
         "contacts",
         "broad µs",
@@ -56,14 +60,20 @@ fn main() {
         "integr µs",
         "measure µs",
         "total µs",
-        "steps/s"
+        "steps/s",
+        "iter",
+        "capped",
+        "vs jolt"
     );
+    // Steps per second of jolt in this run, the baseline of the ratio column.
+    let mut jolt_rate: Option<f64> = None;
     for kind in solvers {
         let mut world: World = scene.build_world().unwrap_or_else(|e| panic!("{e}"));
         world.set_solver(kind).unwrap();
         world.start_ledger();
         let mut sum = [Duration::ZERO; 6];
         let mut contacts = 0usize;
+        let (mut iterations, mut capped) = (0u64, 0u64);
         let t0 = Instant::now();
         for _ in 0..steps {
             world.step().unwrap();
@@ -72,18 +82,27 @@ fn main() {
                 t.broad_phase,
                 t.narrow_phase,
                 t.solve,
+                t.contact_pass,
                 t.integrate,
                 t.measure,
             ]) {
                 *s += d;
             }
             contacts += world.contacts.len();
+            // Solver iterations: sweeps (jolt, MDP), pops (SQM), rounds (ETM, SMM).
+            iterations += u64::from(world.last_report.iterations);
+            capped += u64::from(world.last_report.hit_iteration_cap);
         }
         let wall = t0.elapsed();
         let us = |d: Duration| d.as_secs_f64() * 1e6 / steps as f64;
         let total = us(wall);
+        let rate = 1e6 / total;
+        if kind == SolverKind::Jolt {
+            jolt_rate = Some(rate);
+        }
+        let mean_iterations = iterations as f64 / steps as f64;
         println!(
-            "{:<6} {:>8.0} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>9.1}",
+            "{:<6} {:>8.0} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>9.1} {:>7.2} {:>6} {:>8}",
             kind.name(),
             contacts as f64 / steps as f64,
             us(sum[0]),
@@ -93,11 +112,14 @@ fn main() {
             us(sum[4]),
             us(sum[5]),
             total,
-            1e6 / total
+            rate,
+            mean_iterations,
+            capped,
+            jolt_rate.map_or("-".into(), |j| format!("{:.3}", rate / j))
         );
         writeln!(
             csv,
-            "{scene_name},{},{},{steps},{:.1},{:.2},{:.2},{:.2},{:.2},{:.2},{:.2},{:.2},{:.2}",
+            "{scene_name},{},{},{steps},{:.1},{:.2},{:.2},{:.2},{:.2},{:.2},{:.2},{:.2},{:.2},{:.2},{capped}",
             kind.name(),
             world.bodies.len(),
             contacts as f64 / steps as f64,
@@ -108,7 +130,8 @@ fn main() {
             us(sum[4]),
             us(sum[5]),
             total,
-            1e6 / total
+            rate,
+            mean_iterations
         )
         .unwrap();
     }

@@ -804,3 +804,101 @@ fn pile_spheres_1080_runs_with_mdp() {
         s.residual
     );
 }
+
+/// The scene format's MDP parameters and the mass-point shape: defaults, and field-named
+/// errors for bad values (no panic, no silently wrong number).
+#[test]
+fn scene_parameters_and_mass_points_are_validated() {
+    use impulse_lab::scene::parse_scene;
+    let scene = |params: &str, shape: &str| {
+        format!(
+            "Scene(name: \"t\", solver: \"mdp\", params: ({params}), bodies: [Body(shape: {shape})])"
+        )
+    };
+    let ok = parse_scene(
+        &scene(
+            "mdp_friction: Coulomb, error_reduction: 0.5",
+            "MassPoints(points: [(1, 0, 0), (0, 1, 0), (0, 0, 1)], masses: [1, 2, 3], radius: 0.01)",
+        ),
+        "t.ron",
+    )
+    .unwrap();
+    assert_eq!(ok.params.mdp_friction, FrictionLaw::Coulomb);
+    assert_eq!(ok.params.error_reduction, 0.5);
+    let w = ok.build_world().unwrap();
+    assert_eq!(w.solver_kind(), SolverKind::Mdp);
+    // Point masses: m = 6 kg whatever the density; the centre of mass (1, 2, 3)/6.
+    assert!((w.bodies[0].mass - 6.0).abs() < 1e-12);
+    assert!((w.bodies[0].position - Vec3::new(1.0, 2.0, 3.0) / 6.0).norm() < 1e-12);
+    assert_eq!(
+        SolverParams::default().mdp_friction,
+        FrictionLaw::MaximumDissipation
+    );
+    assert_eq!(SolverParams::default().error_reduction, 0.2);
+    for (params, shape, field) in [
+        (
+            "error_reduction: 1.5",
+            "Sphere(radius: 1)",
+            "error_reduction",
+        ),
+        (
+            "error_reduction: -0.1",
+            "Sphere(radius: 1)",
+            "error_reduction",
+        ),
+        (
+            "mdp_friction: Stiction",
+            "Sphere(radius: 1)",
+            "mdp_friction",
+        ),
+        (
+            "",
+            "MassPoints(points: [(1, 0, 0), (-1, 0, 0)], masses: [1, 1], radius: 0.01)",
+            "points",
+        ),
+        (
+            "",
+            "MassPoints(points: [(1, 0, 0), (0, 1, 0)], masses: [1], radius: 0.01)",
+            "masses",
+        ),
+        (
+            "",
+            "MassPoints(points: [(1, 0, 0), (0, 1, 0), (0, 0, 1)], masses: [1, -2, 1], radius: 0.01)",
+            "masses[1]",
+        ),
+        (
+            "",
+            "MassPoints(points: [(1, 0, 0), (0, 1, 0), (0, 0, 1)], masses: [1, 1, 1], radius: 0)",
+            "radius",
+        ),
+    ] {
+        let err = parse_scene(&scene(params, shape), "t.ron")
+            .err()
+            .unwrap_or_else(|| panic!("{params} {shape} must be refused"))
+            .to_string();
+        assert!(err.contains(field), "{params} {shape}: {err}");
+    }
+}
+
+/// A non-finite state is a `SolverError`, not a panic or a NaN impulse.
+#[test]
+fn non_finite_velocity_is_an_error() {
+    let mut w = painleve_rod(1.0, -1.0, 1.5);
+    let contacts = w.detect().to_vec();
+    w.bodies[0].velocity.x = f64::NAN;
+    let params = w.params.clone();
+    let r = SolverKind::Mdp.create().unwrap().resolve(SolverContext {
+        bodies: &mut w.bodies,
+        contacts: &contacts,
+        params: &params,
+        dt: w.dt,
+        trace: None,
+    });
+    assert!(
+        matches!(
+            r,
+            Err(impulse_lab::dynamics::solver::SolverError::Diverged { .. })
+        ),
+        "{r:?}"
+    );
+}

@@ -704,3 +704,57 @@ impl CollisionSolver for MdpSolver {
         Ok(report)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sorted(mut v: Vec<f64>) -> Vec<f64> {
+        v.sort_by(f64::total_cmp);
+        v
+    }
+
+    #[test]
+    fn trig2_roots_finds_known_roots() {
+        // cos 2φ: ±π/4, ±3π/4.
+        let p = TrigPoly2::fit(|phi| (2.0 * phi).cos());
+        let r = sorted(trig2_roots(&p));
+        let want = [-0.75 * PI, -0.25 * PI, 0.25 * PI, 0.75 * PI];
+        assert_eq!(r.len(), 4, "{r:?}");
+        for (a, b) in r.iter().zip(want) {
+            assert!((a - b).abs() < 1e-12, "{r:?}");
+        }
+        // cos φ − ½ + 0.3 sin 2φ: compare with a dense sign-change scan.
+        let f = |phi: f64| phi.cos() - 0.5 + 0.3 * (2.0 * phi).sin();
+        let p = TrigPoly2::fit(f);
+        let r = sorted(trig2_roots(&p));
+        let n = 100_000;
+        let mut scan = Vec::new();
+        for j in 0..n {
+            let (a, b) = (
+                -PI + TAU * j as f64 / n as f64,
+                -PI + TAU * (j + 1) as f64 / n as f64,
+            );
+            if f(a).signum() != f(b).signum() {
+                scan.push(0.5 * (a + b));
+            }
+        }
+        assert_eq!(r.len(), scan.len(), "{r:?} vs {scan:?}");
+        for (a, b) in r.iter().zip(&scan) {
+            assert!(
+                (a - b).abs() < 1e-4 && f(*a).abs() < 1e-14,
+                "{r:?} vs {scan:?}"
+            );
+        }
+        // No real root: 2 + cos φ.
+        assert!(trig2_roots(&TrigPoly2::fit(|phi| 2.0 + phi.cos())).is_empty());
+    }
+
+    #[test]
+    fn friction_law_names_round_trip() {
+        for law in [FrictionLaw::MaximumDissipation, FrictionLaw::Coulomb] {
+            assert_eq!(law.name().parse::<FrictionLaw>(), Ok(law));
+        }
+        assert!("stiction".parse::<FrictionLaw>().is_err());
+    }
+}

@@ -248,10 +248,12 @@ pub enum SolverError {
 /// Fig. 6b for ETM, the impulse sequence for SQM/SMM, the iterations of CCP/MDP.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct TraceRow {
-    /// Iteration counter s_k within the step (0-based, increasing).
+    /// Iteration counter s_k within the step (0-based, increasing); for MDP the
+    /// Gauss-Seidel sweep.
     pub iteration: u32,
     /// Stage of the method, e.g. "compression", "restitution", "separation" (ETM),
-    /// "impulse" (jolt, SQM, SMM).
+    /// "impulse" (jolt, SQM, SMM); for MDP the branch of the contact's single-contact
+    /// problem: "sticking", "sliding" (cone-boundary solution) or "separating".
     pub stage: &'static str,
     /// Index of the contact acted on (into the step's contact list).
     pub contact: usize,

@@ -80,7 +80,7 @@ pub struct World {
 }
 
 impl World {
-    /// An empty world stepping with `solver`; fails if that solver is not implemented.
+    /// An empty world stepping with `solver`.
     pub fn new(
         gravity: Vec3,
         dt: f64,

@@ -278,16 +278,8 @@ fn write_newer(path: &Path, text: &str, secs: u64) {
 fn every_bundled_scene_opens_in_the_app_and_runs() {
     for path in scene::bundled_scenes().unwrap() {
         let name = path.file_stem().unwrap().to_string_lossy().into_owned();
-        let s = Simulation::load(path.to_str().unwrap(), None);
-        // A scene written for a method this build lacks is refused with a message naming
-        // it; run it with jolt instead, as the CLI test does.
-        let s = match s {
-            Ok(s) => s,
-            Err(e) if e.contains("not implemented") => {
-                Simulation::load(path.to_str().unwrap(), Some(SolverKind::Jolt)).unwrap()
-            }
-            Err(e) => panic!("{name}: {e}"),
-        };
+        let s = Simulation::load(path.to_str().unwrap(), None)
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
         for b in &s.world.bodies {
             let mesh = shape_mesh(&b.shape);
             let n = mesh.count_vertices();

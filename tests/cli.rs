@@ -43,14 +43,12 @@ fn every_bundled_scene_validates_and_runs() {
         assert!(o.status.success(), "validate {name}: {}", stderr(&o));
         let trace = dir.path().join(format!("{name}.csv"));
         let state = dir.path().join(format!("{name}.json"));
-        // Scenes whose solver is not implemented yet are run with jolt.
+        // Each scene with its own method.
         let o = run(&[
             "run",
             &name,
             "--steps",
             "30",
-            "--solver",
-            "jolt",
             "--out",
             trace.to_str().unwrap(),
             "--final-state",
@@ -117,20 +115,6 @@ fn runs_are_bit_identical() {
 }
 
 #[test]
-fn unimplemented_solver_is_refused() {
-    let o = run(&[
-        "run",
-        "pile_spheres_1080",
-        "--steps",
-        "1",
-        "--solver",
-        "mdp",
-    ]);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("not implemented"), "{}", stderr(&o));
-}
-
-#[test]
 fn unknown_solver_and_bad_parameters_exit_2() {
     for args in [
         vec!["--solver", "bogus"],
@@ -139,6 +123,10 @@ fn unknown_solver_and_bad_parameters_exit_2() {
         vec!["--lambda", "0.5"],
         vec!["--dt", "-1"],
         vec!["--restitution", "NaN"],
+        vec!["--rotation", "theta:1.5"],
+        vec!["--rotation", "midpoint"],
+        vec!["--mdp-friction", "stiction"],
+        vec!["--error-reduction", "-0.1"],
     ] {
         let mut all = vec!["run", "pile_spheres_1080", "--steps", "1"];
         all.extend(args.iter());

@@ -179,31 +179,6 @@ fn world_builds_containers_and_settings() {
     assert_eq!(world.solver_kind(), SolverKind::Jolt);
 }
 
-#[test]
-fn unimplemented_solver_is_reported_at_build_time() {
-    let Some(missing) = SolverKind::ALL.into_iter().find(|k| !k.is_implemented()) else {
-        return; // every method is implemented: nothing to refuse
-    };
-    let (text, line) = mutate("solver: \"jolt\"", &format!("solver: \"{missing}\""));
-    // Drop bodies and generators so build_world never needs mass properties.
-    let mut scene = parse_scene(&text, FILE).unwrap();
-    scene.bodies.clear();
-    scene.generators.clear();
-    let err = scene
-        .build_world()
-        .err()
-        .expect("an unimplemented solver cannot build");
-    assert_eq!(err.kind, SceneErrorKind::Unsupported);
-    assert_eq!(err.exit_code(), 2);
-    let msg = err.to_string();
-    assert!(
-        msg.starts_with(&format!("{FILE}:{line}:"))
-            && msg.contains("solver")
-            && msg.contains(missing.name()),
-        "{msg}"
-    );
-}
-
 fn expanded(text: &str) -> Vec<PlacedBody> {
     parse_scene(text, FILE).unwrap().expand_bodies().unwrap()
 }

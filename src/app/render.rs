@@ -113,13 +113,23 @@ impl Plugin for LabRenderPlugin {
     }
 }
 
-fn spawn_lights(mut commands: Commands) {
+fn spawn_lights(mut commands: Commands, sim: Res<Simulation>) {
+    // One shadow cascade reaching past the scene: shadows show where bodies touch the
+    // floor, at a quarter of the cost of Bevy's default four cascades (which matters
+    // under software rendering).
+    let reach = 4.0 * scene_extent(&sim);
     commands.spawn((
         DirectionalLight {
             illuminance: 9_000.0,
             shadow_maps_enabled: true,
             ..default()
         },
+        bevy::light::CascadeShadowConfigBuilder {
+            num_cascades: 1,
+            maximum_distance: reach,
+            ..default()
+        }
+        .build(),
         Transform::from_xyz(8.0, -5.0, 14.0).looking_at(Vec3::ZERO, Vec3::Z),
     ));
     commands.spawn((
@@ -445,6 +455,7 @@ pub fn body_color(shape: &Shape, i: usize, is_static: bool) -> Color {
         Shape::Ellipsoid { .. } => 280.0,
         Shape::Rod { .. } => 48.0,
         Shape::ConvexPolyhedron(_) => 350.0,
+        Shape::MassPoints { .. } => 190.0,
     };
     // Golden-ratio sequence: well spread, deterministic.
     let t = (i as f32 * 0.618_034).fract();
@@ -470,6 +481,28 @@ pub fn shape_mesh(shape: &Shape) -> Mesh {
             .build()
             // Bevy's capsule runs along y; the core's rod along z.
             .rotated_by(Quat::from_rotation_x(std::f32::consts::FRAC_PI_2)),
+        Shape::MassPoints { points, radius, .. } => {
+            // A ball at each mass point on a thin massless strut from the centre of mass.
+            let reach = points.iter().map(|p| p.norm()).fold(0.0, f64::max);
+            let r = if *radius > 0.0 { *radius } else { 0.06 * reach } as f32;
+            let mut parts = Vec::new();
+            for p in points {
+                let p = Vec3::new(p.x as f32, p.y as f32, p.z as f32);
+                parts.push(Sphere::new(r).mesh().uv(20, 12).translated_by(p));
+                let len = p.length();
+                if len > 1e-6 {
+                    parts.push(
+                        Cylinder::new(0.3 * r, len)
+                            .mesh()
+                            .build()
+                            .rotated_by(Quat::from_rotation_arc(Vec3::Y, p / len))
+                            .translated_by(p / 2.0),
+                    );
+                }
+            }
+            let first = parts.remove(0);
+            merge_meshes(first, &parts)
+        }
         Shape::ConvexPolyhedron(p) => {
             let points: Vec<crate::math::Point3> = p.vertices.iter().map(|v| (*v).into()).collect();
             let (verts, tris) = parry3d_f64::transformation::convex_hull(&points);

@@ -412,7 +412,7 @@ fn solver_section(ui: &mut egui::Ui, p: &mut PanelParams) {
     egui::ComboBox::from_id_salt("solver")
         .selected_text(solver_label(current))
         .show_ui(ui, |ui| {
-            for k in SolverKind::ALL.into_iter().filter(|k| k.is_implemented()) {
+            for k in SolverKind::ALL {
                 ui.selectable_value(&mut chosen, k, solver_label(k));
             }
         })
@@ -464,6 +464,30 @@ fn solver_section(ui: &mut egui::Ui, p: &mut PanelParams) {
                 .text("tolerance"),
         )
         .on_hover_text("Relative convergence tolerance of the iteration.");
+    }
+    if chosen == SolverKind::Ccp {
+        ui.add(egui::Slider::new(&mut params.cohesion, 0.0..=1000.0).text("cohesion c (N)"))
+            .on_hover_text("Inner cohesion of the contact law: the shear force limit is μ p_n + c (paper 002, eqs. 31, 57). N, ≥ 0.");
+        ui.add(
+            egui::Slider::new(&mut params.equivalent_friction, 0.0..=1.5).text("equivalent friction μ*"),
+        )
+        .on_hover_text("When > 0 the shear limit is μ* p_n, the friction cone of paper 002 eq. 43, instead of μ p_n + c (eq. 40); 0 derives it from μ and c. Dimensionless.");
+        ui.add(egui::Slider::new(&mut params.ccp_omega, 0.01..=1.99).text("relaxation ω"))
+            .on_hover_text("Relaxation of the fixed-point step P − ω A (N P + b) (paper 002, eq. 52; the paper uses 0.2). In (0, 2).");
+        ui.add(egui::Slider::new(&mut params.ccp_tau, 0.01..=1.0).text("relaxation τ"))
+            .on_hover_text("Relaxation of the update P ← τ Proj{…} + (1 − τ) P (paper 002, eq. 52; the paper uses 1). In (0, 1].");
+    }
+    if chosen == SolverKind::Mdp {
+        use crate::dynamics::solver::mdp::FrictionLaw;
+        ui.horizontal(|ui| {
+            ui.label("friction law");
+            ui.radio_value(&mut params.mdp_friction, FrictionLaw::MaximumDissipation, "max. dissipation")
+                .on_hover_text("The impulse minimises the post-impulse kinetic energy over the friction cone (paper 003, eq. 5): unique for one contact.");
+            ui.radio_value(&mut params.mdp_friction, FrictionLaw::Coulomb, "Coulomb")
+                .on_hover_text("Friction opposes the post-impulse slip: can have several solutions (paper 003, §4.1); the most dissipative is taken.");
+        });
+        ui.add(egui::Slider::new(&mut params.error_reduction, 0.0..=1.0).text("error reduction ε"))
+            .on_hover_text("Fraction of a penetration closed per step: u_n⁺ ≥ −ε g/h (paper 003, §3.1); 0 adds no energy. Dimensionless, 0 to 1.");
     }
     if a.rest_velocity {
         ui.add(

@@ -3,6 +3,8 @@
 
 use clap::{Args, Parser, Subcommand};
 use impulse_lab::World;
+use impulse_lab::dynamics::rotation::RotationIntegrator;
+use impulse_lab::dynamics::solver::mdp::FrictionLaw;
 use impulse_lab::dynamics::solver::{SolverKind, TraceRow};
 use impulse_lab::energy::EnergySample;
 use impulse_lab::scene::{self, Scene};
@@ -140,6 +142,16 @@ struct RunArgs {
     /// Position-projection factor k_p in [0, 1] (paper 001).
     #[arg(long)]
     kp: Option<f64>,
+    /// Rotation integrator: `theta:θ` with θ in [0, 1] (paper 004; 0.5 = implicit
+    /// midpoint) or `symplectic` (default: the scene's).
+    #[arg(long, value_parser = parse_rotation)]
+    rotation: Option<RotationIntegrator>,
+    /// MDP's impulsive friction law: max-dissipation or coulomb (paper 003).
+    #[arg(long)]
+    mdp_friction: Option<FrictionLaw>,
+    /// MDP's error-reduction factor ε in [0, 1] (paper 003 §3.1).
+    #[arg(long)]
+    error_reduction: Option<f64>,
     /// Write the per-step energy trace (CSV) here.
     #[arg(long)]
     out: Option<PathBuf>,
@@ -200,6 +212,9 @@ pub fn main() -> ExitCode {
             friction: None,
             lambda: None,
             kp: None,
+            rotation: None,
+            mdp_friction: None,
+            error_reduction: None,
             out: None,
             final_state: None,
             trace_collision: None,
@@ -368,6 +383,23 @@ fn run(args: RunArgs) -> Result<(), Failure> {
     Ok(())
 }
 
+/// `theta:θ` (θ ∈ [0, 1]) or `symplectic`.
+fn parse_rotation(s: &str) -> Result<RotationIntegrator, String> {
+    let lower = s.to_ascii_lowercase();
+    if lower == "symplectic" || lower == "symplectic-euler" {
+        return Ok(RotationIntegrator::SymplecticEuler);
+    }
+    let theta = lower
+        .strip_prefix("theta:")
+        .ok_or_else(|| format!("expected theta:θ or symplectic, got '{s}'"))?
+        .parse::<f64>()
+        .map_err(|e| format!("θ in '{s}': {e}"))?;
+    if !(theta.is_finite() && (0.0..=1.0).contains(&theta)) {
+        return Err(format!("θ must be in [0, 1], got {theta}"));
+    }
+    Ok(RotationIntegrator::Theta { theta })
+}
+
 fn apply_overrides(world: &mut World, args: &RunArgs) -> Result<(), Failure> {
     if let Some(dt) = args.dt {
         if !(dt.is_finite() && dt > 0.0) {
@@ -377,7 +409,16 @@ fn apply_overrides(world: &mut World, args: &RunArgs) -> Result<(), Failure> {
         }
         world.dt = dt;
     }
+    if let Some(r) = args.rotation {
+        world.rotation = r;
+    }
     let p = &mut world.params;
+    if let Some(law) = args.mdp_friction {
+        p.mdp_friction = law;
+    }
+    if let Some(er) = args.error_reduction {
+        p.error_reduction = er;
+    }
     if let Some(e) = args.restitution {
         p.restitution = e;
     }

@@ -64,6 +64,18 @@ impl Collider {
                     shape: s,
                 }
             }
+            Shape::MassPoints { points, radius, .. } => {
+                let parts: Vec<(Iso3, SharedShape)> = points
+                    .iter()
+                    .map(|p| (Iso3::translation(p.x, p.y, p.z), SharedShape::ball(*radius)))
+                    .collect();
+                Collider::Parry {
+                    shape: SharedShape::compound(parts.clone()),
+                    points: points.clone(),
+                    radius: *radius,
+                    parts,
+                }
+            }
             Shape::ConvexPolyhedron(p) => {
                 let pts: Vec<Point3> = p.vertices.iter().map(|v| Point3::from(*v)).collect();
                 // The shape was validated to have positive volume, so the hull exists; a

@@ -216,6 +216,15 @@ pub enum ShapeSpec {
     /// Slender rod (capsule along the shape-frame z axis): `length` between the centres
     /// of its end caps, `radius` of the rod.
     Rod { length: f64, radius: f64 },
+    /// Rigid set of point masses joined by massless rods (paper 003 §4.1):
+    /// `MassPoints(points: [(1, 0, 0), ...], masses: [2.0, ...], radius: 0.01)`. Each point
+    /// carries its mass (kg; the body's `density` does not apply) and collides as a
+    /// massless ball of `radius`.
+    MassPoints {
+        points: Vec<V3>,
+        masses: Vec<f64>,
+        radius: f64,
+    },
 }
 
 const SQRT6: f64 = 2.449_489_742_783_178;
@@ -232,6 +241,7 @@ impl ShapeSpec {
             ShapeSpec::Tetrahedron { .. } => "tetrahedron",
             ShapeSpec::Polyhedron { .. } => "polyhedron",
             ShapeSpec::Rod { .. } => "rod",
+            ShapeSpec::MassPoints { .. } => "mass_points",
         }
     }
 
@@ -295,6 +305,57 @@ impl ShapeSpec {
             },
             ShapeSpec::Polyhedron { vertices } => check_solid("vertices", vertices),
             ShapeSpec::Rod { length, radius } => pos("length", *length).and(pos("radius", *radius)),
+            ShapeSpec::MassPoints {
+                points,
+                masses,
+                radius,
+            } => {
+                pos("radius", *radius)?;
+                if let Some((i, m)) = masses
+                    .iter()
+                    .enumerate()
+                    .find(|(_, m)| !(m.is_finite() && **m > 0.0))
+                {
+                    return Err((
+                        "masses",
+                        Some(i),
+                        format!("must be finite and > 0, got {m}"),
+                    ));
+                }
+                if let Some((i, p)) = points.iter().enumerate().find(|(_, p)| !p.is_finite()) {
+                    return Err(("points", Some(i), format!("must be finite, got {p}")));
+                }
+                if points.is_empty() || points.len() != masses.len() {
+                    return Err((
+                        "masses",
+                        None,
+                        format!(
+                            "need one mass per point and at least one point, got {} points and {} masses",
+                            points.len(),
+                            masses.len()
+                        ),
+                    ));
+                }
+                self.to_core_unchecked()
+                    .validate()
+                    .map_err(|m| ("points", None, m))
+            }
+        }
+    }
+
+    /// The core shape without re-running [`ShapeSpec::check`] (mass points only).
+    fn to_core_unchecked(&self) -> Shape {
+        match self {
+            ShapeSpec::MassPoints {
+                points,
+                masses,
+                radius,
+            } => Shape::MassPoints {
+                points: points.iter().map(V3::vec3).collect(),
+                masses: masses.clone(),
+                radius: *radius,
+            },
+            _ => Shape::Sphere { radius: 1.0 },
         }
     }
 
@@ -318,6 +379,9 @@ impl ShapeSpec {
             }
             ShapeSpec::Tetrahedron { .. } => 0.0,
             ShapeSpec::Rod { length, radius } => 0.5 * length + radius,
+            ShapeSpec::MassPoints { points, radius, .. } => {
+                points.iter().map(|p| p.vec3().norm()).fold(0.0, f64::max) + radius
+            }
         }
     }
 
@@ -340,6 +404,8 @@ impl ShapeSpec {
             | ShapeSpec::Polyhedron { vertices: v } => hull_inradius(v),
             ShapeSpec::Tetrahedron { .. } => 0.0,
             ShapeSpec::Rod { radius, .. } => *radius,
+            // The balls need not cover the origin: never claim an overlap.
+            ShapeSpec::MassPoints { .. } => 0.0,
         }
     }
 
@@ -386,6 +452,7 @@ impl ShapeSpec {
                 length: *length,
                 radius: *radius,
             },
+            ShapeSpec::MassPoints { .. } => self.to_core_unchecked(),
         })
     }
 }

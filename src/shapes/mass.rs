@@ -66,6 +66,30 @@ pub(super) fn mass_properties(shape: &Shape, density: f64) -> MassProperties {
         }
         Shape::Rod { length, radius } => capsule(*length, *radius, density),
         Shape::ConvexPolyhedron(p) => polyhedron(p, density),
+        Shape::MassPoints {
+            points,
+            masses,
+            radius,
+        } => mass_points(points, masses, *radius),
+    }
+}
+
+/// Point masses m_k at p_k (the density does not apply): m = Σ m_k, G = Σ m_k p_k / m,
+/// I = Σ m_k (|q_k|² 1 − q_k q_kᵀ) with q_k = p_k − G. The volume is that of the contact
+/// balls (massless).
+fn mass_points(points: &[Vec3], masses: &[f64], radius: f64) -> MassProperties {
+    let mass: f64 = masses.iter().sum();
+    let com = points.iter().zip(masses).map(|(p, m)| p * *m).sum::<Vec3>() / mass;
+    let mut inertia = Mat3::zeros();
+    for (p, m) in points.iter().zip(masses) {
+        let q = p - com;
+        inertia += *m * (Mat3::identity() * q.norm_squared() - q * q.transpose());
+    }
+    MassProperties {
+        volume: points.len() as f64 * 4.0 / 3.0 * PI * radius.powi(3),
+        mass,
+        center_of_mass: com,
+        inertia,
     }
 }
 
@@ -207,6 +231,29 @@ pub(super) fn principal(shape: &Shape, density: f64) -> PrincipalShape {
             };
             PrincipalShape {
                 shape: Shape::ConvexPolyhedron(moved),
+                mass: mp.mass,
+                inertia,
+                center_of_mass: com,
+                rotation,
+            }
+        }
+        Shape::MassPoints {
+            points,
+            masses,
+            radius,
+        } => {
+            let (inertia, rotation) = principal_axes(&mp.inertia);
+            let com = mp.center_of_mass;
+            let moved = points
+                .iter()
+                .map(|v| rotation.inverse_transform_vector(&(v - com)))
+                .collect();
+            PrincipalShape {
+                shape: Shape::MassPoints {
+                    points: moved,
+                    masses: masses.clone(),
+                    radius: *radius,
+                },
                 mass: mp.mass,
                 inertia,
                 center_of_mass: com,

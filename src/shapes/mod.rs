@@ -31,6 +31,15 @@ pub enum Shape {
     Rod { length: f64, radius: f64 },
     /// Convex polyhedron given by its vertices (tetrahedra included).
     ConvexPolyhedron(ConvexPolyhedron),
+    /// Rigid set of mass points joined by massless rods (paper 003 §4.1, the six-mass-point
+    /// body): point `points[k]` carries mass `masses[k]` (kg, not scaled by a density) and
+    /// touches other shapes as a massless ball of radius `radius` around it; the rods do
+    /// not collide.
+    MassPoints {
+        points: Vec<Vec3>,
+        masses: Vec<f64>,
+        radius: f64,
+    },
 }
 
 /// A shape re-expressed in its principal frame (see [`Shape::principal`]).
@@ -65,6 +74,7 @@ impl Shape {
             Shape::Rod { .. } => "rod",
             Shape::ConvexPolyhedron(p) if p.vertices.len() == 4 => "tetrahedron",
             Shape::ConvexPolyhedron(_) => "polyhedron",
+            Shape::MassPoints { .. } => "mass_points",
         }
     }
 
@@ -88,6 +98,9 @@ impl Shape {
             Shape::Ellipsoid { semi_axes } => semi_axes.max(),
             Shape::Rod { length, radius } => 0.5 * length + radius,
             Shape::ConvexPolyhedron(p) => p.vertices.iter().map(|v| v.norm()).fold(0.0, f64::max),
+            Shape::MassPoints { points, radius, .. } => {
+                points.iter().map(|v| v.norm()).fold(0.0, f64::max) + radius
+            }
         }
     }
 
@@ -126,6 +139,31 @@ impl Shape {
             Shape::Ellipsoid { semi_axes: a } => (0..3).try_for_each(|i| pos("semi_axes", a[i])),
             Shape::Rod { length, radius } => pos("length", *length).and(pos("radius", *radius)),
             Shape::ConvexPolyhedron(p) => p.validate(),
+            Shape::MassPoints {
+                points,
+                masses,
+                radius,
+            } => {
+                pos("radius", *radius)?;
+                masses.iter().try_for_each(|m| pos("masses", *m))?;
+                if points.len() != masses.len() || points.is_empty() {
+                    return Err(format!(
+                        "need one mass per point and at least one point, got {} points and {} masses",
+                        points.len(),
+                        masses.len()
+                    ));
+                }
+                if points.iter().any(|p| !p.iter().all(|x| x.is_finite())) {
+                    return Err("every point must be finite".into());
+                }
+                // All principal moments > 0: the points must not lie on one line.
+                let i = self.mass_properties(1.0).inertia;
+                let moments = i.symmetric_eigenvalues();
+                if moments.min() <= 1e-12 * moments.max() {
+                    return Err("the points lie on one line: an inertia moment is zero".into());
+                }
+                Ok(())
+            }
         }
     }
 }

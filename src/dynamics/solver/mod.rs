@@ -10,11 +10,12 @@
 //! - `jolt`: particle velocity-jolt with position projection (paper 001) — [`jolt`].
 //! - `etm`, `sqm`, `smm`: energy tracking, sequential and simultaneous impulses (paper 000).
 //! - `ccp`: cone complementarity, projected fixed point, Newmark (paper 002) — [`ccp`].
-//! - `mdp`: maximum dissipation, block Gauss-Seidel (paper 003).
+//! - `mdp`: maximum dissipation, block Gauss-Seidel (paper 003) — [`mdp`].
 
 pub mod ccp;
 pub mod etm;
 pub mod jolt;
+pub mod mdp;
 pub mod prepared;
 pub mod smm;
 pub mod sqm;
@@ -59,19 +60,7 @@ impl SolverKind {
         }
     }
 
-    /// Whether this build has the method. Unimplemented methods are refused, not faked.
-    pub fn is_implemented(self) -> bool {
-        matches!(
-            self,
-            SolverKind::Etm
-                | SolverKind::Sqm
-                | SolverKind::Smm
-                | SolverKind::Jolt
-                | SolverKind::Ccp
-        )
-    }
-
-    /// A fresh solver instance, or an error naming the method if it is not implemented.
+    /// A fresh solver instance.
     pub fn create(self) -> Result<Box<dyn CollisionSolver>, SolverError> {
         match self {
             SolverKind::Jolt => Ok(Box::new(jolt::JoltSolver::default())),
@@ -79,7 +68,7 @@ impl SolverKind {
             SolverKind::Sqm => Ok(Box::new(sqm::SqmSolver::default())),
             SolverKind::Smm => Ok(Box::new(smm::SmmSolver::default())),
             SolverKind::Ccp => Ok(Box::new(ccp::CcpSolver::default())),
-            other => Err(SolverError::NotImplemented(other)),
+            SolverKind::Mdp => Ok(Box::new(mdp::MdpSolver::default())),
         }
     }
 }
@@ -143,6 +132,15 @@ pub struct SolverParams {
     /// CCP: relaxation τ ∈ (0, 1] of the update P ← τ Proj{…} + (1 − τ) P (paper 002,
     /// eq. 52; the paper uses 1). Default: 1.
     pub ccp_tau: f64,
+    /// MDP's impulsive friction law (paper 003): `MaximumDissipation` (eq. 5, the post-impulse
+    /// kinetic energy is minimised over the conic section) or `Coulomb` (friction opposes the
+    /// post-impulse slip, for comparison, §4). Default: `MaximumDissipation`.
+    pub mdp_friction: mdp::FrictionLaw,
+    /// MDP's error-reduction factor ε ∈ [0, 1] (paper 003 §3.1): a penetration g < 0 enters
+    /// the non-penetration condition as u_n⁺ ≥ −ε g/h, i.e. the solver pushes the bodies
+    /// apart by the fraction ε of the overlap per step. 0 = no position correction (no energy
+    /// added), 1 = remove the whole overlap in one step. Dimensionless. Default: 0.2.
+    pub error_reduction: f64,
 }
 
 impl Default for SolverParams {
@@ -160,6 +158,8 @@ impl Default for SolverParams {
             equivalent_friction: 0.0,
             ccp_omega: 0.2,
             ccp_tau: 1.0,
+            mdp_friction: mdp::FrictionLaw::MaximumDissipation,
+            error_reduction: 0.2,
         }
     }
 }
@@ -234,6 +234,12 @@ impl SolverParams {
             tau.is_finite() && tau > 0.0 && tau <= 1.0,
             "ccp_tau",
             format!("τ must be in (0, 1], got {tau}"),
+        )?;
+        let er = self.error_reduction;
+        check(
+            er.is_finite() && (0.0..=1.0).contains(&er),
+            "error_reduction",
+            format!("error_reduction ε must be in [0, 1], got {er}"),
         )
     }
 }
@@ -254,24 +260,17 @@ pub struct SolverReport {
     pub hit_iteration_cap: bool,
     /// Number of impulses applied.
     pub impulses: u32,
-    /// Final residual of an iterative solver (CCP: the largest contact impulse increment
-    /// of the last sweep relative to the largest contact impulse, the paper 002 §4.3
-    /// stopping test); 0 for methods without one.
+    /// Final residual of an iterative solver, 0 for methods without one. CCP: the largest
+    /// contact impulse increment of the last sweep relative to the largest contact
+    /// impulse (the paper 002 §4.3 stopping test). MDP: the largest change of a contact's
+    /// post-impulse relative velocity in the last sweep, ‖D_ii Δλ_i‖ (m/s).
     pub residual: f64,
-    /// Work of the contact impulses through the position update beyond the velocity jump,
-    /// already included in the two dissipation fields (J). A Newmark solver's impulse J
-    /// also moves the bodies by h J/(2m) in the step, so its work is J·(u₀ + u⁺)/2, not
-    /// the velocity jump's J·(u⁻ + u⁺)/2 (CCP: Σⱼ pⱼ·(uⱼ,₀ − uⱼ⁻)/2); the world takes this
-    /// part out of the ledger's `integration`, which would otherwise hold it. 0 for
-    /// solvers with semi-implicit Euler positions.
     pub drift_work: f64,
 }
 
 /// A solver failure the caller must not paper over (e.g. a singular system, divergence).
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum SolverError {
-    #[error("solver '{0}' is not implemented yet")]
-    NotImplemented(SolverKind),
     #[error("solver '{solver}' diverged: {why}")]
     Diverged { solver: SolverKind, why: String },
 }
@@ -280,10 +279,12 @@ pub enum SolverError {
 /// Fig. 6b for ETM, the impulse sequence for SQM/SMM, the iterations of CCP/MDP.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct TraceRow {
-    /// Iteration counter s_k within the step (0-based, increasing).
+    /// Iteration counter s_k within the step (0-based, increasing); for MDP the
+    /// Gauss-Seidel sweep.
     pub iteration: u32,
     /// Stage of the method, e.g. "compression", "restitution", "separation" (ETM),
-    /// "impulse" (jolt, SQM, SMM).
+    /// "impulse" (jolt, SQM, SMM); for MDP the branch of the contact's single-contact
+    /// problem: "sticking", "sliding" (cone-boundary solution) or "separating".
     pub stage: &'static str,
     /// Index of the contact acted on (into the step's contact list).
     pub contact: usize,

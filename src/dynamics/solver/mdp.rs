@@ -1,0 +1,760 @@
+//! Maximum-dissipation impacts solved by non-linear block Gauss-Seidel (paper 003,
+//! Preclik, Rüde et al.; the paper's inline symbols were lost in extraction, the model is
+//! restored in `../shared/papers/README.md`).
+//!
+//! Steps, per solver call (one time step of the impulse-velocity scheme of §3.1):
+//! 1. **Prepare**: for every contact i copy its frame (n, t₁, t₂), lever arms and masses
+//!    ([`PreparedContact`]) and its Delassus block in the contact frame,
+//!    D_ii = Qᵀ K Q with Q = [n t₁ t₂] and K the collision matrix
+//!    K = (1/m_a + 1/m_b) 1 − r̃_a I_a⁻¹ r̃_a − r̃_b I_b⁻¹ r̃_b (paper 003 eq. 2, the same
+//!    matrix as paper 000 eq. 9). D_ii is SPD when one body is dynamic; its Cholesky
+//!    factor is kept for the sticking impulse. The accumulated impulse λ_i starts at 0.
+//! 2. **Time stepping** (§3.1): velocities are explicit, positions implicit. The world
+//!    has already applied the external forces (v⁻ = vₙ + h M⁻¹ f); the impulses Λ make
+//!    v⁺ = v⁻ + M⁻¹ W Λ, and the world then moves x₊ = xₙ + h v⁺. The discrete
+//!    non-penetration condition of contact i with gap g_i is
+//!    u_n⁺ + g̃_i/h ≥ 0 ⊥ λ_n ≥ 0, where g̃_i = g_i for a gap (g ≥ 0: an open contact
+//!    gets no impulse unless it would close within the step) and g̃_i = ε g_i for a
+//!    penetration (the error-reduction term, ε = `error_reduction`).
+//! 3. **Sweep** the contacts in order (block Gauss-Seidel, §3.1 and eq. 5). For contact i,
+//!    b_i = Qᵀ u_i − D_ii λ_i + (g̃_i/h) e_n is its relative velocity with its own
+//!    impulse removed (u_i is the current relative velocity, other contacts' impulses
+//!    included) plus the gap term. Solve the **single-contact problem** (§3.2, below) for
+//!    λ_i' and apply the change Q (λ_i' − λ_i) to the two bodies.
+//! 4. **Converge**: stop after the first sweep in which no contact's post-impulse
+//!    velocity changed by more than `tolerance` × (the largest |b_i| of the first sweep),
+//!    or after `max_iterations` sweeps (reported in [`SolverReport::hit_iteration_cap`]).
+//!    The report carries the sweeps and that last largest change as `residual` (m/s).
+//!
+//! **Single-contact problem** ([`solve_single_contact`], eqs. 3 and 5): minimise the
+//! post-impulse kinetic energy f(λ) = ½ λᵀ D λ + λᵀ b over λ = (λ_n, λ_t) subject to
+//! ‖λ_t‖ ≤ μ λ_n and, for a colliding contact (b_n < 0), the purely inelastic condition
+//! (D λ + b)_n = 0 (the plane of maximum compression):
+//! - b_n > 0 (separating): λ = 0 (the pressure condition excludes anything else);
+//! - the sticking impulse λ = −D⁻¹ b if it lies in the friction cone (post-impulse
+//!   relative velocity 0);
+//! - otherwise the unique minimiser of f on the boundary of the conic section, found from
+//!   the critical points of f along the boundary curve, a trigonometric polynomial of
+//!   degree 2 (the paper's eq. 8, solved as a quartic; derivation at
+//!   [`boundary_minimiser`]);
+//! - b_n = 0 (the plane passes through the origin): the conic section degenerates to the
+//!   point 0, a ray or a wedge between two rays (eq. 9); the minimum is on a ray.
+//!
+//! **Coulomb variant** ([`FrictionLaw::Coulomb`], for comparison as in paper 003 §4): the
+//! same sweep with the conventional impulsive Coulomb law per contact: the sticking
+//! impulse if it lies in the cone, else an impulse on the cone boundary whose friction
+//! directly opposes the post-impulse slip (u_t⁺ = −s λ_t, s > 0). That law can have
+//! several solutions ([`coulomb_sliding_solutions`] finds them all); the solver takes the
+//! most dissipative one. A non-colliding contact (b_n ≥ 0) gets λ = 0.
+//!
+//! Restitution is not applied: the model is purely inelastic (the paper's §5 leaves a
+//! restitution hypothesis open). Energy: each impulse change p is booked with
+//! ΔK = p·(u⁻ + u⁺)/2 (paper 000, eq. 16), split into normal and tangential parts.
+
+use super::prepared::PreparedContact;
+use super::sqm::resolvable;
+use super::{CollisionSolver, SolverContext, SolverError, SolverKind, SolverReport, TraceRow};
+use crate::math::{Mat3, Vec3};
+use nalgebra::{Cholesky, Matrix2, Matrix4, U3, Vector2};
+use serde::{Deserialize, Serialize};
+use std::f64::consts::{PI, TAU};
+use std::fmt;
+use std::str::FromStr;
+
+/// The impulsive friction law of the MDP solver's single-contact problem.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum FrictionLaw {
+    /// Maximal dissipation (paper 003 eq. 3/5): the impulse minimises the post-impulse
+    /// kinetic energy over the conic section. Unique for a single contact.
+    #[default]
+    MaximumDissipation,
+    /// Conventional impulsive Coulomb friction: friction opposes the post-impulse slip.
+    /// Can have several solutions for one contact; the most dissipative is taken.
+    Coulomb,
+}
+
+impl FrictionLaw {
+    pub fn name(self) -> &'static str {
+        match self {
+            FrictionLaw::MaximumDissipation => "max-dissipation",
+            FrictionLaw::Coulomb => "coulomb",
+        }
+    }
+}
+
+impl fmt::Display for FrictionLaw {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for FrictionLaw {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.to_ascii_lowercase().as_str() {
+            "max-dissipation" | "maximum-dissipation" | "maximumdissipation" | "mdp" => {
+                Ok(FrictionLaw::MaximumDissipation)
+            }
+            "coulomb" => Ok(FrictionLaw::Coulomb),
+            _ => Err(format!(
+                "unknown friction law '{s}'; expected max-dissipation or coulomb"
+            )),
+        }
+    }
+}
+
+/// Which branch of the single-contact problem produced an impulse (shown per contact by
+/// the collision trace: [`TraceRow::stage`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ContactState {
+    /// b_n > 0 (or non-colliding for the Coulomb law): λ = 0.
+    Separating,
+    /// The sticking impulse −D⁻¹ b (post-impulse relative velocity 0).
+    Sticking,
+    /// An impulse on the boundary of the friction cone (sliding after the impulse).
+    Sliding,
+}
+
+impl ContactState {
+    /// The trace's stage name.
+    pub fn stage(self) -> &'static str {
+        match self {
+            ContactState::Separating => "separating",
+            ContactState::Sticking => "sticking",
+            ContactState::Sliding => "sliding",
+        }
+    }
+}
+
+/// Solution of one single-contact problem, in the contact frame (n, t₁, t₂).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SingleContact {
+    pub lambda: Vec3,
+    pub state: ContactState,
+}
+
+/// Relative rounding tolerance of the cone and plane tests.
+const ROUND: f64 = 1e-12;
+
+/// Maximally dissipative impulse of one contact (paper 003 eq. 3/5, §3.2): see the
+/// module doc. `d` is the Delassus block (SPD) and `b` the relative velocity with the
+/// gap term, both in the contact frame (n, t₁, t₂); `mu` ≥ 0.
+pub fn solve_single_contact(d: &Mat3, b: &Vec3, mu: f64) -> SingleContact {
+    solve_with_law(d, None, b, mu, FrictionLaw::MaximumDissipation)
+}
+
+/// Single-contact impulse under `law`; `chol` is the Cholesky factor of `d` if known.
+pub fn solve_with_law(
+    d: &Mat3,
+    chol: Option<&Cholesky<f64, U3>>,
+    b: &Vec3,
+    mu: f64,
+    law: FrictionLaw,
+) -> SingleContact {
+    let separating = SingleContact {
+        lambda: Vec3::zeros(),
+        state: ContactState::Separating,
+    };
+    let bn = b.x;
+    // Separating (pressure condition), or not colliding under the Coulomb law.
+    if bn > 0.0 || (law == FrictionLaw::Coulomb && bn >= 0.0) || !bn.is_finite() {
+        return separating;
+    }
+    if mu == 0.0 {
+        // Frictionless: the plane of maximum compression meets the cone (a ray) at one
+        // point, λ = (−b_n / D_nn) e_n.
+        return if bn < 0.0 {
+            SingleContact {
+                lambda: Vec3::new(-bn / d[(0, 0)], 0.0, 0.0),
+                state: ContactState::Sliding,
+            }
+        } else {
+            separating
+        };
+    }
+    // Sticking: the unconstrained minimum −D⁻¹ b (on the plane, since D λ + b = 0).
+    let stick = match chol {
+        Some(c) => -c.solve(b),
+        None => match d.cholesky() {
+            Some(c) => -c.solve(b),
+            None => return separating,
+        },
+    };
+    let scale = stick.norm();
+    let in_cone = |l: &Vec3| {
+        l.x >= -ROUND * scale && l.yz().norm() <= mu * l.x + ROUND * scale.max(f64::MIN_POSITIVE)
+    };
+    if in_cone(&stick) {
+        return SingleContact {
+            lambda: stick,
+            state: ContactState::Sticking,
+        };
+    }
+    let plane = PlaneProblem::new(d, b, mu);
+    let x = if bn == 0.0 {
+        plane.degenerate_minimiser()
+    } else {
+        match law {
+            FrictionLaw::MaximumDissipation => plane.boundary_minimiser(),
+            FrictionLaw::Coulomb => plane
+                .coulomb_sliding()
+                .into_iter()
+                .min_by(|a, b| plane.g(a).total_cmp(&plane.g(b)))
+                // Existence is not guaranteed numerically at tangencies; the maximally
+                // dissipative boundary point is the limit of the Coulomb solutions there.
+                .unwrap_or_else(|| plane.boundary_minimiser()),
+        }
+    };
+    let lambda = plane.lift(&x);
+    if lambda == Vec3::zeros() {
+        return separating;
+    }
+    SingleContact {
+        lambda,
+        state: ContactState::Sliding,
+    }
+}
+
+/// The single-contact problem restricted to the plane of maximum compression, written in
+/// the tangential impulse x = λ_t ∈ ℝ² (the normal part is eliminated, §3.2):
+///
+/// λ_n(x) = (−b_n − D_ntᵀ x) / D_nn        (plane: (D λ + b)_n = 0)
+/// g(x) = f(λ_n(x), x) = ½ xᵀ A x + pᵀ x + const,
+///   A = D_tt − D_tn D_ntᵀ / D_nn (Schur complement, SPD),  p = b_t − D_tn b_n / D_nn,
+/// cone: ‖x‖ ≤ μ λ_n(x)  ⇔  ‖x‖ + kᵀ x ≤ c,  k = μ D_nt / D_nn,  c = μ (−b_n) / D_nn.
+///
+/// The cone boundary is a conic with a focus at x = 0 and eccentricity ‖k‖ (ellipse,
+/// parabola or hyperbola branch, the paper's three cases); in polar form
+/// x(φ) = r(φ) d(φ), d = (cos φ, sin φ), r = c / (1 + kᵀ d) where 1 + kᵀ d > 0.
+/// ∇g(x) = A x + p is the post-impulse tangential velocity u_t⁺ (u_n⁺ = 0 on the plane).
+#[derive(Clone, Debug)]
+pub struct PlaneProblem {
+    pub a: Matrix2<f64>,
+    pub p: Vector2<f64>,
+    pub k: Vector2<f64>,
+    pub c: f64,
+    d_nn: f64,
+    d_nt: Vector2<f64>,
+    b_n: f64,
+}
+
+fn dir(phi: f64) -> Vector2<f64> {
+    Vector2::new(phi.cos(), phi.sin())
+}
+
+fn perp(v: &Vector2<f64>) -> Vector2<f64> {
+    Vector2::new(-v.y, v.x)
+}
+
+fn cross2(a: &Vector2<f64>, b: &Vector2<f64>) -> f64 {
+    a.x * b.y - a.y * b.x
+}
+
+impl PlaneProblem {
+    pub fn new(d: &Mat3, b: &Vec3, mu: f64) -> Self {
+        let d_nn = d[(0, 0)];
+        let d_nt = Vector2::new(d[(0, 1)], d[(0, 2)]);
+        let d_tt = Matrix2::new(d[(1, 1)], d[(1, 2)], d[(2, 1)], d[(2, 2)]);
+        let b_t = Vector2::new(b.y, b.z);
+        PlaneProblem {
+            a: d_tt - d_nt * d_nt.transpose() / d_nn,
+            p: b_t - d_nt * (b.x / d_nn),
+            k: d_nt * (mu / d_nn),
+            c: mu * (-b.x) / d_nn,
+            d_nn,
+            d_nt,
+            b_n: b.x,
+        }
+    }
+
+    /// g(x) up to its constant: ½ xᵀ A x + pᵀ x.
+    pub fn g(&self, x: &Vector2<f64>) -> f64 {
+        0.5 * x.dot(&(self.a * x)) + self.p.dot(x)
+    }
+
+    /// The full impulse (λ_n(x), x) on the plane.
+    pub fn lift(&self, x: &Vector2<f64>) -> Vec3 {
+        let ln = (-self.b_n - self.d_nt.dot(x)) / self.d_nn;
+        Vec3::new(ln.max(0.0), x.x, x.y)
+    }
+
+    /// The boundary point at angle φ, if the boundary reaches that direction.
+    pub fn boundary_point(&self, phi: f64) -> Option<Vector2<f64>> {
+        let d = dir(phi);
+        let den = 1.0 + self.k.dot(&d);
+        (den > 1e-12).then(|| d * (self.c / den))
+    }
+
+    /// Minimiser of g on the boundary of the conic section (b_n < 0, sticking impulse
+    /// outside the cone).
+    ///
+    /// Derivation (paper 003 eqs. 7-8). Along x(φ) = r d with r = c/(1 + kᵀd),
+    /// dx/dφ = r' d + r d⊥ with r' = −c kᵀd⊥/(1 + kᵀd)², so
+    /// dx/dφ ∝ (1 + kᵀd) d⊥ − (kᵀd⊥) d = d⊥ + k⊥ (expand the components; d⊥ = (−sin, cos),
+    /// k⊥ = (−k₂, k₁)). A critical point of G(φ) = g(x(φ)) satisfies (A x + p)ᵀ(d⊥ + k⊥) = 0;
+    /// multiplied by the positive 1 + kᵀd:
+    ///
+    /// T(φ) = c (A d)ᵀ(d⊥ + k⊥) + (1 + kᵀd) pᵀ(d⊥ + k⊥) = 0,
+    ///
+    /// a trigonometric polynomial of degree 2 in φ (the paper's eq. 8), i.e. a quartic in
+    /// tan(φ/2). Its at most 4 real roots are all the critical points of G on the
+    /// boundary; the minimiser is the one with the least g (G → ∞ at the open ends of a
+    /// parabola or hyperbola, so it is an interior critical point). It is unique: the
+    /// conic section is convex and g strictly convex (A is SPD).
+    pub fn boundary_minimiser(&self) -> Vector2<f64> {
+        let t = |phi: f64| {
+            let d = dir(phi);
+            let tau = perp(&d) + perp(&self.k);
+            self.c * (self.a * d).dot(&tau) + (1.0 + self.k.dot(&d)) * self.p.dot(&tau)
+        };
+        // Fast path, central contacts (spheres): k = 0 and A = α 1 make the boundary a
+        // circle of radius c and g isotropic: x = −c p/‖p‖.
+        let iso = self.a[(0, 1)].abs() + (self.a[(0, 0)] - self.a[(1, 1)]).abs();
+        if self.k.norm() <= ROUND && iso <= ROUND * self.a.trace() && self.p.norm() > 0.0 {
+            return -self.p * (self.c / self.p.norm());
+        }
+        let mut best: Option<(f64, Vector2<f64>)> = None;
+        let consider = |phi: f64, best: &mut Option<(f64, Vector2<f64>)>| {
+            if let Some(x) = self.boundary_point(phi) {
+                let v = self.g(&x);
+                if best.is_none_or(|(b, _)| v < b) {
+                    *best = Some((v, x));
+                }
+            }
+        };
+        for phi in trig2_roots(&TrigPoly2::fit(t)) {
+            consider(phi, &mut best);
+        }
+        match best {
+            Some((_, x)) => x,
+            // Not reached for a valid problem (G has a minimum on the boundary); a dense
+            // scan keeps the answer feasible if the root finder ever fails.
+            None => {
+                let mut best = None;
+                for j in 0..720 {
+                    consider(TAU * j as f64 / 720.0, &mut best);
+                }
+                best.map_or(Vector2::zeros(), |(_, x)| x)
+            }
+        }
+    }
+
+    /// All impulsive Coulomb sliding solutions on the cone boundary (b_n < 0): the
+    /// boundary points x(φ) whose post-impulse slip u_t⁺ = A x + p directly opposes the
+    /// friction d: u_t⁺ × d = 0 and u_t⁺ᵀ d < 0. With x = r d and the positive factor
+    /// 1 + kᵀd the first condition is the degree-2 trigonometric polynomial
+    /// W(φ) = (c A d + (1 + kᵀd) p) × d = 0 (the quartic of Bonnefon and Daviet, paper 003
+    /// ref. 3), so there are at most 4.
+    pub fn coulomb_sliding(&self) -> Vec<Vector2<f64>> {
+        let w = |phi: f64| {
+            let d = dir(phi);
+            cross2(&(self.a * d * self.c + self.p * (1.0 + self.k.dot(&d))), &d)
+        };
+        let poly = TrigPoly2::fit(w);
+        let scale = poly.scale();
+        let mut out: Vec<Vector2<f64>> = Vec::new();
+        for phi in trig2_roots(&poly) {
+            let Some(x) = self.boundary_point(phi) else {
+                continue;
+            };
+            let d = dir(phi);
+            let u = self.a * x + self.p;
+            // A genuine root (not a near-real pair of complex roots), opposing the slip.
+            if poly.eval(phi).abs() <= 1e-9 * scale
+                && u.dot(&d) < 0.0
+                && !out.iter().any(|y| (y - x).norm() <= 1e-9 * x.norm())
+            {
+                out.push(x);
+            }
+        }
+        out
+    }
+
+    /// b_n = 0: the plane of maximum compression passes through the origin and the conic
+    /// section is ‖x‖ ≤ −kᵀx: the point 0 if ‖k‖ < 1, else the wedge between the rays
+    /// along the directions where 1 + kᵀd = 0 (paper 003 eq. 9; one ray if ‖k‖ = 1). The
+    /// sticking impulse was outside it, so the minimum of g is on a ray:
+    /// x = s e, s = max(0, −pᵀe / eᵀAe).
+    pub fn degenerate_minimiser(&self) -> Vector2<f64> {
+        let kn = self.k.norm();
+        if kn < 1.0 {
+            return Vector2::zeros();
+        }
+        let axis = -self.k / kn;
+        let half = (1.0 / kn).clamp(-1.0, 1.0).acos();
+        let mut best = (0.0, Vector2::zeros());
+        for sign in [-1.0, 1.0] {
+            let (s, c) = (sign * half).sin_cos();
+            let e = Vector2::new(c * axis.x - s * axis.y, s * axis.x + c * axis.y);
+            let t = (-self.p.dot(&e) / e.dot(&(self.a * e))).max(0.0);
+            let x = e * t;
+            let v = self.g(&x);
+            if v < best.0 {
+                best = (v, x);
+            }
+        }
+        best.1
+    }
+}
+
+/// A real trigonometric polynomial of degree 2:
+/// T(φ) = a0 + a1 cos φ + b1 sin φ + a2 cos 2φ + b2 sin 2φ.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TrigPoly2 {
+    pub a0: f64,
+    pub a1: f64,
+    pub b1: f64,
+    pub a2: f64,
+    pub b2: f64,
+}
+
+impl TrigPoly2 {
+    /// The coefficients of `f`, which must be a trigonometric polynomial of degree ≤ 2,
+    /// from 5 equally spaced samples (a discrete Fourier transform is exact for it).
+    pub fn fit(f: impl Fn(f64) -> f64) -> Self {
+        let mut c = TrigPoly2 {
+            a0: 0.0,
+            a1: 0.0,
+            b1: 0.0,
+            a2: 0.0,
+            b2: 0.0,
+        };
+        for j in 0..5 {
+            let phi = TAU * j as f64 / 5.0;
+            let v = f(phi);
+            c.a0 += v / 5.0;
+            c.a1 += 0.4 * v * phi.cos();
+            c.b1 += 0.4 * v * phi.sin();
+            c.a2 += 0.4 * v * (2.0 * phi).cos();
+            c.b2 += 0.4 * v * (2.0 * phi).sin();
+        }
+        c
+    }
+
+    pub fn eval(&self, phi: f64) -> f64 {
+        self.a0
+            + self.a1 * phi.cos()
+            + self.b1 * phi.sin()
+            + self.a2 * (2.0 * phi).cos()
+            + self.b2 * (2.0 * phi).sin()
+    }
+
+    pub fn derivative(&self, phi: f64) -> f64 {
+        -self.a1 * phi.sin() + self.b1 * phi.cos() - 2.0 * self.a2 * (2.0 * phi).sin()
+            + 2.0 * self.b2 * (2.0 * phi).cos()
+    }
+
+    /// Sum of the coefficients' magnitudes (bounds |T|).
+    pub fn scale(&self) -> f64 {
+        self.a0.abs() + self.a1.abs() + self.b1.abs() + self.a2.abs() + self.b2.abs()
+    }
+
+    /// The same polynomial in ψ = φ − φ0.
+    fn shifted(&self, phi0: f64) -> Self {
+        let (s1, c1) = phi0.sin_cos();
+        let (s2, c2) = (2.0 * phi0).sin_cos();
+        TrigPoly2 {
+            a0: self.a0,
+            a1: self.a1 * c1 + self.b1 * s1,
+            b1: -self.a1 * s1 + self.b1 * c1,
+            a2: self.a2 * c2 + self.b2 * s2,
+            b2: -self.a2 * s2 + self.b2 * c2,
+        }
+    }
+}
+
+/// Real roots φ ∈ (−π, π] of a degree-2 trigonometric polynomial (at most 4).
+///
+/// With t = tan(ψ/2), cos ψ = (1 − t²)/(1 + t²), sin ψ = 2t/(1 + t²) and the double-angle
+/// forms,
+///
+/// (1 + t²)² T = (a0 − a1 + a2) t⁴ + (2b1 − 4b2) t³ + (2a0 − 6a2) t² + (2b1 + 4b2) t + (a0 + a1 + a2).
+///
+/// The variable is first rotated (ψ = φ − φ0) so that |T(φ0 + π)|, the
+/// leading coefficient, is the largest of 8 samples: no root sits at t = ∞. The quartic's
+/// roots are the eigenvalues of its companion matrix; those with a small imaginary part
+/// are polished by Newton's method on T itself. Near-real complex pairs may yield extra
+/// candidates; callers evaluate or check each one.
+pub fn trig2_roots(poly: &TrigPoly2) -> Vec<f64> {
+    let scale = poly.scale();
+    if scale == 0.0 || !scale.is_finite() {
+        return Vec::new();
+    }
+    let phi0 = (0..8)
+        .map(|j| TAU * j as f64 / 8.0)
+        .max_by(|x, y| poly.eval(x + PI).abs().total_cmp(&poly.eval(y + PI).abs()))
+        .unwrap_or(0.0);
+    let q = poly.shifted(phi0);
+    let lead = q.a0 - q.a1 + q.a2;
+    if lead.abs() <= 1e-14 * scale {
+        // |T| ≤ 1e-14 scale at 8 points spread over the circle: T vanishes identically
+        // to rounding (no isolated roots).
+        return Vec::new();
+    }
+    let coeffs = [
+        (2.0 * q.b1 - 4.0 * q.b2) / lead,
+        (2.0 * q.a0 - 6.0 * q.a2) / lead,
+        (2.0 * q.b1 + 4.0 * q.b2) / lead,
+        (q.a0 + q.a1 + q.a2) / lead,
+    ];
+    // Companion matrix of t⁴ + c3 t³ + c2 t² + c1 t + c0.
+    let m = Matrix4::new(
+        -coeffs[0], -coeffs[1], -coeffs[2], -coeffs[3], 1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0,
+        0.0, 0.0, 1.0, 0.0,
+    );
+    let mut roots: Vec<f64> = Vec::with_capacity(4);
+    for z in m.complex_eigenvalues().iter() {
+        if !(z.re.is_finite() && z.im.is_finite()) || z.im.abs() > 1e-3 * (1.0 + z.norm()) {
+            continue;
+        }
+        let mut phi = phi0 + 2.0 * z.re.atan();
+        for _ in 0..8 {
+            let (v, dv) = (poly.eval(phi), poly.derivative(phi));
+            if dv == 0.0 || v == 0.0 {
+                break;
+            }
+            let step = v / dv;
+            if !step.is_finite() || step.abs() > 0.5 {
+                break;
+            }
+            phi -= step;
+            if step.abs() <= 1e-15 * (1.0 + phi.abs()) {
+                break;
+            }
+        }
+        let phi = (phi + PI).rem_euclid(TAU) - PI;
+        if !roots
+            .iter()
+            .any(|r: &f64| ((r - phi + PI).rem_euclid(TAU) - PI).abs() < 1e-12)
+        {
+            roots.push(phi);
+        }
+    }
+    roots
+}
+
+/// All impulsive Coulomb solutions of one contact (paper 003 §4.1, Fig. 1's impulsive
+/// constraints with a purely inelastic impact), in the contact frame: λ = 0 when
+/// b_n ≥ 0 (no collision; for b_n = 0 the sticking impulse is also one when it lies in
+/// the cone, paper §4.2), else the sticking impulse if it lies in the cone plus every
+/// sliding solution on the cone boundary. For comparing the friction laws.
+pub fn coulomb_solutions(d: &Mat3, b: &Vec3, mu: f64) -> Vec<Vec3> {
+    let mut out = Vec::new();
+    if b.x >= 0.0 {
+        out.push(Vec3::zeros());
+    }
+    if b.x > 0.0 {
+        return out;
+    }
+    let Some(chol) = d.cholesky() else {
+        return out;
+    };
+    let stick = -chol.solve(b);
+    let scale = stick.norm();
+    if stick.x >= 0.0 && stick.yz().norm() <= mu * stick.x + ROUND * scale && stick != Vec3::zeros()
+    {
+        out.push(stick);
+    }
+    if b.x < 0.0 {
+        if mu == 0.0 {
+            out.push(Vec3::new(-b.x / d[(0, 0)], 0.0, 0.0));
+        } else {
+            let plane = PlaneProblem::new(d, b, mu);
+            out.extend(plane.coulomb_sliding().iter().map(|x| plane.lift(x)));
+        }
+    }
+    out
+}
+
+/// Per-contact data of the sweep, next to the [`PreparedContact`].
+#[derive(Clone, Debug)]
+struct BlockRow {
+    /// Delassus block in the contact frame (n, t₁, t₂).
+    d: Mat3,
+    chol: Option<Cholesky<f64, U3>>,
+    /// Accumulated impulse in the contact frame.
+    lambda: Vec3,
+    /// g̃/h: the gap (or error-reduction) term of the normal velocity (m/s).
+    bias: f64,
+}
+
+/// Maximum-dissipation (or Coulomb) block Gauss-Seidel solver; see the module doc.
+#[derive(Default)]
+pub struct MdpSolver {
+    prepared: Vec<PreparedContact>,
+    rows: Vec<BlockRow>,
+}
+
+fn to_local(c: &PreparedContact, v: &Vec3) -> Vec3 {
+    Vec3::new(c.n.dot(v), c.t1.dot(v), c.t2.dot(v))
+}
+
+fn to_world(c: &PreparedContact, l: &Vec3) -> Vec3 {
+    c.n * l.x + c.t1 * l.y + c.t2 * l.z
+}
+
+impl CollisionSolver for MdpSolver {
+    fn kind(&self) -> SolverKind {
+        SolverKind::Mdp
+    }
+
+    fn resolve(&mut self, ctx: SolverContext<'_>) -> Result<SolverReport, SolverError> {
+        let SolverContext {
+            bodies,
+            contacts,
+            params,
+            dt,
+            mut trace,
+        } = ctx;
+        let diverged = |why: String| SolverError::Diverged {
+            solver: SolverKind::Mdp,
+            why,
+        };
+        let mu = params.friction;
+        let law = params.mdp_friction;
+        let eps = params.error_reduction;
+        self.prepared.clear();
+        self.prepared
+            .extend(contacts.iter().map(|c| PreparedContact::new(bodies, c)));
+        self.rows.clear();
+        for (ci, c) in self.prepared.iter().enumerate() {
+            // D_ii = Qᵀ K Q, Q = [n t₁ t₂]   (paper 003 eq. 2)
+            let q = Mat3::from_columns(&[c.n, c.t1, c.t2]);
+            let d = q.transpose() * c.k * q;
+            let chol = if resolvable(c) {
+                Some(d.cholesky().ok_or_else(|| {
+                    diverged(format!(
+                        "Delassus block of contact {ci} (body {}) is not positive definite",
+                        c.a
+                    ))
+                })?)
+            } else {
+                None
+            };
+            let bias = if c.gap >= 0.0 { c.gap } else { eps * c.gap } / dt;
+            self.rows.push(BlockRow {
+                d,
+                chol,
+                lambda: Vec3::zeros(),
+                bias,
+            });
+        }
+        let mut report = SolverReport::default();
+        let mut v_ref: f64 = 0.0;
+        for sweep in 1..=params.max_iterations {
+            report.iterations = sweep;
+            let mut change: f64 = 0.0;
+            for (ci, (c, row)) in self.prepared.iter().zip(self.rows.iter_mut()).enumerate() {
+                let Some(chol) = row.chol.as_ref() else {
+                    continue;
+                };
+                let u = c.relative_velocity(bodies);
+                // b_i: own impulse removed, gap term added   (paper 003 eq. 5)
+                let mut b = to_local(c, &u) - row.d * row.lambda;
+                b.x += row.bias;
+                if !b.iter().all(|x| x.is_finite()) {
+                    return Err(diverged(format!(
+                        "non-finite relative velocity at contact {ci} (body {})",
+                        c.a
+                    )));
+                }
+                if sweep == 1 {
+                    v_ref = v_ref.max(b.norm());
+                }
+                let sol = solve_with_law(&row.d, Some(chol), &b, mu, law);
+                let delta = sol.lambda - row.lambda;
+                if !delta.iter().all(|x| x.is_finite()) {
+                    return Err(diverged(format!(
+                        "non-finite impulse at contact {ci} (body {})",
+                        c.a
+                    )));
+                }
+                change = change.max((row.d * delta).norm());
+                row.lambda = sol.lambda;
+                if delta == Vec3::zeros() && trace.is_none() {
+                    continue;
+                }
+                let p = to_world(c, &delta);
+                c.apply_impulse(bodies, &p);
+                let u_after = u + c.k * p;
+                report.book_impulse(&c.n, &p, &u, &u_after);
+                if let Some(rows) = trace.as_deref_mut() {
+                    let kinetic_energy = super::total_kinetic_energy(bodies);
+                    rows.push(TraceRow {
+                        iteration: sweep - 1,
+                        stage: sol.state.stage(),
+                        contact: ci,
+                        normal_velocity: u_after.dot(&c.n),
+                        impulse: [p.x, p.y, p.z],
+                        elastic_energy: 0.0,
+                        elastic_total: 0.0,
+                        kinetic_energy,
+                        total_energy: kinetic_energy,
+                    });
+                }
+            }
+            report.residual = change;
+            if change <= params.tolerance * v_ref {
+                break;
+            }
+            if sweep == params.max_iterations {
+                report.hit_iteration_cap = true;
+            }
+        }
+        Ok(report)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sorted(mut v: Vec<f64>) -> Vec<f64> {
+        v.sort_by(f64::total_cmp);
+        v
+    }
+
+    #[test]
+    fn trig2_roots_finds_known_roots() {
+        // cos 2φ: ±π/4, ±3π/4.
+        let p = TrigPoly2::fit(|phi| (2.0 * phi).cos());
+        let r = sorted(trig2_roots(&p));
+        let want = [-0.75 * PI, -0.25 * PI, 0.25 * PI, 0.75 * PI];
+        assert_eq!(r.len(), 4, "{r:?}");
+        for (a, b) in r.iter().zip(want) {
+            assert!((a - b).abs() < 1e-12, "{r:?}");
+        }
+        // cos φ − ½ + 0.3 sin 2φ: compare with a dense sign-change scan.
+        let f = |phi: f64| phi.cos() - 0.5 + 0.3 * (2.0 * phi).sin();
+        let p = TrigPoly2::fit(f);
+        let r = sorted(trig2_roots(&p));
+        let n = 100_000;
+        let mut scan = Vec::new();
+        for j in 0..n {
+            let (a, b) = (
+                -PI + TAU * j as f64 / n as f64,
+                -PI + TAU * (j + 1) as f64 / n as f64,
+            );
+            if f(a).signum() != f(b).signum() {
+                scan.push(0.5 * (a + b));
+            }
+        }
+        assert_eq!(r.len(), scan.len(), "{r:?} vs {scan:?}");
+        for (a, b) in r.iter().zip(&scan) {
+            assert!(
+                (a - b).abs() < 1e-4 && f(*a).abs() < 1e-14,
+                "{r:?} vs {scan:?}"
+            );
+        }
+        // No real root: 2 + cos φ.
+        assert!(trig2_roots(&TrigPoly2::fit(|phi| 2.0 + phi.cos())).is_empty());
+    }
+
+    #[test]
+    fn friction_law_names_round_trip() {
+        for law in [FrictionLaw::MaximumDissipation, FrictionLaw::Coulomb] {
+            assert_eq!(law.name().parse::<FrictionLaw>(), Ok(law));
+        }
+        assert!("stiction".parse::<FrictionLaw>().is_err());
+    }
+}

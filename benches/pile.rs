@@ -32,9 +32,7 @@ fn main() {
             .map(|s| s.parse().expect("solver name"))
             .collect()
     } else {
-        SolverKind::ALL
-            .into_iter()
-            .collect()
+        SolverKind::ALL.into_iter().collect()
     };
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("scenes")

@@ -157,6 +157,9 @@ fn to_render_quat(q: &DQuat) -> Quat {
     Quat::from_xyzw(q.i as f32, q.j as f32, q.k as f32, q.w as f32).normalize()
 }
 
+/// Entities drawn for the world: bodies and containers.
+type AnyVisual = Or<(With<BodyVisual>, With<ContainerVisual>)>;
+
 /// Respawn all body and container meshes when the simulation's generation changed.
 #[allow(clippy::too_many_arguments)]
 fn rebuild_visuals(
@@ -165,7 +168,7 @@ fn rebuild_visuals(
     mut state: ResMut<VisualState>,
     mut meshes: ResMut<Assets<Mesh>>,
     mut materials: ResMut<Assets<StandardMaterial>>,
-    old: Query<Entity, Or<(With<BodyVisual>, With<ContainerVisual>)>>,
+    old: Query<Entity, AnyVisual>,
 ) {
     if state.generation == Some(sim.generation) {
         return;

@@ -59,10 +59,13 @@ impl Default for UiState {
     }
 }
 
+/// A plotted series: label, RGB colour, value of a sample given PE₀.
+pub type Series = (&'static str, [u8; 3], fn(&EnergySample, f64) -> f64);
+
 /// The plotted energy series: label, colour and how to read it from a sample
 /// (`pe0` is the potential energy at step 0, subtracted so that the curves share a
 /// scale).
-pub const SERIES: [(&str, [u8; 3], fn(&EnergySample, f64) -> f64); 8] = [
+pub const SERIES: [Series; 8] = [
     ("kinetic (translational)", [214, 96, 30], |s, _| {
         s.kinetic_translational
     }),
@@ -189,14 +192,15 @@ fn panels(
         ((top + bottom) * scale) as u32,
     );
     let size = UVec2::new(w, h).saturating_sub(used).max(UVec2::ONE);
-    if let Ok(mut cam) = camera.single_mut() {
-        if pos.x + size.x <= w && pos.y + size.y <= h {
-            cam.viewport = Some(Viewport {
-                physical_position: pos,
-                physical_size: size,
-                ..default()
-            });
-        }
+    if let Ok(mut cam) = camera.single_mut()
+        && pos.x + size.x <= w
+        && pos.y + size.y <= h
+    {
+        cam.viewport = Some(Viewport {
+            physical_position: pos,
+            physical_size: size,
+            ..default()
+        });
     }
     Ok(())
 }
@@ -658,7 +662,7 @@ fn inspector(ui: &mut egui::Ui, p: &mut PanelParams) {
 
 fn energy_plot(ui: &mut egui::Ui, p: &mut PanelParams) {
     ui.horizontal_wrapped(|ui| {
-        ui.label("Energy (J)");
+        ui.label("Energy");
         ui.add(
             egui::Slider::new(&mut p.state.plot_window, 0.0..=120.0).text("window (s, 0 = all)"),
         );
@@ -690,6 +694,8 @@ fn energy_plot(ui: &mut egui::Ui, p: &mut PanelParams) {
     let stride = (samples.len() / 2000).max(1);
     egui_plot::Plot::new("energy_plot")
         .x_axis_label("t (s)")
+        .y_axis_min_width(56.0)
+        .y_axis_formatter(|mark, _| joules(mark.value))
         .show(ui, |plot| {
             for (k, (name, rgb, f)) in SERIES.iter().enumerate() {
                 if !p.state.series[k] {
@@ -708,6 +714,25 @@ fn energy_plot(ui: &mut egui::Ui, p: &mut PanelParams) {
                 );
             }
         });
+}
+
+/// An energy with an SI prefix: 1.5 kJ, −320 J, 2 MJ.
+pub fn joules(v: f64) -> String {
+    let a = v.abs();
+    let (scale, unit) = if a >= 1e9 {
+        (1e-9, "GJ")
+    } else if a >= 1e6 {
+        (1e-6, "MJ")
+    } else if a >= 1e3 {
+        (1e-3, "kJ")
+    } else if a >= 1.0 || a == 0.0 {
+        (1.0, "J")
+    } else if a >= 1e-3 {
+        (1e3, "mJ")
+    } else {
+        (1e6, "µJ")
+    };
+    format!("{} {unit}", (v * scale * 1e3).round() / 1e3)
 }
 
 /// The samples within the last `window` seconds (all if `window` is 0).

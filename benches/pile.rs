@@ -72,6 +72,7 @@ fn main() {
                 t.broad_phase,
                 t.narrow_phase,
                 t.solve,
+                t.contact_pass,
                 t.integrate,
                 t.measure,
             ]) {

@@ -530,10 +530,12 @@ impl EtmSolver {
         if v_ref.is_nan() {
             return Err(diverged("non-finite relative velocity".into()));
         }
-        if v_ref <= 0.0 {
+        // Resting contacts (approach ≤ `rest_velocity`) are the contact pass's.
+        let resting = params.resting_speed();
+        if v_ref <= resting.max(0.0) {
             return Ok(());
         }
-        let tol = params.tolerance * v_ref;
+        let tol = (params.tolerance * v_ref).max(resting);
         let lambda = params.lambda;
         let contacts = &self.contacts;
         self.heap.build(&ids, |ci| {

@@ -538,6 +538,14 @@ impl SmmSolver {
                 });
             }
         }
+        // An island whose contacts all rest (approach ≤ `rest_velocity`) is the contact
+        // pass's (Guendelman et al. 2003: collision pass, then contact pass).
+        if v_ref <= params.resting_speed() {
+            for row in &self.rows {
+                self.in_system[row.contact] = false;
+            }
+            self.rows.clear();
+        }
         if self.rows.is_empty() {
             return Ok(());
         }

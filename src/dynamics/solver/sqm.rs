@@ -315,7 +315,8 @@ impl CollisionSolver for SqmSolver {
                 v_ref = v_ref.max(-un);
             }
         }
-        let threshold = params.tolerance * v_ref;
+        // Resting contacts (approach ≤ `rest_velocity`) are the contact pass's.
+        let threshold = (params.tolerance * v_ref).max(params.resting_speed());
         // Re-key contact `ci` from the current velocities (step 4).
         let rekey = |heap: &mut ContactHeap,
                      bodies: &[RigidBody],

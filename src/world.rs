@@ -421,8 +421,14 @@ impl World {
         let t3a = Instant::now();
         // 3b. resolve contacts (shock propagation), only what the solver left approaching
         if self.params.contact_pass {
-            self.contact_pass
-                .run(&mut self.bodies, contacts, &self.params, h, &mut report);
+            self.contact_pass.run(
+                &mut self.bodies,
+                contacts,
+                &self.params,
+                -self.gravity.try_normalize(0.0).unwrap_or_else(Vec3::zeros),
+                h,
+                &mut report,
+            );
             // Position projection (paper 001) for the methods without their own.
             if self.params.kp > 0.0 && self.solver.kind() != SolverKind::Jolt {
                 self.contact_pass

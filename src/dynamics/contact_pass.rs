@@ -1,32 +1,61 @@
-//! Resolve contacts: the shock-propagation contact pass of Guendelman, Bridson and Fedkiw
-//! (2003), "Nonconvex rigid bodies with stacking" (paper 000, ref. 54), run after the
-//! collision solver so that piles come to rest.
+//! Resolve contacts: the contact pass that makes piles come to rest, run by the world
+//! after the collision solver (ETM, SQM, SMM or jolt). It follows Guendelman, Bridson
+//! and Fedkiw (2003), "Nonconvex rigid bodies with stacking" (paper 000, ref. 54):
+//! separate **collision** and **contact** passes.
 //!
-//! A sequential solver capped at a finite number of sweeps leaves small approach
-//! velocities deep in a stack (Gauss-Seidel propagates the weight of the pile down by one
-//! layer per sweep); those become penetration, projection and jitter. The pass fixes that
-//! in one sweep, bottom up:
-//! 1. **Levels**: bodies resting on a static container or a static body (contact normal
-//!    within 60° of `up`, the direction opposite to gravity: a wall does not support a
-//!    column leaning on it) get level 0; a body touching a level-k body gets level k + 1
-//!    (breadth-first over the contacts). Groups resting on nothing static get no level.
-//! 2. **Order**: contacts are visited by the higher level of their two bodies (a static
-//!    side ranks below level 0; ties by contact index: deterministic). Level k's group
-//!    holds its bodies' contacts with their supports (level k − 1, frozen) and with each
-//!    other, so no level-k body moves once its group is done.
-//! 3. **Inelastic impulse**, level by level, sweeping each level's contacts until none
-//!    approaches (at most `max_sweeps` times): a contact still approaching (u_n < 0; speculative contacts
-//!    only if gap + h u_n < 0) gets the perfectly inelastic impulse with Coulomb friction:
-//!    sticking P = −K⁻¹u if |P_t| ≤ μ P_n, else sliding P = P_n (n − μ t̂) with
-//!    P_n = −u_n / nᵀK(n − μ t̂) (paper 000, eqs. 72-76 with e = 0). The lower-level body
-//!    of the pair is treated as infinitely heavy (its inverse mass and inertia are left
-//!    out of K), so the support's reaction does not disturb the layers already settled.
+//! **Why.** Paper 000's methods resolve impacts; on a resting pile every step's gravity
+//! kick makes every support contact "approach" at g h (0.016 m/s at h = 1/600), and a
+//! sequential method then spends its increments propagating the pile's weight down one
+//! layer per sweep (the previous session measured SQM at 105 steps/s and ETM at 24 on the
+//! 1,080-sphere pile, hitting the iteration cap) while leaving small approach
+//! velocities that become jitter and sinking. So:
+//! - **collision pass** (the method): ETM, SQM and SMM resolve only approaches faster
+//!   than `rest_velocity` (`SolverParams::resting_speed`); slower approaches get e = 0
+//!   anyway ("restitution only above a velocity threshold") and are left to this pass.
+//!   With `rest_velocity = 0` (paper 000's §7 scenes) the methods resolve everything and
+//!   this pass only cleans up what they left approaching;
+//! - **contact pass** (here), perfectly inelastic with Coulomb friction, in five steps:
 //!
-//! Contacts a converged solver left separating or resting are not touched, so the pass
-//! does not change the solvers' results on isolated collisions. Freezing the lower body
-//! does not conserve momentum (the support absorbs the reaction, as the ground would);
-//! its kinetic-energy change is booked as restitution (normal) and friction
-//! (tangential) dissipation like any impulse.
+//! 1. **Levels** (Guendelman's contact graph): bodies resting on a static container or
+//!    a static body (contact normal within 60° of `up`, the direction opposite to
+//!    gravity: a wall does not support a column leaning on it) get level 0; a body
+//!    touching a level-k body gets level k + 1 (breadth-first over the contacts). Groups
+//!    resting on nothing static get no level (they go last).
+//! 2. **Order**: contacts bottom up, by the higher level of their two bodies (a static
+//!    side ranks below level 0; ties by contact index: deterministic).
+//! 3. **Warm start** (Box2D/Rapier; only when `rest_velocity > 0`): each contact gets
+//!    the accumulated impulse the same contact point (same pair, same point in a's body
+//!    frame within 1 % of the lever arm) carried at the end of the last step, so a
+//!    resting pile starts each step almost at its solution.
+//! 4. **Projected Gauss-Seidel** sweeps in that order (at most [`PGS_SWEEPS`]), with
+//!    accumulated impulses (Catto's sequential impulses): normal λ_n ≥ 0 targeting
+//!    u_n⁺ = 0 (u_n⁺ = −gap/h for a speculative contact, gap > 0, which may close its gap
+//!    in the step), then the tangential impulse that stops the slip
+//!    (Δλ_t = −K_tt⁻¹ u_t), clamped to the cone |λ_t| ≤ μ λ_n; optionally rolling and
+//!    spinning resistance (`SolverParams::rolling_friction`, `spinning_friction`),
+//!    angular impulses clamped to μ_r λ_n and μ_s λ_n. Accumulating lets a sweep take
+//!    back an impulse an earlier one over-applied, which a one-way "push while
+//!    approaching" sweep cannot (it launches bodies: jitter). Only contacts that approach
+//!    (u_n < −tol) or were warm started take part, so contacts a converged solver left
+//!    separating are not touched. The sweeps are momentum-conserving.
+//! 5. **Shock propagation**: one last bottom-up sweep over what still approaches, with
+//!    the lower-level body of each pair treated as infinitely heavy (left out of K), so
+//!    a support's reaction cannot push the settled layers below back into the ground. It
+//!    is a single sweep on purpose: iterated to convergence with frozen supports it
+//!    diverges when two frozen bodies squeeze one between them (no finite impulse stops
+//!    the approach).
+//!
+//! Then [`ContactPass::project`] applies paper 001's **position projection** (k_p,
+//! eqs. 5.27-5.28, B.18) to what still overlaps, bottom up, for the methods that have
+//! none of their own (all but jolt).
+//!
+//! Energy: every impulse's kinetic-energy change P·(v⁻ + v⁺)/2 (paper 000, eq. 16; v the
+//! relative velocity, or the moving body's point velocity when the other side is frozen)
+//! is booked, normal part as restitution and tangential part (and rolling/spinning) as
+//! friction dissipation, with its sign (a warm-start impulse taken back returns energy).
+//! Freezing does not conserve momentum (the support absorbs the reaction, as the ground
+//! would). Projection moves bodies without forces: its potential-energy change shows in
+//! the ledger's residual.
 
 use super::solver::prepared::PreparedContact;
 use super::solver::{SolverParams, SolverReport};

@@ -4,10 +4,12 @@
 //! 1. **detect**: broad phase, then narrow phase → contacts at the current positions xₙ;
 //! 2. **integrate velocities**: v⁻ = vₙ + h (g + F/m), ω⁻ from the rotation integrator;
 //! 3. **resolve collisions**: the collision solver turns v⁻, ω⁻ into v⁺, ω⁺ (and may
-//!    project positions); then **resolve contacts**: the shock-propagation pass settles
-//!    what the solver left approaching (`dynamics::contact_pass`);
+//!    project positions); then **resolve contacts**: the contact pass (warm-started
+//!    projected Gauss-Seidel and shock propagation, `dynamics::contact_pass`) takes the
+//!    resting contacts and what the solver left approaching, and, for the methods without
+//!    their own, paper 001's position projection separates what still overlaps;
 //! 4. **integrate positions**: xₙ₊₁ = xₙ + h v⁺ (semi-implicit Euler), orientation by the
-//!    rotation integrator;
+//!    rotation integrator; islands at rest fall asleep (see below);
 //! 5. **measure energy**: the ledger books the solver's dissipation and the integration
 //!    error, and samples the state.
 //!
@@ -113,6 +115,8 @@ pub struct World {
     containers_seen: Vec<Container>,
     gravity_seen: Vec3,
     islands: UnionFind,
+    /// Scratch: one flag per island root.
+    island_flag: Vec<bool>,
     /// The step's contacts that involve an awake dynamic body (what the solver sees).
     awake_contacts: Vec<Contact>,
     solver: Box<dyn CollisionSolver>,
@@ -154,6 +158,7 @@ impl World {
             containers_seen: Vec::new(),
             gravity_seen: gravity,
             islands: UnionFind::default(),
+            island_flag: Vec::new(),
             awake_contacts: Vec::new(),
             solver: solver.create()?,
             collision: CollisionPipeline::default(),
@@ -280,7 +285,9 @@ impl World {
         }
         // An island with an awake dynamic body (or a sleeper given a velocity from
         // outside) wakes as a whole.
-        let mut wake_root = vec![false; n];
+        let mut wake_root = std::mem::take(&mut self.island_flag);
+        wake_root.clear();
+        wake_root.resize(n, false);
         for (i, b) in bodies.iter().enumerate() {
             if b.is_static() {
                 continue;
@@ -298,6 +305,7 @@ impl World {
             }
             any |= self.sleeping[i];
         }
+        self.island_flag = wake_root;
         if !any {
             return false;
         }
@@ -333,8 +341,13 @@ impl World {
                 0.0
             };
         }
+        if !self.still_time.iter().any(|&t| t >= self.sleep.time) {
+            return;
+        }
         // An island sleeps when its least still body has been still long enough.
-        let mut island_ready = vec![true; n];
+        let mut island_ready = std::mem::take(&mut self.island_flag);
+        island_ready.clear();
+        island_ready.resize(n, true);
         for i in 0..n {
             if !self.bodies[i].is_static() && self.still_time[i] < self.sleep.time {
                 island_ready[self.islands.find(i)] = false;
@@ -348,6 +361,7 @@ impl World {
                 b.angular_velocity = Vec3::zeros();
             }
         }
+        self.island_flag = island_ready;
     }
 
     /// Advance one step of length `dt` (see the module doc for the phases).

@@ -1,17 +1,20 @@
-//! Benchmark program: time per step of a pile settling in a box, split by phase.
+//! Benchmark program: time per step of piles settling in a box, split by phase.
 //!
-//! `cargo bench --bench pile [-- SCENE [STEPS] [SOLVER...]]` (default: the 1,080-sphere
-//! pile, 600 steps, every implemented solver). Prints a table and writes
-//! `target/bench/pile.csv` with one row per solver and one column per phase (µs per step),
-//! the phase names being the world step's (`src/world.rs`), plus the solver's iterations
-//! (sweeps) per step and how many steps hit its iteration cap. Speed is reported as ratios
-//! against baselines measured in the same run: each solver's time per step and per phase
-//! against the first solver listed (e.g. `jolt ccp`: CCP against jolt), and the broad
-//! phase against the brute-force all-pairs test it replaces.
+//! `cargo bench --bench pile [-- SCENE[,SCENE...] [STEPS] [SOLVER...]]` (default: the
+//! 1,080-sphere pile, 600 steps, every implemented solver). For each scene it prints a
+//! table and writes `target/bench/pile.csv` with one row per scene and solver and one
+//! column per phase (µs per step), the phase names being the world step's
+//! (`src/world.rs`: broad phase, narrow phase, solve = velocity kick + collision solver,
+//! contact pass = contact pass + position projection, integrate = drift + sleeping,
+//! measure). Speed is reported as ratios against baselines measured in the same run:
+//! each solver's steps/s against jolt's on the same scene (jolt is always run first), and
+//! the broad phase against the brute-force all-pairs test it replaces.
+//!
+//! The issue-3 figures: `cargo bench --bench pile -- packing_spheres,etm_spheres_1080,pile_spheres_1080 600 etm sqm smm`.
 
 use impulse_lab::World;
 use impulse_lab::dynamics::solver::SolverKind;
-use impulse_lab::scene::load_scene;
+use impulse_lab::scene::{Scene, load_scene};
 use std::io::Write;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -21,12 +24,14 @@ fn main() {
         .skip(1)
         .filter(|a| a != "--bench")
         .collect();
-    let scene_name = args
+    let scene_names: Vec<String> = args
         .first()
-        .cloned()
-        .unwrap_or_else(|| "pile_spheres_1080".into());
+        .map_or("pile_spheres_1080", String::as_str)
+        .split(',')
+        .map(str::to_string)
+        .collect();
     let steps: u64 = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(600);
-    let solvers: Vec<SolverKind> = if args.len() > 2 {
+    let mut solvers: Vec<SolverKind> = if args.len() > 2 {
         args[2..]
             .iter()
             .map(|s| s.parse().expect("solver name"))
@@ -34,112 +39,24 @@ fn main() {
     } else {
         SolverKind::ALL.into_iter().collect()
     };
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("scenes")
-        .join(format!("{scene_name}.ron"));
-    let scene = load_scene(&path).unwrap_or_else(|e| panic!("{e}"));
+    // jolt first: the in-run baseline the others are reported against.
+    solvers.retain(|&k| k != SolverKind::Jolt);
+    solvers.insert(0, SolverKind::Jolt);
 
     let out_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/bench");
     std::fs::create_dir_all(&out_dir).unwrap();
     let mut csv = std::fs::File::create(out_dir.join("pile.csv")).unwrap();
-    writeln!(csv, "scene,solver,bodies,steps,mean_contacts,broad_phase_us,narrow_phase_us,solve_us,contact_pass_us,integrate_us,measure_us,total_us,steps_per_s,iterations_per_step,capped_steps").unwrap();
-    println!("{scene_name}: {steps} steps");
-    println!(
-        "{:<6} {:>8} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>9} {:>8} {:>7}",
-        "solver",
-        "contacts",
-        "broad µs",
-        "narrow µs",
-        "solve µs",
-        "contact µs",
-        "integr µs",
-        "measure µs",
-        "total µs",
-        "steps/s",
-        "iter/step",
-        "capped"
-    );
-    // (solver, µs per step of each phase, total µs per step) for the ratios.
-    let mut measured: Vec<(SolverKind, [f64; 6], f64)> = Vec::new();
-    for kind in solvers {
-        let mut world: World = scene.build_world().unwrap_or_else(|e| panic!("{e}"));
-        world.set_solver(kind).unwrap();
-        world.start_ledger();
-        let mut sum = [Duration::ZERO; 6];
-        let mut contacts = 0usize;
-        let (mut iterations, mut capped) = (0u64, 0u64);
-        let t0 = Instant::now();
-        for _ in 0..steps {
-            world.step().unwrap();
-            let t = world.last_times;
-            for (s, d) in sum.iter_mut().zip([
-                t.broad_phase,
-                t.narrow_phase,
-                t.solve,
-                t.contact_pass,
-                t.integrate,
-                t.measure,
-            ]) {
-                *s += d;
-            }
-            contacts += world.contacts.len();
-            iterations += world.last_report.iterations as u64;
-            capped += world.last_report.hit_iteration_cap as u64;
-        }
-        let wall = t0.elapsed();
-        let us = |d: Duration| d.as_secs_f64() * 1e6 / steps as f64;
-        let total = us(wall);
-        let iter_per_step = iterations as f64 / steps as f64;
-        println!(
-            "{:<6} {:>8.0} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>9.1} {:>8.1} {:>7}",
-            kind.name(),
-            contacts as f64 / steps as f64,
-            us(sum[0]),
-            us(sum[1]),
-            us(sum[2]),
-            us(sum[3]),
-            us(sum[4]),
-            us(sum[5]),
-            total,
-            1e6 / total,
-            iter_per_step,
-            capped
-        );
-        writeln!(
-            csv,
-            "{scene_name},{},{},{steps},{:.1},{:.2},{:.2},{:.2},{:.2},{:.2},{:.2},{:.2},{:.2},{:.2},{capped}",
-            kind.name(),
-            world.bodies.len(),
-            contacts as f64 / steps as f64,
-            us(sum[0]),
-            us(sum[1]),
-            us(sum[2]),
-            us(sum[3]),
-            us(sum[4]),
-            us(sum[5]),
-            total,
-            1e6 / total,
-            iter_per_step
-        )
-        .unwrap();
-        measured.push((kind, sum.map(us), total));
+    writeln!(csv, "scene,solver,bodies,steps,mean_contacts,broad_phase_us,narrow_phase_us,solve_us,contact_pass_us,integrate_us,measure_us,total_us,steps_per_s,ratio_to_jolt").unwrap();
+    let mut scene = None;
+    for name in &scene_names {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("scenes")
+            .join(format!("{name}.ron"));
+        let s = load_scene(&path).unwrap_or_else(|e| panic!("{e}"));
+        bench_scene(name, &s, steps, &solvers, &mut csv);
+        scene = Some(s);
     }
-    if let Some((base, base_phases, base_total)) = measured.first().cloned() {
-        for (kind, phases, total) in &measured[1..] {
-            let ratio = |a: f64, b: f64| if b > 0.0 { a / b } else { f64::NAN };
-            println!(
-                "ratio {kind}/{base} in this run: time per step {:.2} (steps/s {:.2}); per phase: broad {:.2}, narrow {:.2}, solve {:.2}, contact pass {:.2}, integrate {:.2}, measure {:.2}",
-                ratio(*total, base_total),
-                ratio(base_total, *total),
-                ratio(phases[0], base_phases[0]),
-                ratio(phases[1], base_phases[1]),
-                ratio(phases[2], base_phases[2]),
-                ratio(phases[3], base_phases[3]),
-                ratio(phases[4], base_phases[4]),
-                ratio(phases[5], base_phases[5]),
-            );
-        }
-    }
+    let scene = scene.expect("a scene");
 
     // Baseline in the same run: brute-force all-pairs bounding-ball test vs sweep and prune.
     let world = scene.build_world().unwrap();
@@ -177,4 +94,91 @@ fn main() {
         detect * 1e6,
         brute / detect
     );
+}
+
+/// Run every solver on `scene` for `steps` steps; print a table and append CSV rows.
+fn bench_scene(
+    scene_name: &str,
+    scene: &Scene,
+    steps: u64,
+    solvers: &[SolverKind],
+    csv: &mut std::fs::File,
+) {
+    println!("{scene_name}: {steps} steps");
+    println!(
+        "{:<6} {:>8} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>9} {:>7}",
+        "solver",
+        "contacts",
+        "broad µs",
+        "narrow µs",
+        "solve µs",
+        "contact µs",
+        "integr µs",
+        "measure µs",
+        "total µs",
+        "steps/s",
+        "× jolt"
+    );
+    let mut jolt_rate = f64::NAN;
+    for &kind in solvers {
+        let mut world: World = scene.build_world().unwrap_or_else(|e| panic!("{e}"));
+        world.set_solver(kind).unwrap();
+        world.start_ledger();
+        let mut sum = [Duration::ZERO; 6];
+        let mut contacts = 0usize;
+        let t0 = Instant::now();
+        for _ in 0..steps {
+            world.step().unwrap();
+            let t = world.last_times;
+            for (s, d) in sum.iter_mut().zip([
+                t.broad_phase,
+                t.narrow_phase,
+                t.solve,
+                t.contact_pass,
+                t.integrate,
+                t.measure,
+            ]) {
+                *s += d;
+            }
+            contacts += world.contacts.len();
+        }
+        let wall = t0.elapsed();
+        let us = |d: Duration| d.as_secs_f64() * 1e6 / steps as f64;
+        let total = us(wall);
+        let rate = 1e6 / total;
+        if kind == SolverKind::Jolt {
+            jolt_rate = rate;
+        }
+        println!(
+            "{:<6} {:>8.0} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>9.1} {:>7.2}",
+            kind.name(),
+            contacts as f64 / steps as f64,
+            us(sum[0]),
+            us(sum[1]),
+            us(sum[2]),
+            us(sum[3]),
+            us(sum[4]),
+            us(sum[5]),
+            total,
+            rate,
+            rate / jolt_rate
+        );
+        writeln!(
+            csv,
+            "{scene_name},{},{},{steps},{:.1},{:.2},{:.2},{:.2},{:.2},{:.2},{:.2},{:.2},{:.2},{:.3}",
+            kind.name(),
+            world.bodies.len(),
+            contacts as f64 / steps as f64,
+            us(sum[0]),
+            us(sum[1]),
+            us(sum[2]),
+            us(sum[3]),
+            us(sum[4]),
+            us(sum[5]),
+            total,
+            rate,
+            rate / jolt_rate
+        )
+        .unwrap();
+    }
 }

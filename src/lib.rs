@@ -13,6 +13,7 @@ pub mod dynamics;
 pub mod energy;
 pub mod math;
 pub mod scene;
+pub mod settle;
 pub mod shapes;
 pub mod world;
 

@@ -4,13 +4,30 @@
 //! 1. **detect**: broad phase, then narrow phase → contacts at the current positions xₙ;
 //! 2. **integrate velocities**: v⁻ = vₙ + h (g + F/m), ω⁻ from the rotation integrator;
 //! 3. **resolve collisions**: the collision solver turns v⁻, ω⁻ into v⁺, ω⁺ (and may
-//!    project positions); then **resolve contacts**: the shock-propagation pass settles
-//!    what the solver left approaching (`dynamics::contact_pass`);
+//!    project positions); then **resolve contacts**: the contact pass (warm-started
+//!    projected Gauss-Seidel and shock propagation, `dynamics::contact_pass`) takes the
+//!    resting contacts and what the solver left approaching, and, for the methods without
+//!    their own, paper 001's position projection separates what still overlaps (not after
+//!    CCP, whose Newmark contact law bounds the displacement itself);
 //! 4. **integrate positions**: xₙ₊₁ = xₙ + h v⁺ (semi-implicit Euler), or
 //!    xₙ₊₁ = xₙ + h (vₙ + v⁺)/2 for a solver formulated with Newmark (CCP, paper 002
-//!    eq. 51; [`CollisionSolver::position_update`]), orientation by the rotation integrator;
+//!    eq. 51; [`CollisionSolver::position_update`]), orientation by the rotation
+//!    integrator; islands at rest fall asleep (see below);
 //! 5. **measure energy**: the ledger books the solver's dissipation and the integration
 //!    error, and samples the state.
+//!
+//! **Island sleeping** (as in Box2D and Rapier), on by default ([`SleepParams`]): an
+//! island (bodies joined by contacts; static bodies and containers do not join) whose
+//! bodies have all been *still* (|v| and |ω| × bounding radius below
+//! [`SleepParams::velocity`] after the solver) for [`SleepParams::time`] falls asleep: its
+//! velocities are set to zero and it is left out of the kick, the solver, the contact
+//! pass and the drift until woken. The kinetic energy this removes (below ½ m v_sleep²
+//! per body) is not explained by any ledger column, so it shows in the residual. An
+//! island wakes when, at the start of a step, it touches an awake body, when one of its
+//! bodies was given a velocity from outside, when a container or gravity changed (a wall
+//! removed from a settled pile) or on [`World::wake_all`]. Sleeping only stops bodies
+//! the solver has already brought to rest; it cannot stop a jittering pile (a body
+//! faster than the sleep velocity resets its island's timer).
 
 use crate::body::RigidBody;
 use crate::collision::{CollisionPipeline, Contact};
@@ -34,6 +51,29 @@ pub struct PhaseTimes {
     pub contact_pass: Duration,
     pub integrate: Duration,
     pub measure: Duration,
+}
+
+/// Island sleeping parameters (see the module doc).
+#[derive(Clone, Debug, PartialEq)]
+pub struct SleepParams {
+    /// Whether islands at rest fall asleep. Default: true.
+    pub enabled: bool,
+    /// A body is still when |v| < `velocity` and |ω| × bounding radius < `velocity`
+    /// (m/s). Default: 0.01 (Box2D's linear sleep tolerance).
+    pub velocity: f64,
+    /// An island falls asleep after all its bodies have been still this long (s).
+    /// Default: 0.5 (Box2D's time to sleep).
+    pub time: f64,
+}
+
+impl Default for SleepParams {
+    fn default() -> Self {
+        SleepParams {
+            enabled: true,
+            velocity: 0.01,
+            time: 0.5,
+        }
+    }
 }
 
 /// An external force applied to a body every step (not gravity): a point force `force`
@@ -69,6 +109,20 @@ pub struct World {
     pub record_trace: bool,
     /// The last recorded collision trace.
     pub trace: Vec<TraceRow>,
+    /// Island sleeping (see the module doc).
+    pub sleep: SleepParams,
+    /// Per body: asleep (left out of the step until woken).
+    sleeping: Vec<bool>,
+    /// Per body: how long it has been still (s).
+    still_time: Vec<f64>,
+    /// Containers and gravity when the sleep state was last checked (a change wakes all).
+    containers_seen: Vec<Container>,
+    gravity_seen: Vec3,
+    islands: UnionFind,
+    /// Scratch: one flag per island root.
+    island_flag: Vec<bool>,
+    /// The step's contacts that involve an awake dynamic body (what the solver sees).
+    awake_contacts: Vec<Contact>,
     solver: Box<dyn CollisionSolver>,
     collision: CollisionPipeline,
     contact_pass: ContactPass,
@@ -104,6 +158,14 @@ impl World {
             contact_margin: 0.005,
             record_trace: false,
             trace: Vec::new(),
+            sleep: SleepParams::default(),
+            sleeping: Vec::new(),
+            still_time: Vec::new(),
+            containers_seen: Vec::new(),
+            gravity_seen: gravity,
+            islands: UnionFind::default(),
+            island_flag: Vec::new(),
+            awake_contacts: Vec::new(),
             solver: solver.create()?,
             collision: CollisionPipeline::default(),
             contact_pass: ContactPass::default(),
@@ -181,6 +243,134 @@ impl World {
         self.ledger.sample(self.step_index, self.time, e, 0)
     }
 
+    /// Number of bodies asleep.
+    pub fn sleeping_bodies(&self) -> usize {
+        self.sleeping.iter().filter(|&&s| s).count()
+    }
+
+    /// Whether body `i` is asleep.
+    pub fn is_sleeping(&self, i: usize) -> bool {
+        self.sleeping.get(i).copied().unwrap_or(false)
+    }
+
+    /// Wake every body (call after editing bodies from outside, e.g. dragging one).
+    pub fn wake_all(&mut self) {
+        self.sleeping.iter_mut().for_each(|s| *s = false);
+        self.still_time.iter_mut().for_each(|t| *t = 0.0);
+    }
+
+    /// Start of a step, after detection: wake what must wake, group the bodies into
+    /// islands by this step's contacts and pick the contacts the solver sees. Returns
+    /// whether any body sleeps (then the solver gets `awake_contacts`).
+    fn wake_and_filter(&mut self) -> bool {
+        let n = self.bodies.len();
+        self.sleeping.resize(n, false);
+        self.still_time.resize(n, 0.0);
+        if !self.sleep.enabled
+            || self.containers != self.containers_seen
+            || self.gravity != self.gravity_seen
+        {
+            self.wake_all();
+            if self.containers != self.containers_seen {
+                self.containers_seen.clone_from(&self.containers);
+            }
+            self.gravity_seen = self.gravity;
+        }
+        let bodies = &self.bodies;
+        let dynamic = |i: usize| !bodies[i].is_static();
+        self.islands.reset(n);
+        for c in &self.contacts {
+            if let Some(b) = c.b
+                && dynamic(c.a)
+                && dynamic(b)
+            {
+                self.islands.union(c.a, b);
+            }
+        }
+        if !self.sleeping.iter().any(|&s| s) {
+            return false;
+        }
+        // An island with an awake dynamic body (or a sleeper given a velocity from
+        // outside) wakes as a whole.
+        let mut wake_root = std::mem::take(&mut self.island_flag);
+        wake_root.clear();
+        wake_root.resize(n, false);
+        for (i, b) in bodies.iter().enumerate() {
+            if b.is_static() {
+                continue;
+            }
+            let moved = b.velocity != Vec3::zeros() || b.angular_velocity != Vec3::zeros();
+            if !self.sleeping[i] || moved {
+                wake_root[self.islands.find(i)] = true;
+            }
+        }
+        let mut any = false;
+        for i in 0..n {
+            if self.sleeping[i] && wake_root[self.islands.find(i)] {
+                self.sleeping[i] = false;
+                self.still_time[i] = 0.0;
+            }
+            any |= self.sleeping[i];
+        }
+        self.island_flag = wake_root;
+        if !any {
+            return false;
+        }
+        let sleeping = &self.sleeping;
+        let awake = |i: usize| !bodies[i].is_static() && !sleeping[i];
+        self.awake_contacts.clear();
+        self.awake_contacts.extend(
+            self.contacts
+                .iter()
+                .filter(|c| awake(c.a) || c.b.is_some_and(awake))
+                .cloned(),
+        );
+        true
+    }
+
+    /// End of a step: update the still timers and put islands still for
+    /// `sleep.time` to sleep.
+    fn fall_asleep(&mut self) {
+        if !self.sleep.enabled {
+            return;
+        }
+        let n = self.bodies.len();
+        let v_sleep = self.sleep.velocity;
+        for (i, b) in self.bodies.iter().enumerate() {
+            if b.is_static() || self.sleeping[i] {
+                continue;
+            }
+            let still = b.velocity.norm() < v_sleep
+                && b.angular_velocity.norm() * b.shape.bounding_radius() < v_sleep;
+            self.still_time[i] = if still {
+                self.still_time[i] + self.dt
+            } else {
+                0.0
+            };
+        }
+        if !self.still_time.iter().any(|&t| t >= self.sleep.time) {
+            return;
+        }
+        // An island sleeps when its least still body has been still long enough.
+        let mut island_ready = std::mem::take(&mut self.island_flag);
+        island_ready.clear();
+        island_ready.resize(n, true);
+        for i in 0..n {
+            if !self.bodies[i].is_static() && self.still_time[i] < self.sleep.time {
+                island_ready[self.islands.find(i)] = false;
+            }
+        }
+        for i in 0..n {
+            let b = &mut self.bodies[i];
+            if !b.is_static() && !self.sleeping[i] && island_ready[self.islands.find(i)] {
+                self.sleeping[i] = true;
+                b.velocity = Vec3::zeros();
+                b.angular_velocity = Vec3::zeros();
+            }
+        }
+        self.island_flag = island_ready;
+    }
+
     /// Advance one step of length `dt` (see the module doc for the phases).
     pub fn step(&mut self) -> Result<EnergySample, SolverError> {
         let h = self.dt;
@@ -195,6 +385,7 @@ impl World {
             self.contact_margin,
             &mut self.contacts,
         );
+        let some_asleep = self.wake_and_filter();
         let t2 = Instant::now();
 
         // 2. integrate velocities (kick); remember the start-of-step v, ω for the drift.
@@ -213,8 +404,10 @@ impl World {
             self.wrench[f.body].1 += f.offset.cross(&f.force);
         }
         let mut kick_energy = 0.0;
-        for (b, (force, torque)) in self.bodies.iter_mut().zip(&self.wrench) {
-            if b.is_static() {
+        for ((b, (force, torque)), &asleep) in
+            self.bodies.iter_mut().zip(&self.wrench).zip(&self.sleeping)
+        {
+            if b.is_static() || asleep {
                 continue;
             }
             let k0 = b.kinetic_energy_translational() + b.kinetic_energy_rotational();
@@ -234,9 +427,14 @@ impl World {
         if recording {
             self.trace.clear();
         }
+        let contacts = if some_asleep {
+            &self.awake_contacts
+        } else {
+            &self.contacts
+        };
         let mut report = self.solver.resolve(SolverContext {
             bodies: &mut self.bodies,
-            contacts: &self.contacts,
+            contacts,
             params: &self.params,
             dt: h,
             trace: if recording {
@@ -253,12 +451,20 @@ impl World {
         if self.params.contact_pass && !newmark {
             self.contact_pass.run(
                 &mut self.bodies,
-                &self.contacts,
-                self.params.friction,
+                contacts,
+                &self.params,
+                -self.gravity.try_normalize(0.0).unwrap_or_else(Vec3::zeros),
                 h,
-                self.params.max_iterations,
                 &mut report,
             );
+            // Position projection (paper 001) for the methods without their own.
+            // (Jolt projects in its own sweep; MDP has its error-reduction term.)
+            if self.params.kp > 0.0
+                && !matches!(self.solver.kind(), SolverKind::Jolt | SolverKind::Mdp)
+            {
+                self.contact_pass
+                    .project(&mut self.bodies, contacts, self.params.kp);
+            }
         }
         let t3 = Instant::now();
         let pe_after_solve = self.energies().2;
@@ -275,7 +481,7 @@ impl World {
             external += h * (f.force.dot(&v) + f.offset.cross(&f.force).dot(&w));
         }
         for (i, b) in self.bodies.iter_mut().enumerate() {
-            if b.is_static() {
+            if b.is_static() || self.sleeping[i] {
                 continue;
             }
             b.position += h * drift(&self.velocity_start[i], &b.velocity);
@@ -288,6 +494,7 @@ impl World {
             b.orientation = q;
             b.angular_velocity = w;
         }
+        self.fall_asleep();
         let t4 = Instant::now();
 
         // 5. measure energy
@@ -316,5 +523,33 @@ impl World {
             measure: t5 - t4,
         };
         Ok(sample)
+    }
+}
+
+/// Union-find over body indices with path halving (islands of touching bodies).
+#[derive(Default)]
+struct UnionFind {
+    parent: Vec<usize>,
+}
+
+impl UnionFind {
+    fn reset(&mut self, n: usize) {
+        self.parent.clear();
+        self.parent.extend(0..n);
+    }
+
+    fn find(&mut self, mut x: usize) -> usize {
+        while self.parent[x] != x {
+            self.parent[x] = self.parent[self.parent[x]];
+            x = self.parent[x];
+        }
+        x
+    }
+
+    fn union(&mut self, a: usize, b: usize) {
+        let (ra, rb) = (self.find(a), self.find(b));
+        if ra != rb {
+            self.parent[ra.max(rb)] = ra.min(rb);
+        }
     }
 }

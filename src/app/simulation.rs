@@ -137,6 +137,7 @@ impl Simulation {
             .map_err(|e| e.to_string())?;
         world.params = self.world.params.clone();
         world.dt = self.world.dt;
+        world.sleep = self.world.sleep.clone();
         self.last_sample = world.start_ledger();
         self.world = world;
         self.error = None;
@@ -158,7 +159,14 @@ impl Simulation {
         self.world.forces.clear();
         if let Some(g) = &self.grab {
             match self.world.bodies.get(g.body) {
-                Some(b) if !b.is_static() => self.world.forces.push(g.force(b)),
+                Some(b) if !b.is_static() => {
+                    let f = g.force(b);
+                    // A sleeping body ignores forces until woken.
+                    if self.world.is_sleeping(g.body) {
+                        self.world.wake_all();
+                    }
+                    self.world.forces.push(f);
+                }
                 _ => self.grab = None,
             }
         }

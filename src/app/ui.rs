@@ -263,10 +263,11 @@ fn run_control(ui: &mut egui::Ui, p: &mut PanelParams) {
         let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
         let stats = &p.control.stats;
         ui.monospace(format!(
-            "t = {:.3} s | step {} | {} bodies | {} contacts | {:.0} FPS | ×{:.2} real time{} | {} steps/frame | detect {:.2} ms, solve {:.2} ms, contact pass {:.2} ms, integrate {:.2} ms",
+            "t = {:.3} s | step {} | {} bodies ({} asleep) | {} contacts | {:.0} FPS | ×{:.2} real time{} | {} steps/frame | detect {:.2} ms, solve {:.2} ms, contact pass {:.2} ms, integrate {:.2} ms",
             w.time,
             w.step_index,
             w.bodies.len(),
+            w.sleeping_bodies(),
             w.contacts.len(),
             p.state.fps,
             stats.real_time_factor,
@@ -499,8 +500,18 @@ fn solver_section(ui: &mut egui::Ui, p: &mut PanelParams) {
         )
         .on_hover_text("Approach speeds below this are resting contact: no restitution (stops resting piles from jittering). m/s, ≥ 0.");
     }
-    ui.checkbox(&mut params.contact_pass, "contact pass")
-        .on_hover_text("After the method, a shock-propagation pass (Guendelman et al. 2003, paper 000 ref. 54) settles contacts it left approaching, so piles come to rest.");
+    if chosen != SolverKind::Ccp {
+        ui.checkbox(&mut params.contact_pass, "contact pass")
+            .on_hover_text("After the method, a warm-started contact pass (projected Gauss-Seidel, then shock propagation: Guendelman et al. 2003, paper 000 ref. 54) takes the resting contacts, so piles come to rest. Never after CCP, whose Newmark contact law bounds the displacement itself.");
+        ui.add(
+            egui::Slider::new(&mut params.rolling_friction, 0.0..=0.1).text("rolling resistance μ_r (m)"),
+        )
+        .on_hover_text("The contact pass resists rolling with a torque up to μ_r × the normal force (a rigid sphere on a plane otherwise rolls forever). m, ≥ 0.");
+        ui.add(
+            egui::Slider::new(&mut params.spinning_friction, 0.0..=0.1).text("spinning friction μ_s (m)"),
+        )
+        .on_hover_text("Torque about the contact normal up to μ_s × the normal force (a contact patch). m, ≥ 0.");
+    }
     if params.validate().is_err() {
         *params = before;
     }
@@ -518,6 +529,8 @@ fn solver_section(ui: &mut egui::Ui, p: &mut PanelParams) {
     {
         p.sim.world.dt = dt_ms * 1e-3;
     }
+    ui.checkbox(&mut p.sim.world.sleep.enabled, "sleep islands at rest")
+        .on_hover_text("Islands whose bodies have all been slower than 0.01 m/s for 0.5 s stop being simulated until something touches them or a wall is removed (as in Box2D and Rapier).");
     let r = &p.sim.world.last_report;
     ui.small(format!(
         "last step: {} impulses, {} iterations{}",

@@ -8,6 +8,9 @@ use impulse_lab::dynamics::solver::mdp::FrictionLaw;
 use impulse_lab::dynamics::solver::{SolverKind, TraceRow};
 use impulse_lab::energy::EnergySample;
 use impulse_lab::scene::{self, Scene};
+use impulse_lab::settle::{
+    KE_RATIO_SETTLED, PENETRATION_RATIO_MAX, SettleMonitor, max_penetration_ratio,
+};
 use serde::Serialize;
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -165,6 +168,13 @@ struct RunArgs {
     /// impulse, elastic, kinetic and total energy).
     #[arg(long, requires = "trace_collision")]
     trace_out: Option<PathBuf>,
+    /// Print the settle metrics at the end (kinetic energy / potential-energy range,
+    /// deepest penetration / body size, time to settle; see `impulse_lab::settle`).
+    #[arg(long)]
+    settle: bool,
+    /// Disable island sleeping (bodies at rest keep being simulated).
+    #[arg(long)]
+    no_sleep: bool,
 }
 
 /// A failure with its exit code: 2 for invalid input, 1 for a run-time failure.
@@ -219,6 +229,8 @@ pub fn main() -> ExitCode {
             final_state: None,
             trace_collision: None,
             trace_out: None,
+            settle: false,
+            no_sleep: false,
         }),
     };
     match result {
@@ -321,6 +333,7 @@ fn run(args: RunArgs) -> Result<(), Failure> {
     let state_out = args.final_state.as_deref().map(create_output).transpose()?;
 
     let mut sample = world.start_ledger();
+    let mut settle = SettleMonitor::start(&world);
     let mut write = |s: &EnergySample| -> Result<(), Failure> {
         if let Some(t) = trace.as_mut() {
             t.serialize(s)
@@ -343,6 +356,9 @@ fn run(args: RunArgs) -> Result<(), Failure> {
             )));
         }
         capped += u64::from(world.last_report.hit_iteration_cap);
+        if args.settle {
+            settle.sample(&world);
+        }
         write(&sample)?;
         if tracing && let Some(t) = collision_trace.as_mut() {
             for row in &world.trace {
@@ -380,6 +396,9 @@ fn run(args: RunArgs) -> Result<(), Failure> {
             String::new()
         }
     );
+    if args.settle {
+        print_settle(&mut world, &settle);
+    }
     Ok(())
 }
 
@@ -398,6 +417,36 @@ fn parse_rotation(s: &str) -> Result<RotationIntegrator, String> {
         return Err(format!("θ must be in [0, 1], got {theta}"));
     }
     Ok(RotationIntegrator::Theta { theta })
+}
+
+/// Print the settle metrics of a finished run (issue 3's criteria).
+fn print_settle(world: &mut World, m: &SettleMonitor) {
+    let last = m.last;
+    // Penetration at the final positions (the step's contacts are those at its start).
+    world.detect();
+    let final_penetration = max_penetration_ratio(&world.bodies, &world.contacts);
+    let sleeping = world.sleeping_bodies();
+    println!(
+        "settle: t = {:.3} s | KE {:.6e} J | PE range (PE at release − PE now) {:.6e} J | KE/PE-range {:.3e} (criterion < {:e}) | max penetration/size: now {:.3e}, after settling {:.3e}, whole run {:.3e} (criterion < {}) | time to settle {} | sleeping bodies {}/{} | {}",
+        last.time,
+        last.kinetic,
+        last.potential_range,
+        last.ke_ratio,
+        KE_RATIO_SETTLED,
+        final_penetration,
+        m.max_penetration_after_settling(),
+        m.max_penetration,
+        PENETRATION_RATIO_MAX,
+        m.time_to_settle()
+            .map_or("not settled".to_string(), |t| format!("{t:.3} s")),
+        sleeping,
+        world.bodies.iter().filter(|b| !b.is_static()).count(),
+        if m.settled() && final_penetration < PENETRATION_RATIO_MAX {
+            "SETTLED"
+        } else {
+            "NOT SETTLED"
+        }
+    );
 }
 
 fn apply_overrides(world: &mut World, args: &RunArgs) -> Result<(), Failure> {
@@ -431,6 +480,10 @@ fn apply_overrides(world: &mut World, args: &RunArgs) -> Result<(), Failure> {
     if let Some(kp) = args.kp {
         p.kp = kp;
     }
+    if args.no_sleep {
+        world.sleep.enabled = false;
+    }
+    let p = &world.params;
     p.validate()
         .map_err(|(field, msg)| Failure::invalid(format!("--{field}: {msg}")))
 }

@@ -1,32 +1,64 @@
-//! Resolve contacts: the shock-propagation contact pass of Guendelman, Bridson and Fedkiw
-//! (2003), "Nonconvex rigid bodies with stacking" (paper 000, ref. 54), run after the
-//! collision solver so that piles come to rest.
+//! Resolve contacts: the contact pass that makes piles come to rest, run by the world
+//! after the collision solver (ETM, SQM, SMM or jolt). It follows Guendelman, Bridson
+//! and Fedkiw (2003), "Nonconvex rigid bodies with stacking" (paper 000, ref. 54):
+//! separate **collision** and **contact** passes.
 //!
-//! A sequential solver capped at a finite number of sweeps leaves small approach
-//! velocities deep in a stack (Gauss-Seidel propagates the weight of the pile down by one
-//! layer per sweep); those become penetration, projection and jitter. The pass fixes that
-//! in one sweep, bottom up:
-//! 1. **Levels**: bodies touching a static container or a static body get level 0; a body
+//! **Why.** Paper 000's methods resolve impacts; on a resting pile every step's gravity
+//! kick makes every support contact "approach" at g h (0.016 m/s at h = 1/600), and a
+//! sequential method then spends its increments propagating the pile's weight down one
+//! layer per sweep (the previous session measured SQM at 105 steps/s and ETM at 24 on the
+//! 1,080-sphere pile, hitting the iteration cap) while leaving small approach
+//! velocities that become jitter and sinking. So:
+//! - **collision pass** (the method): ETM, SQM and SMM resolve only approaches faster
+//!   than `rest_velocity` (`SolverParams::resting_speed`); slower approaches get e = 0
+//!   anyway ("restitution only above a velocity threshold") and are left to this pass.
+//!   With `rest_velocity = 0` (paper 000's §7 scenes) the methods resolve everything and
+//!   this pass only cleans up what they left approaching;
+//! - **contact pass** (here), perfectly inelastic with Coulomb friction, in five steps:
+//!
+//! 1. **Levels** (Guendelman's contact graph): bodies resting on a static container or
+//!    a static body (contact normal within 60° of `up`, the direction opposite to
+//!    gravity: a wall does not support a column leaning on it) get level 0; a body
 //!    touching a level-k body gets level k + 1 (breadth-first over the contacts). Groups
-//!    touching nothing static get no level.
-//! 2. **Order**: contacts are visited by the lower level of their two bodies (ties by
-//!    contact index: deterministic).
-//! 3. **Inelastic impulse**, level by level, sweeping each level's contacts until none
-//!    approaches (at most `max_sweeps` times): a contact still approaching (u_n < 0; speculative contacts
-//!    only if gap + h u_n < 0) gets the perfectly inelastic impulse with Coulomb friction:
-//!    sticking P = −K⁻¹u if |P_t| ≤ μ P_n, else sliding P = P_n (n − μ t̂) with
-//!    P_n = −u_n / nᵀK(n − μ t̂) (paper 000, eqs. 72-76 with e = 0). The lower-level body
-//!    of the pair is treated as infinitely heavy (its inverse mass and inertia are left
-//!    out of K), so the support's reaction does not disturb the layers already settled.
+//!    resting on nothing static get no level (they go last).
+//! 2. **Order**: contacts bottom up, by the higher level of their two bodies (a static
+//!    side ranks below level 0; ties by contact index: deterministic).
+//! 3. **Warm start** (Box2D/Rapier; only when `rest_velocity > 0`): each contact gets
+//!    the accumulated impulse the same contact point (same pair, same point in a's body
+//!    frame within 1 % of the lever arm) carried at the end of the last step, so a
+//!    resting pile starts each step almost at its solution.
+//! 4. **Projected Gauss-Seidel** sweeps in that order (at most [`PGS_SWEEPS`]), with
+//!    accumulated impulses (Catto's sequential impulses): normal λ_n ≥ 0 targeting
+//!    u_n⁺ = 0 (u_n⁺ = −gap/h for a speculative contact, gap > 0, which may close its gap
+//!    in the step), then the tangential impulse that stops the slip
+//!    (Δλ_t = −K_tt⁻¹ u_t), clamped to the cone |λ_t| ≤ μ λ_n; optionally rolling and
+//!    spinning resistance (`SolverParams::rolling_friction`, `spinning_friction`),
+//!    angular impulses clamped to μ_r λ_n and μ_s λ_n. Accumulating lets a sweep take
+//!    back an impulse an earlier one over-applied, which a one-way "push while
+//!    approaching" sweep cannot (it launches bodies: jitter). Only contacts that approach
+//!    (u_n < −tol) or were warm started take part, so contacts a converged solver left
+//!    separating are not touched. The sweeps are momentum-conserving.
+//! 5. **Shock propagation**: one last bottom-up sweep over what still approaches, with
+//!    the lower-level body of each pair treated as infinitely heavy (left out of K), so
+//!    a support's reaction cannot push the settled layers below back into the ground. It
+//!    is a single sweep on purpose: iterated to convergence with frozen supports it
+//!    diverges when two frozen bodies squeeze one between them (no finite impulse stops
+//!    the approach).
 //!
-//! Contacts a converged solver left separating or resting are not touched, so the pass
-//! does not change the solvers' results on isolated collisions. Freezing the lower body
-//! does not conserve momentum (the support absorbs the reaction, as the ground would);
-//! its kinetic-energy change is booked as restitution (normal) and friction
-//! (tangential) dissipation like any impulse.
+//! Then [`ContactPass::project`] applies paper 001's **position projection** (k_p,
+//! eqs. 5.27-5.28, B.18) to what still overlaps, bottom up, for the methods that have
+//! none of their own (all but jolt).
+//!
+//! Energy: every impulse's kinetic-energy change P·(v⁻ + v⁺)/2 (paper 000, eq. 16; v the
+//! relative velocity, or the moving body's point velocity when the other side is frozen)
+//! is booked, normal part as restitution and tangential part (and rolling/spinning) as
+//! friction dissipation, with its sign (a warm-start impulse taken back returns energy).
+//! Freezing does not conserve momentum (the support absorbs the reaction, as the ground
+//! would). Projection moves bodies without forces: its potential-energy change shows in
+//! the ledger's residual.
 
-use super::solver::SolverReport;
 use super::solver::prepared::PreparedContact;
+use super::solver::{SolverParams, SolverReport};
 use crate::body::RigidBody;
 use crate::collision::Contact;
 use crate::math::{Mat3, Vec3};
@@ -36,23 +68,47 @@ use crate::math::{Mat3, Vec3};
 pub struct ContactPass {
     level: Vec<u32>,
     adjacency: Vec<Vec<usize>>,
-    order: Vec<(u32, usize)>,
+    order: Vec<(u64, usize)>,
     queue: std::collections::VecDeque<usize>,
+    rows: Vec<Row>,
+    cache: ImpulseCache,
 }
 
 const NO_LEVEL: u32 = u32::MAX;
 
+/// Resting contacts count as approaching when faster than this fraction of
+/// `rest_velocity` (see [`ContactPass::run`]).
+pub const REST_TOLERANCE: f64 = 1e-3;
+
+/// Sweeps of projected Gauss-Seidel per step (Box2D's default is 8 velocity
+/// iterations); the warm start carries the rest of the convergence across steps and the
+/// shock-propagation sweep removes what is left approaching.
+pub const PGS_SWEEPS: u32 = 10;
+
 impl ContactPass {
-    /// Run the pass over `contacts`; adds its dissipation to `report`.
+    /// Run the pass over `contacts` (friction μ = `params.friction`, at most
+    /// min(`params.max_iterations`, [`PGS_SWEEPS`]) sweeps); adds its dissipation to
+    /// `report`.
+    ///
+    /// A contact counts as approaching (and the sweeps stop when no update changes a
+    /// contact velocity by more than) tol = max(`tolerance` × v_ref,
+    /// [`REST_TOLERANCE`] × `rest_velocity`), v_ref the fastest approach at the start of
+    /// the pass: Gauss-Seidel reaches an exact u_n ≥ 0 only geometrically. A resting
+    /// contact left approaching at 10⁻³ of the rest velocity sinks by at most
+    /// 10⁻³ `rest_velocity` h per step (0.17 µm at 0.1 m/s and h = 1/600 s), which the
+    /// position projection removes, and a body moving at that speed has
+    /// ½ m (10⁻⁴ m/s)² of kinetic energy, far below the settle criterion.
     pub fn run(
         &mut self,
         bodies: &mut [RigidBody],
         contacts: &[Contact],
-        friction: f64,
+        params: &SolverParams,
+        up: Vec3,
         dt: f64,
-        max_sweeps: u32,
         report: &mut SolverReport,
     ) {
+        let friction = params.friction;
+        let max_sweeps = params.max_iterations;
         let n = bodies.len();
         self.level.clear();
         self.level.resize(n, NO_LEVEL);
@@ -62,13 +118,20 @@ impl ContactPass {
         }
         self.queue.clear();
         // 1. levels
+        // A static side supports a body when the normal pushes it against gravity
+        // (within 60° of `up`); any static contact does without gravity.
+        let supports = |n: &Vec3| up == Vec3::zeros() || n.dot(&up) >= 0.5;
         for c in contacts {
             let b_static = c.b.is_none_or(|b| bodies[b].is_static());
-            if b_static && !bodies[c.a].is_static() && self.level[c.a] != 0 {
+            if b_static && !bodies[c.a].is_static() && supports(&c.normal) && self.level[c.a] != 0 {
                 self.level[c.a] = 0;
                 self.queue.push_back(c.a);
             } else if let Some(b) = c.b {
-                if bodies[c.a].is_static() && !bodies[b].is_static() && self.level[b] != 0 {
+                if bodies[c.a].is_static()
+                    && !bodies[b].is_static()
+                    && supports(&-c.normal)
+                    && self.level[b] != 0
+                {
                     self.level[b] = 0;
                     self.queue.push_back(b);
                 }
@@ -87,92 +150,378 @@ impl ContactPass {
                 }
             }
         }
-        // 2. order: by the lower level of the pair (a static side counts as below 0).
+        // 2. order: by the higher rank of the pair (the level being solved; the lower
+        // side, a support or a static body, is frozen while it is solved).
         self.order.clear();
         for (k, c) in contacts.iter().enumerate() {
-            let la = self.level[c.a];
-            let lb = c.b.map_or(0, |b| {
-                if bodies[b].is_static() {
-                    0
-                } else {
-                    self.level[b]
-                }
-            });
-            self.order.push((la.min(lb), k));
+            let rb = c.b.map_or(0, |b| self.rank(bodies, b));
+            self.order.push((self.rank(bodies, c.a).max(rb), k));
         }
         self.order.sort_unstable();
 
-        // 3. inelastic impulses, lower body frozen, one level at a time
-        let mut start = 0;
-        while start < self.order.len() {
-            let level = self.order[start].0;
-            let end = start
-                + self.order[start..]
-                    .iter()
-                    .take_while(|(l, _)| *l == level)
-                    .count();
-            for _ in 0..max_sweeps {
-                let mut applied = false;
-                for &(_, k) in &self.order[start..end] {
-                    applied |= self.resolve_one(bodies, &contacts[k], friction, dt, report);
-                }
-                if !applied {
-                    break;
+        // Approach tolerance (see the doc above).
+        let mut v_ref: f64 = 0.0;
+        self.rows.clear();
+        let warm = params.rest_velocity > 0.0;
+        for c in contacts {
+            let p = PreparedContact::new(bodies, c);
+            v_ref = v_ref.max(-p.relative_velocity(bodies).dot(&p.n));
+            let mut row = Row::new(p);
+            if warm {
+                row.warm_start(bodies, &self.cache, friction, report);
+            }
+            self.rows.push(row);
+        }
+        let tol = (params.tolerance * v_ref).max(REST_TOLERANCE * params.rest_velocity);
+
+        // 3. projected Gauss-Seidel sweeps over all contacts, bottom up
+        for _ in 0..max_sweeps.min(PGS_SWEEPS) {
+            let mut change: f64 = 0.0;
+            for &(_, k) in &self.order {
+                change = change.max(self.rows[k].solve(bodies, friction, dt, tol, report));
+                if params.rolling_friction > 0.0 || params.spinning_friction > 0.0 {
+                    self.rows[k].resist_rotation(bodies, params, report);
                 }
             }
-            start = end;
+            if change <= tol {
+                break;
+            }
+        }
+        // 4. one shock-propagation sweep, bottom up, lower side frozen
+        for &(_, k) in &self.order {
+            let c = &contacts[k];
+            let un = self.rows[k].p.relative_velocity(bodies).dot(&c.normal);
+            let floor = if c.gap > 0.0 { -c.gap / dt } else { 0.0 };
+            if un >= floor - tol {
+                continue;
+            }
+            let mut p = self.rows[k].p.clone();
+            let mut moving = None;
+            if let Some(b) = c.b {
+                let (la, lb) = (self.rank(bodies, c.a), self.rank(bodies, b));
+                if la < lb {
+                    freeze_a(&mut p);
+                    moving = Some((b, p.r_b, -1.0));
+                } else if lb < la {
+                    freeze_b(&mut p);
+                    moving = Some((c.a, p.r_a, 1.0));
+                }
+            }
+            let mut row = Row::new(p);
+            row.moving = moving;
+            row.solve(bodies, friction, dt, tol, report);
+        }
+        // 5. remember the accumulated impulses for the next step's warm start
+        self.cache.clear();
+        if warm {
+            for (c, row) in contacts.iter().zip(&self.rows) {
+                if row.lambda_n > 0.0 {
+                    let body_frame = bodies[c.a].orientation.inverse() * c.r_a;
+                    let pt = row.lambda_t.x * row.p.t1 + row.lambda_t.y * row.p.t2;
+                    self.cache
+                        .entry((c.a, c.b, c.container))
+                        .or_default()
+                        .push((body_frame, row.lambda_n, pt));
+                }
+            }
         }
     }
 
-    /// Apply the inelastic impulse at `c` if it approaches; returns whether it did.
-    fn resolve_one(
-        &self,
-        bodies: &mut [RigidBody],
-        c: &Contact,
-        friction: f64,
-        dt: f64,
-        report: &mut SolverReport,
-    ) -> bool {
-        let mut p = PreparedContact::new(bodies, c);
-        let u = p.relative_velocity(bodies);
-        let un = u.dot(&p.n);
-        if un >= 0.0 || (c.gap > 0.0 && c.gap + dt * un >= 0.0) {
-            return false;
-        }
-        // Which side moves: with one side frozen, the impulse's work is done on the other
-        // side alone, at that side's own contact-point velocity (not the relative one).
-        let mut moving: Option<(usize, Vec3, f64)> = None; // (body, lever arm, sign of P on it)
-        if let Some(b) = c.b {
-            let (la, lb) = (self.level[c.a], self.level[b]);
-            if la < lb {
-                freeze_a(&mut p);
-                moving = Some((b, p.r_b, -1.0));
-            } else if lb < la {
-                freeze_b(&mut p);
-                moving = Some((c.a, p.r_a, 1.0));
+    /// Position projection (paper 001, eqs. 5.27-5.28 and B.18) after the last
+    /// [`Self::run`]: each overlapping pair moves apart along n by k_p × its deepest
+    /// overlap, once per pair. As in the velocity pass the lower-ranked side is frozen
+    /// (the upper body moves by the whole k_p Δx); pairs of one rank split it by
+    /// inverse mass, m_red,a = m_a⁻¹/(m_a⁻¹ + m_b⁻¹) (eq. B.19). Stable for k_p < 0.5
+    /// (eq. B.22). Projection moves bodies without forces: its potential-energy change
+    /// is artificial and shows in the ledger's residual.
+    pub fn project(&self, bodies: &mut [RigidBody], contacts: &[Contact], kp: f64) {
+        let mut k = 0;
+        while k < contacts.len() {
+            let c0 = &contacts[k];
+            let mut deepest = k;
+            let mut end = k + 1;
+            while end < contacts.len()
+                && contacts[end].a == c0.a
+                && contacts[end].b == c0.b
+                && contacts[end].container == c0.container
+            {
+                if contacts[end].gap < contacts[deepest].gap {
+                    deepest = end;
+                }
+                end += 1;
+            }
+            let c = &contacts[deepest];
+            k = end;
+            if c.gap >= 0.0 {
+                continue;
+            }
+            let (ra, rb) = (
+                self.rank(bodies, c.a),
+                c.b.map_or(0, |b| self.rank(bodies, b)),
+            );
+            let (ia, ib) = (
+                bodies[c.a].inv_mass,
+                c.b.map_or(0.0, |b| bodies[b].inv_mass),
+            );
+            let (wa, wb) = if ra > rb {
+                (1.0, 0.0)
+            } else if rb > ra {
+                (0.0, 1.0)
+            } else if ia + ib > 0.0 {
+                (ia / (ia + ib), ib / (ia + ib))
+            } else {
+                continue;
+            };
+            let dx = kp * (-c.gap) * c.normal;
+            if ia > 0.0 {
+                bodies[c.a].position += wa * dx;
+            }
+            if let Some(b) = c.b
+                && ib > 0.0
+            {
+                bodies[b].position -= wb * dx;
             }
         }
-        let Some(impulse) = inelastic_impulse(&p.k, &u, &p.n, friction) else {
-            return false;
+    }
+
+    /// Rank of body `i` in the bottom-up order: 0 for a static body, level + 1 for a
+    /// dynamic one (u64::MAX for a group touching nothing static).
+    fn rank(&self, bodies: &[RigidBody], i: usize) -> u64 {
+        if bodies[i].is_static() {
+            0
+        } else if self.level[i] == NO_LEVEL {
+            u64::MAX
+        } else {
+            u64::from(self.level[i]) + 1
+        }
+    }
+}
+
+/// Accumulated impulses of the last step, by pair (a, b, container): the contact point
+/// in a's body frame, λ_n and the tangential impulse (world).
+type ImpulseCache =
+    std::collections::HashMap<(usize, Option<usize>, Option<usize>), Vec<(Vec3, f64, Vec3)>>;
+
+/// One contact of the pass: its prepared data and accumulated impulses.
+struct Row {
+    p: PreparedContact,
+    /// 1/(nᵀKn), 0 if the contact cannot take an impulse.
+    normal_mass: f64,
+    /// (K_tt)⁻¹ on the tangent plane (t₁, t₂), if invertible.
+    tangent_mass: Option<nalgebra::Matrix2<f64>>,
+    /// Whether the contact takes part (it approached, or was warm started).
+    started: bool,
+    lambda_n: f64,
+    lambda_t: nalgebra::Vector2<f64>,
+    /// Accumulated spinning (about n) and rolling (tangent plane) angular impulses.
+    spin: f64,
+    roll: Vec3,
+    /// (body, lever arm, sign of P on it) of the single moving side, if one is frozen.
+    moving: Option<(usize, Vec3, f64)>,
+}
+
+impl Row {
+    fn new(p: PreparedContact) -> Self {
+        let knn = p.n.dot(&(p.k * p.n));
+        let (t1, t2) = (p.t1, p.t2);
+        let ktt = nalgebra::Matrix2::new(
+            t1.dot(&(p.k * t1)),
+            t1.dot(&(p.k * t2)),
+            t2.dot(&(p.k * t1)),
+            t2.dot(&(p.k * t2)),
+        );
+        let usable = knn > 0.0 && knn.is_finite();
+        Row {
+            normal_mass: if usable { 1.0 / knn } else { 0.0 },
+            tangent_mass: ktt
+                .try_inverse()
+                .filter(|m| m.iter().all(|x| x.is_finite())),
+            started: false,
+            lambda_n: 0.0,
+            lambda_t: nalgebra::Vector2::zeros(),
+            spin: 0.0,
+            roll: Vec3::zeros(),
+            moving: None,
+            p,
+        }
+    }
+
+    /// Apply the impulse the same contact point carried at the end of the last step
+    /// (matched by pair and by position in a's body frame, within 1 % of the lever arm).
+    fn warm_start(
+        &mut self,
+        bodies: &mut [RigidBody],
+        cache: &ImpulseCache,
+        mu: f64,
+        report: &mut SolverReport,
+    ) {
+        if self.normal_mass == 0.0 {
+            return;
+        }
+        let p = &self.p;
+        let Some(list) = cache.get(&(p.a, p.b, p.container)) else {
+            return;
         };
-        // Velocity whose change the impulse works against: the moving body's contact point
-        // (one side frozen), else the relative velocity (ΔK = P·(u⁻ + u⁺)/2, eq. 16).
+        let here = bodies[p.a].orientation.inverse() * p.r_a;
+        let tol2 = (0.01 * p.r_a.norm().max(1e-6)).powi(2);
+        let Some(&(_, ln, pt)) = list
+            .iter()
+            .filter(|(x, _, _)| (x - here).norm_squared() <= tol2)
+            .min_by(|x, y| {
+                (x.0 - here)
+                    .norm_squared()
+                    .total_cmp(&(y.0 - here).norm_squared())
+            })
+        else {
+            return;
+        };
+        let mut lt = nalgebra::Vector2::new(pt.dot(&p.t1), pt.dot(&p.t2));
+        if mu == 0.0 {
+            lt = nalgebra::Vector2::zeros();
+        } else if lt.norm() > mu * ln {
+            lt *= mu * ln / lt.norm();
+        }
+        self.started = true;
+        self.lambda_n = ln;
+        self.lambda_t = lt;
+        let impulse = ln * p.n + lt.x * p.t1 + lt.y * p.t2;
+        self.apply(bodies, &impulse, report);
+    }
+
+    /// One projected Gauss-Seidel update (see the module doc); returns the largest
+    /// velocity change it made at the contact (m/s).
+    fn solve(
+        &mut self,
+        bodies: &mut [RigidBody],
+        mu: f64,
+        dt: f64,
+        tol: f64,
+        report: &mut SolverReport,
+    ) -> f64 {
+        if self.normal_mass == 0.0 {
+            return 0.0;
+        }
+        let p = &self.p;
+        let u = p.relative_velocity(bodies);
+        let un = u.dot(&p.n);
+        // Speculative contact: it may close its gap within the step, u_n ≥ −gap/h.
+        let floor = if p.gap > 0.0 { -p.gap / dt } else { 0.0 };
+        if !self.started {
+            if un >= floor - tol {
+                return 0.0;
+            }
+            self.started = true;
+        }
+        // Normal row: λ_n ≥ 0, u_n⁺ = floor while pushing.
+        let new_n = (self.lambda_n + self.normal_mass * (floor - un)).max(0.0);
+        let dn = new_n - self.lambda_n;
+        self.lambda_n = new_n;
+        let mut impulse = dn * p.n;
+        let mut change = (dn / self.normal_mass).abs();
+        // Tangent rows: stop the slip, |λ_t| ≤ μ λ_n.
+        if mu > 0.0
+            && let Some(m) = self.tangent_mass
+        {
+            let u1 = u + p.k * impulse;
+            let ut = nalgebra::Vector2::new(u1.dot(&p.t1), u1.dot(&p.t2));
+            let mut new_t = self.lambda_t - m * ut;
+            let limit = mu * self.lambda_n;
+            let norm = new_t.norm();
+            if norm > limit {
+                new_t *= limit / norm;
+            }
+            let d = new_t - self.lambda_t;
+            self.lambda_t = new_t;
+            let pt = d.x * p.t1 + d.y * p.t2;
+            change = change.max((p.k * pt).norm());
+            impulse += pt;
+        }
+        if impulse == Vec3::zeros() {
+            return 0.0;
+        }
+        self.apply(bodies, &impulse, report);
+        change
+    }
+
+    /// Rolling and spinning resistance (see `SolverParams::rolling_friction`): angular
+    /// impulses τ on a (−τ on b) that stop the relative rotation, clamped to
+    /// |τ_n| ≤ μ_s λ_n about the normal and |τ_t| ≤ μ_r λ_n about the tangent plane.
+    /// Their work τ·(ω_rel⁻ + ω_rel⁺)/2 is booked as friction dissipation.
+    fn resist_rotation(
+        &mut self,
+        bodies: &mut [RigidBody],
+        params: &SolverParams,
+        report: &mut SolverReport,
+    ) {
+        if self.lambda_n <= 0.0 {
+            return;
+        }
+        let p = &self.p;
+        let inv = p.inv_inertia_a + p.inv_inertia_b;
+        let omega = |bodies: &[RigidBody]| {
+            bodies[p.a].angular_velocity - p.b.map_or(Vec3::zeros(), |b| bodies[b].angular_velocity)
+        };
+        let w = omega(bodies);
+        let n = p.n;
+        let mut tau = Vec3::zeros();
+        // Spin about n.
+        let kn = n.dot(&(inv * n));
+        if params.spinning_friction > 0.0 && kn > 0.0 {
+            let limit = params.spinning_friction * self.lambda_n;
+            let new = (self.spin - n.dot(&w) / kn).clamp(-limit, limit);
+            tau += (new - self.spin) * n;
+            self.spin = new;
+        }
+        // Rolling about the tangent plane.
+        let wt = w - n.dot(&w) * n;
+        let slip = wt.norm();
+        if params.rolling_friction > 0.0 && slip > 0.0 {
+            let d = wt / slip;
+            let kt = d.dot(&(inv * d));
+            if kt > 0.0 {
+                let limit = params.rolling_friction * self.lambda_n;
+                let mut new = self.roll - wt / kt;
+                if new.norm() > limit {
+                    new *= limit / new.norm();
+                }
+                tau += new - self.roll;
+                self.roll = new;
+            }
+        }
+        if tau == Vec3::zeros() {
+            return;
+        }
+        let w_before = omega(bodies);
+        bodies[p.a].angular_velocity += p.inv_inertia_a * tau;
+        if let Some(b) = p.b {
+            bodies[b].angular_velocity -= p.inv_inertia_b * tau;
+        }
+        let w_after = omega(bodies);
+        report.dissipated_friction -= tau.dot(&(0.5 * (w_before + w_after)));
+    }
+
+    /// Apply `impulse` and book its work against the moving side's point velocity (one
+    /// side frozen) or the relative velocity: ΔK = P·(v⁻ + v⁺)/2 (paper 000, eq. 16).
+    fn apply(&self, bodies: &mut [RigidBody], impulse: &Vec3, report: &mut SolverReport) {
+        let p = &self.p;
+        let moving = self.moving;
         let point_velocity = |bodies: &[RigidBody]| match moving {
             Some((i, r, _)) => bodies[i].velocity + bodies[i].angular_velocity.cross(&r),
             None => p.relative_velocity(bodies),
         };
         let sign = moving.map_or(1.0, |m| m.2);
         let v_before = point_velocity(bodies);
-        p.apply_impulse(bodies, &impulse);
-        let v_after = point_velocity(bodies);
+        p.apply_impulse(bodies, impulse);
+        // The moving point's velocity changes by K (sign P) (the row's K has the frozen
+        // side left out), so the mean of before and after is v⁻ + ½ K (sign P).
         let pw = sign * impulse;
         let pn = pw.dot(&p.n) * p.n;
-        let w_normal = pn.dot(&(0.5 * (v_before + v_after)));
-        let w_total = pw.dot(&(0.5 * (v_before + v_after)));
+        let avg = v_before + 0.5 * (p.k * pw);
+        let w_normal = pn.dot(&avg);
+        let w_total = pw.dot(&avg);
         report.dissipated_restitution -= w_normal;
         report.dissipated_friction -= w_total - w_normal;
         report.impulses += 1;
-        true
     }
 }
 
@@ -190,32 +539,4 @@ fn freeze_b(p: &mut PreparedContact) {
     p.inv_inertia_b = Mat3::zeros();
     let ra = crate::math::skew(&p.r_a);
     p.k = Mat3::identity() * p.inv_mass_a - ra * p.inv_inertia_a * ra;
-}
-
-/// The perfectly inelastic impulse with Coulomb friction for relative velocity `u`
-/// (sticking if inside the cone, else sliding on its edge); `None` if K is degenerate.
-pub fn inelastic_impulse(k: &Mat3, u: &Vec3, n: &Vec3, mu: f64) -> Option<Vec3> {
-    let un = u.dot(n);
-    // Sticking: bring the whole relative velocity to zero, P = −K⁻¹ u.
-    if let Some(k_inv) = k.try_inverse() {
-        let p = -(k_inv * u);
-        let pn = p.dot(n);
-        if pn >= 0.0 && (p - pn * n).norm() <= mu * pn && p.iter().all(|x| x.is_finite()) {
-            return Some(p);
-        }
-    }
-    // Sliding: P = P_n (n − μ t̂), t̂ the slip direction, with u_n⁺ = 0.
-    let ut = u - un * n;
-    let slip = ut.norm();
-    let dir = if slip > 1e-14 * u.norm().max(1e-300) && mu > 0.0 {
-        n - mu * ut / slip
-    } else {
-        *n
-    };
-    let denom = n.dot(&(k * dir));
-    if denom <= 0.0 || !denom.is_finite() {
-        return None;
-    }
-    let pn = -un / denom;
-    Some(pn * dir)
 }

@@ -30,6 +30,12 @@
 //! 23. end while. After 300 outer rounds e is set to 0 (section 6.3), which ends the
 //!     loop; this is reported as [`SolverReport::hit_iteration_cap`].
 //!
+//! **Resting contacts** (issue 3): with the contact pass on and `rest_velocity` > 0, only
+//! approaches faster than `rest_velocity` are resolved here (the collision pass of
+//! Guendelman et al. 2003); slower ones, which would get e = 0 anyway, are left to the
+//! warm-started contact pass (`dynamics::contact_pass`). With `rest_velocity` = 0 (the
+//! §7 scenes) nothing changes.
+//!
 //! # Data and efficiency
 //! Islands: bodies joined by contacts (union-find over dynamic bodies; static bodies and
 //! containers never join islands) are solved independently. Within an island, c_min
@@ -530,10 +536,12 @@ impl EtmSolver {
         if v_ref.is_nan() {
             return Err(diverged("non-finite relative velocity".into()));
         }
-        if v_ref <= 0.0 {
+        // Resting contacts (approach ≤ `rest_velocity`) are the contact pass's.
+        let resting = params.resting_speed();
+        if v_ref <= resting.max(0.0) {
             return Ok(());
         }
-        let tol = params.tolerance * v_ref;
+        let tol = (params.tolerance * v_ref).max(resting);
         let lambda = params.lambda;
         let contacts = &self.contacts;
         self.heap.build(&ids, |ci| {

@@ -141,6 +141,14 @@ pub struct SolverParams {
     /// apart by the fraction ε of the overlap per step. 0 = no position correction (no energy
     /// added), 1 = remove the whole overlap in one step. Dimensionless. Default: 0.2.
     pub error_reduction: f64,
+    /// Rolling resistance μ_r (m): the contact pass resists rolling with a torque up to
+    /// μ_r × the normal force (the rolling-friction model of discrete-element codes,
+    /// e.g. Zhou et al. 1999). Default: 0 (point contacts: a rigid sphere rolls forever).
+    pub rolling_friction: f64,
+    /// Spinning (torsional) friction μ_s (m): torque about the contact normal up to
+    /// μ_s × the normal force (a contact patch; Bullet's spinning friction, MuJoCo's
+    /// torsional friction). Default: 0 (a point contact cannot stop a spin about n).
+    pub spinning_friction: f64,
 }
 
 impl Default for SolverParams {
@@ -160,11 +168,25 @@ impl Default for SolverParams {
             ccp_tau: 1.0,
             mdp_friction: mdp::FrictionLaw::MaximumDissipation,
             error_reduction: 0.2,
+            rolling_friction: 0.0,
+            spinning_friction: 0.0,
         }
     }
 }
 
 impl SolverParams {
+    /// Approach speed (m/s) up to which a contact counts as *resting* and is left to the
+    /// contact pass: `rest_velocity` when the pass runs, else 0 (the solver resolves
+    /// everything). ETM, SQM and SMM resolve only faster approaches (the collision pass
+    /// of Guendelman et al. 2003), see `dynamics::contact_pass`.
+    pub fn resting_speed(&self) -> f64 {
+        if self.contact_pass {
+            self.rest_velocity
+        } else {
+            0.0
+        }
+    }
+
     /// Range checks; the error names the offending field.
     pub fn validate(&self) -> Result<(), (&'static str, String)> {
         let check = |ok: bool, field: &'static str, msg: String| {
@@ -205,6 +227,16 @@ impl SolverParams {
             "tolerance",
             format!("tolerance must be finite and > 0, got {t}"),
         )?;
+        for (field, v) in [
+            ("rolling_friction", self.rolling_friction),
+            ("spinning_friction", self.spinning_friction),
+        ] {
+            check(
+                v.is_finite() && v >= 0.0,
+                field,
+                format!("{field} must be finite and ≥ 0, got {v}"),
+            )?;
+        }
         let rv = self.rest_velocity;
         check(
             rv.is_finite() && rv >= 0.0,

@@ -47,6 +47,12 @@
 //!    applying a least-squares or NaN answer. Otherwise the velocity changes are applied
 //!    to the island's bodies.
 //!
+//! **Resting contacts** (issue 3): with the contact pass on and `rest_velocity` > 0, an
+//! island is solved only if one of its contacts approaches faster than `rest_velocity`
+//! (the collision pass of Guendelman et al. 2003); islands whose contacts all approach
+//! slower (e = 0 anyway) are left to the warm-started contact pass
+//! (`dynamics::contact_pass`). With `rest_velocity` = 0 (the §7 scenes) nothing changes.
+//!
 //! **Friction rows.** The paper's rows (t − μ_t n)·p = 0, (q − μ_q n)·p = 0 (eq. 107)
 //! fix the tangential impulse to p_t = μ_t p_n, p_q = μ_q p_n. We read (μ_t, μ_q) as μ
 //! times the components of the unit friction direction d: for a *sliding* contact
@@ -537,6 +543,14 @@ impl SmmSolver {
                     target_n: 0.0,
                 });
             }
+        }
+        // An island whose contacts all rest (approach ≤ `rest_velocity`) is the contact
+        // pass's (Guendelman et al. 2003: collision pass, then contact pass).
+        if v_ref <= params.resting_speed() {
+            for row in &self.rows {
+                self.in_system[row.contact] = false;
+            }
+            self.rows.clear();
         }
         if self.rows.is_empty() {
             return Ok(());

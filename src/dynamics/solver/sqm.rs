@@ -24,6 +24,12 @@
 //!    [`SolverReport::hit_iteration_cap`]. The paper notes SQM may not terminate in
 //!    special cases (its ref. [16]); the cap keeps the step bounded.
 //!
+//! **Resting contacts** (issue 3): with the contact pass on and `rest_velocity` > 0, only
+//! approaches faster than `rest_velocity` are resolved here (the collision pass of
+//! Guendelman et al. 2003); slower ones, which would get e = 0 anyway, are left to the
+//! warm-started contact pass (`dynamics::contact_pass`). With `rest_velocity` = 0 (the
+//! §7 scenes) nothing changes.
+//!
 //! **Restitution on re-approach.** A contact resolved once can approach again because a
 //! neighbour's impulse moved its bodies. The paper's eq. 72 is written for "the relative
 //! velocity before applying the impulse", i.e. every pop applies Newton's law to the
@@ -315,7 +321,8 @@ impl CollisionSolver for SqmSolver {
                 v_ref = v_ref.max(-un);
             }
         }
-        let threshold = params.tolerance * v_ref;
+        // Resting contacts (approach ≤ `rest_velocity`) are the contact pass's.
+        let threshold = (params.tolerance * v_ref).max(params.resting_speed());
         // Re-key contact `ci` from the current velocities (step 4).
         let rekey = |heap: &mut ContactHeap,
                      bodies: &[RigidBody],

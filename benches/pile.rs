@@ -6,7 +6,8 @@
 //! column per phase (µs per step), the phase names being the world step's
 //! (`src/world.rs`: broad phase, narrow phase, solve = velocity kick + collision solver,
 //! contact pass = contact pass + position projection, integrate = drift + sleeping,
-//! measure). Speed is reported as ratios against baselines measured in the same run:
+//! measure), plus the solver's iterations per step and the steps that hit its iteration
+//! cap. Speed is reported as ratios against baselines measured in the same run:
 //! each solver's steps/s against jolt's on the same scene (jolt is always run first), and
 //! the broad phase against the brute-force all-pairs test it replaces.
 //!
@@ -46,7 +47,7 @@ fn main() {
     let out_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/bench");
     std::fs::create_dir_all(&out_dir).unwrap();
     let mut csv = std::fs::File::create(out_dir.join("pile.csv")).unwrap();
-    writeln!(csv, "scene,solver,bodies,steps,mean_contacts,broad_phase_us,narrow_phase_us,solve_us,contact_pass_us,integrate_us,measure_us,total_us,steps_per_s,ratio_to_jolt").unwrap();
+    writeln!(csv, "scene,solver,bodies,steps,mean_contacts,broad_phase_us,narrow_phase_us,solve_us,contact_pass_us,integrate_us,measure_us,total_us,steps_per_s,ratio_to_jolt,iterations_per_step,capped_steps").unwrap();
     let mut scene = None;
     for name in &scene_names {
         let path = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -106,7 +107,7 @@ fn bench_scene(
 ) {
     println!("{scene_name}: {steps} steps");
     println!(
-        "{:<6} {:>8} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>9} {:>7}",
+        "{:<6} {:>8} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>9} {:>7} {:>9} {:>7}",
         "solver",
         "contacts",
         "broad µs",
@@ -117,7 +118,9 @@ fn bench_scene(
         "measure µs",
         "total µs",
         "steps/s",
-        "× jolt"
+        "× jolt",
+        "iter/step",
+        "capped"
     );
     let mut jolt_rate = f64::NAN;
     for &kind in solvers {
@@ -126,6 +129,8 @@ fn bench_scene(
         world.start_ledger();
         let mut sum = [Duration::ZERO; 6];
         let mut contacts = 0usize;
+        // Solver iterations: sweeps (jolt, CCP, MDP), pops (SQM), rounds (ETM, SMM).
+        let (mut iterations, mut capped) = (0u64, 0u64);
         let t0 = Instant::now();
         for _ in 0..steps {
             world.step().unwrap();
@@ -141,8 +146,11 @@ fn bench_scene(
                 *s += d;
             }
             contacts += world.contacts.len();
+            iterations += u64::from(world.last_report.iterations);
+            capped += u64::from(world.last_report.hit_iteration_cap);
         }
         let wall = t0.elapsed();
+        let iter_per_step = iterations as f64 / steps as f64;
         let us = |d: Duration| d.as_secs_f64() * 1e6 / steps as f64;
         let total = us(wall);
         let rate = 1e6 / total;
@@ -150,7 +158,7 @@ fn bench_scene(
             jolt_rate = rate;
         }
         println!(
-            "{:<6} {:>8.0} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>9.1} {:>7.2}",
+            "{:<6} {:>8.0} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>9.1} {:>7.2} {:>9.1} {:>7}",
             kind.name(),
             contacts as f64 / steps as f64,
             us(sum[0]),
@@ -161,11 +169,13 @@ fn bench_scene(
             us(sum[5]),
             total,
             rate,
-            rate / jolt_rate
+            rate / jolt_rate,
+            iter_per_step,
+            capped
         );
         writeln!(
             csv,
-            "{scene_name},{},{},{steps},{:.1},{:.2},{:.2},{:.2},{:.2},{:.2},{:.2},{:.2},{:.2},{:.3}",
+            "{scene_name},{},{},{steps},{:.1},{:.2},{:.2},{:.2},{:.2},{:.2},{:.2},{:.2},{:.2},{:.3},{:.2},{capped}",
             kind.name(),
             world.bodies.len(),
             contacts as f64 / steps as f64,
@@ -177,7 +187,8 @@ fn bench_scene(
             us(sum[5]),
             total,
             rate,
-            rate / jolt_rate
+            rate / jolt_rate,
+            iter_per_step
         )
         .unwrap();
     }

@@ -351,3 +351,39 @@ fn grab_spring_pulls_a_body_to_the_target_and_the_ledger_books_its_work() {
     s.step().unwrap();
     assert_eq!(s.world.bodies[i].velocity, v);
 }
+
+/// "Spawn at the cursor" drops the new body above whatever the cursor ray meets, clear of
+/// the bodies below: a cube dropped over a sphere resting on the ground starts above the
+/// sphere's top, and over empty ground just above the ground.
+#[test]
+fn spawned_bodies_start_above_what_the_cursor_points_at() {
+    use impulse_lab::app::interaction::spawn_point;
+    let mut scene = scene::Scene::new("spawn");
+    scene.gravity = impulse_lab::scene::V3::new(0.0, 0.0, -9.81);
+    let mut s = Simulation::from_scene(scene, None, Some(SolverKind::Sqm)).unwrap();
+    let ball = Shape::Sphere { radius: 0.5 };
+    s.add_body(RigidBody::new(
+        &ball,
+        1000.0,
+        Vec3::new(2.0, 1.0, 0.5),
+        Quat::identity(),
+    ));
+    let cube = Shape::Cuboid {
+        half_extents: Vec3::repeat(0.2),
+    };
+    let r = cube.bounding_radius();
+    // Looking straight down onto the sphere.
+    let p = spawn_point(&s, &cube, &Vec3::new(2.0, 1.0, 10.0), &-Vec3::z()).unwrap();
+    assert!((p.xy() - Vec3::new(2.0, 1.0, 0.0).xy()).norm() < 1e-12);
+    assert!(
+        p.z - r >= 1.0,
+        "cube's bounding ball reaches below the sphere's top: {p}"
+    );
+    // Looking down at 45° onto empty ground: lands on the ray's ground point, just above.
+    let d = Vec3::new(1.0, 0.0, -1.0);
+    let p = spawn_point(&s, &cube, &Vec3::new(-10.0, -5.0, 10.0), &d).unwrap();
+    assert!((p.x - 0.0).abs() < 1e-9 && (p.y + 5.0).abs() < 1e-9, "{p}");
+    assert!(p.z > r && p.z < 1.1 * r, "{p}");
+    // Looking up into the sky: nothing to drop on.
+    assert!(spawn_point(&s, &cube, &Vec3::new(0.0, 0.0, 1.0), &Vec3::z()).is_none());
+}

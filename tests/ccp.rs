@@ -368,7 +368,7 @@ fn never_creates_energy_on_the_random_collision_set() {
     let (mut worst_gain, mut worst_book, mut frictionless_worst) = (f64::MIN, 0.0f64, 0.0f64);
     let mut sweeps = 0u64;
     let mut worst_split = 0.0f64;
-    while cases < 2000 {
+    while cases < 10_000 {
         let Some(RandomCollision {
             world: w,
             contacts,
@@ -419,7 +419,11 @@ fn never_creates_energy_on_the_random_collision_set() {
         // p_T·g_T ≤ 0). The parts are products of an impulse with a velocity left
         // inexact by the stopping test (1e-10 relative increments, a geometric tail of up
         // to ~10⁴ sweeps at ω = 0.2 on stiff multi-contact cases): allowed −1e-7 KE₀
-        // (measured worst: −1.8e-8 KE₀).
+        // (measured worst: −1.8e-8 KE₀). A case that hit the sweep cap is not converged,
+        // so only its total (asserted above) is checked.
+        if r.hit_iteration_cap {
+            continue;
+        }
         worst_split = worst_split
             .min(r.dissipated_friction / ke0)
             .min(r.dissipated_restitution / ke0);
@@ -434,7 +438,7 @@ fn never_creates_energy_on_the_random_collision_set() {
         "CCP random collision set: {cases} collisions ({multi} with ≥ 3 contacts, {skipped} draws skipped), \
          {:.1} sweeps on average, {capped} hit the cap; worst relative KE gain {worst_gain:.2e}, \
          frictionless worst |ΔKE|/KE {frictionless_worst:.2e}, worst report mismatch {worst_book:.2e}, \
-         most negative booked normal or friction loss {worst_split:.2e} KE₀",
+         most negative booked normal or friction loss (converged cases) {worst_split:.2e} KE₀",
         sweeps as f64 / cases as f64
     );
     assert!(multi > 200, "the set must hold multi-contact collisions");

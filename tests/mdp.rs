@@ -528,39 +528,7 @@ fn isolated_cluster_conserves_momentum() {
         let mut w =
             World::new(Vec3::zeros(), 1.0 / 600.0, SolverKind::Mdp, params.clone()).unwrap();
         w.rotation = impulse_lab::dynamics::rotation::RotationIntegrator::Theta { theta: 0.5 };
-        let shapes = [
-            Shape::Sphere { radius: 0.5 },
-            Shape::Cuboid {
-                half_extents: Vec3::new(0.5, 0.4, 0.3),
-            },
-            Shape::regular_tetrahedron(1.2),
-            Shape::Cuboid {
-                half_extents: Vec3::repeat(0.45),
-            },
-            Shape::Sphere { radius: 0.35 },
-        ];
-        let mut rng = ChaCha8Rng::seed_from_u64(7);
-        for (k, s) in shapes.iter().enumerate() {
-            let angle = k as f64 * std::f64::consts::TAU / shapes.len() as f64;
-            let pos = 0.95 * Vec3::new(angle.cos(), angle.sin(), 0.2 * (k as f64 - 2.0));
-            let q = Quat::from_euler_angles(
-                rng.random_range(0.0..3.0),
-                rng.random_range(0.0..3.0),
-                rng.random_range(0.0..3.0),
-            );
-            let i = w.add_body(RigidBody::new(s, 1000.0 + 300.0 * k as f64, pos, q));
-            w.bodies[i].velocity = -2.0 * pos
-                + Vec3::new(
-                    rng.random_range(-1.0..1.0),
-                    rng.random_range(-1.0..1.0),
-                    0.0,
-                );
-            w.bodies[i].angular_velocity = Vec3::new(
-                rng.random_range(-2.0..2.0),
-                rng.random_range(-2.0..2.0),
-                rng.random_range(-2.0..2.0),
-            );
-        }
+        common::add_isolated_cluster(&mut w);
         let p0 = total_linear_momentum(&w.bodies);
         let l_start = total_angular_momentum(&w.bodies);
         let scale: f64 = w.bodies.iter().map(|b| b.mass * b.velocity.norm()).sum();

@@ -5,7 +5,7 @@
 use impulse_lab::collision::Contact;
 use impulse_lab::math::{Quat, Vec3};
 use impulse_lab::{RigidBody, Shape, SolverKind, SolverParams, World};
-use rand::Rng;
+use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 /// Random shapes for the collision set: cube, sphere or regular tetrahedron.
@@ -157,4 +157,44 @@ pub fn random_collision(rng: &mut ChaCha8Rng, dt: f64) -> Option<RandomCollision
         e,
         mu,
     })
+}
+
+/// The isolated cluster of the momentum tests: five bodies (spheres, boxes, a
+/// tetrahedron) of different masses on a ring about the origin, overlapping their
+/// neighbours' bounding balls, thrown inwards with random spins (seeded, no gravity, no
+/// walls): they collide with each other only.
+pub fn add_isolated_cluster(w: &mut World) {
+    let shapes = [
+        Shape::Sphere { radius: 0.5 },
+        Shape::Cuboid {
+            half_extents: Vec3::new(0.5, 0.4, 0.3),
+        },
+        Shape::regular_tetrahedron(1.2),
+        Shape::Cuboid {
+            half_extents: Vec3::repeat(0.45),
+        },
+        Shape::Sphere { radius: 0.35 },
+    ];
+    let mut rng = ChaCha8Rng::seed_from_u64(7);
+    for (k, s) in shapes.iter().enumerate() {
+        let angle = k as f64 * std::f64::consts::TAU / shapes.len() as f64;
+        let pos = 0.95 * Vec3::new(angle.cos(), angle.sin(), 0.2 * (k as f64 - 2.0));
+        let q = Quat::from_euler_angles(
+            rng.random_range(0.0..3.0),
+            rng.random_range(0.0..3.0),
+            rng.random_range(0.0..3.0),
+        );
+        let i = w.add_body(RigidBody::new(s, 1000.0 + 300.0 * k as f64, pos, q));
+        w.bodies[i].velocity = -2.0 * pos
+            + Vec3::new(
+                rng.random_range(-1.0..1.0),
+                rng.random_range(-1.0..1.0),
+                0.0,
+            );
+        w.bodies[i].angular_velocity = Vec3::new(
+            rng.random_range(-2.0..2.0),
+            rng.random_range(-2.0..2.0),
+            rng.random_range(-2.0..2.0),
+        );
+    }
 }

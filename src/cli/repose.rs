@@ -353,7 +353,7 @@ fn run_point(
                 ));
             }
         })
-        .map(|r| r.clone())
+        .cloned()
         .map_err(|e| Failure::runtime(format!("{label}: {e}")));
     bar.finish_and_clear();
     bars.remove(&bar);

@@ -126,6 +126,20 @@ fn tilted_plane_of_cubes_gives_its_angle() {
             m.angle_deg
         );
         assert!(m.error_deg < 1e-9, "θ = {theta}: error {}", m.error_deg);
+        // The fitted lines, drawn in the world, lie on the cubes' top plane
+        // z = 30 + 1.2 / cos θ − x tan θ, at the floor's two ends.
+        let th = theta.to_radians();
+        for (j, line) in m.lines.iter().enumerate() {
+            let ends = floor(true).line_world(j, *line).unwrap();
+            assert_eq!([ends[0].x, ends[1].x], [-30.0, 30.0]);
+            for e in ends {
+                let plane = 30.0 + 1.2 / th.cos() - e.x * th.tan();
+                assert!(
+                    (e.z - plane).abs() < 1e-9,
+                    "row {j}: {e:?} vs plane {plane}"
+                );
+            }
+        }
     }
 }
 

@@ -101,6 +101,28 @@ impl ReposeGrid {
         self.downhill_sign * self.long_short(p).0
     }
 
+    /// The world end points, over the floor's uphill and downhill edges, of the line
+    /// z = a + s u fitted through row `row` (`line` = (a, s)); `None` for a row without
+    /// a line. For drawing the fitted lines over the pile (paper 000, Fig. 14).
+    pub fn line_world(&self, row: usize, line: (f64, f64)) -> Option<[Vec3; 2]> {
+        let (a, s) = line;
+        if row >= ROWS || !(a.is_finite() && s.is_finite()) {
+            return None;
+        }
+        let (hl, hs) = self.halves();
+        let short = -hs + (row as f64 + 0.5) * 2.0 * hs / ROWS as f64;
+        Some([-hl, hl].map(|u| {
+            // u = sign · l, so the world offset along the long side is l = sign · u.
+            let l = self.downhill_sign * u;
+            let (dx, dy) = if self.long_along_x {
+                (l, short)
+            } else {
+                (short, l)
+            };
+            Vec3::new(self.center.x + dx, self.center.y + dy, a + s * u)
+        }))
+    }
+
     /// The horizontal rectangle of cell (`row`, `column`) in world x, y:
     /// `[x_min, x_max, y_min, y_max]`. Column 0 is at the uphill end.
     pub fn cell_rect(&self, row: usize, column: usize) -> [f64; 4] {
@@ -185,14 +207,12 @@ pub struct ReposeMeasurement {
 pub fn highest_point_in_cell(body: &RigidBody, rect: &[f64; 4]) -> Result<Option<Vec3>, String> {
     match &body.shape {
         Shape::Sphere { radius } => Ok(sphere_top_in_rect(&body.position, *radius, rect)),
-        Shape::Cuboid { half_extents } => {
-            Ok(box_top_in_rect(body, &Vec3::zeros(), half_extents, rect))
-        }
+        Shape::Cuboid { half_extents } => Ok(box_top_in_rect(body, half_extents, rect)),
         Shape::Cross { c } => {
             // A cross is the union of its three bars: the highest of their highest points.
             let mut best: Option<Vec3> = None;
             for h in Shape::cross_bars(*c) {
-                best = higher(best, box_top_in_rect(body, &Vec3::zeros(), &h, rect));
+                best = higher(best, box_top_in_rect(body, &h, rect));
             }
             Ok(best)
         }
@@ -259,14 +279,11 @@ fn sphere_top_in_rect(c: &Vec3, r: f64, rect: &[f64; 4]) -> Option<Vec3> {
     Some(Vec3::new(qx, qy, c.z + (r * r - d2).sqrt()))
 }
 
-/// The box of half-extents `h` centred at `offset` in the body frame.
-fn box_top_in_rect(body: &RigidBody, offset: &Vec3, h: &Vec3, rect: &[f64; 4]) -> Option<Vec3> {
+/// The box of half-extents `h` centred on the body's centre of mass, along its axes.
+fn box_top_in_rect(body: &RigidBody, h: &Vec3, rect: &[f64; 4]) -> Option<Vec3> {
     let corner = |i: usize| {
         let s = |bit: usize| if (i >> bit) & 1 == 1 { 1.0 } else { -1.0 };
-        to_world(
-            body,
-            &(offset + Vec3::new(s(0) * h.x, s(1) * h.y, s(2) * h.z)),
-        )
+        to_world(body, &Vec3::new(s(0) * h.x, s(1) * h.y, s(2) * h.z))
     };
     let verts: Vec<Vec3> = (0..8).map(corner).collect();
     // Edges join corners differing in one bit.
@@ -279,7 +296,7 @@ fn box_top_in_rect(body: &RigidBody, offset: &Vec3, h: &Vec3, rect: &[f64; 4]) -
         }
     }
     let r = body.orientation;
-    let centre = to_world(body, offset);
+    let centre = body.position;
     let mut planes = Vec::with_capacity(6);
     for (k, half) in h.iter().enumerate() {
         let axis = r * Vec3::ith(k, 1.0);

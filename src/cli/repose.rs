@@ -7,7 +7,8 @@
 //! i mod N = K − 1. The runs go in parallel on `--jobs` threads (rayon); each run is one
 //! single-threaded [`ReposeExperiment`], so a point's result does not depend on the
 //! number of threads, and the rows are written in the canonical order whatever the
-//! order the runs finish in. `merge` sorts rows by (scene, solver, μ, e, seed), which
+//! order the runs finish in (each as soon as the rows before it are written, so a sweep
+//! that is cut short keeps its first rows). `merge` sorts rows by (scene, solver, μ, e, seed), which
 //! is the same order, so merged shards equal the unsharded CSV.
 
 use super::{Failure, create_output, load};
@@ -251,64 +252,105 @@ pub fn repose(args: ReposeArgs) -> Result<(), Failure> {
         .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
     overall.set_prefix(format!("{scene_name} with {}", scene.solver));
-    let results: Vec<Result<(Point, ReposeResult, usize, f64), Failure>> = pool.install(|| {
-        points
-            .par_iter()
-            .map(|p| {
-                let r = run_point(&scene, &config, *p, &bars);
-                overall.inc(1);
-                r
-            })
-            .collect()
-    });
-    overall.finish_and_clear();
-
     let mut writer = csv::Writer::from_writer(match out {
         Some(f) => Box::new(f) as Box<dyn std::io::Write>,
         None => Box::new(std::io::stdout()),
     });
     let werr = |e: csv::Error| Failure::runtime(format!("writing CSV: {e}"));
+    let ioerr = |e: std::io::Error| Failure::runtime(format!("writing CSV: {e}"));
     writer.write_record(columns()).map_err(werr)?;
+    writer.flush().map_err(ioerr)?;
+
+    // The runs send their rows as they finish; this thread writes them in the canonical
+    // order as soon as every earlier row is in (a sweep cut short keeps its first rows).
+    let (tx, rx) = std::sync::mpsc::channel::<(usize, Result<Vec<String>, Failure>)>();
     let mut failures = Vec::new();
-    for r in results {
-        match r {
-            Ok((p, result, bodies, wall)) => {
-                let m = &result.measurement;
-                let mut row = vec![
-                    scene_name.clone(),
-                    shape.clone(),
-                    scene.solver.to_string(),
-                    p.friction.to_string(),
-                    scene.params.restitution.to_string(),
-                    p.seed.to_string(),
-                    bodies.to_string(),
-                    m.angle_deg.to_string(),
-                    m.error_deg.to_string(),
-                ];
-                row.extend(m.row_angles_deg.iter().map(|a| a.to_string()));
-                row.extend([
-                    m.rows_fitted.to_string(),
-                    m.empty_cells.to_string(),
-                    result.packing.duration.to_string(),
-                    result.packing.settled.to_string(),
-                    result.slumping.duration.to_string(),
-                    result.slumping.settled.to_string(),
-                    result.bodies_lost.to_string(),
-                    format!("{wall:.3}"),
-                ]);
-                writer.write_record(&row).map_err(werr)?;
+    let mut write_error = None;
+    std::thread::scope(|s| {
+        let (points, scene, config, bars, overall) = (&points, &scene, &config, &bars, &overall);
+        let (scene_name, shape) = (&scene_name, &shape);
+        s.spawn(move || {
+            pool.install(|| {
+                points
+                    .par_iter()
+                    .enumerate()
+                    .for_each_with(tx, |tx, (i, p)| {
+                        let row = run_point(scene, config, *p, bars).map(|(p, r, bodies, wall)| {
+                            csv_row(scene_name, shape, scene, p, &r, bodies, wall)
+                        });
+                        overall.inc(1);
+                        // The receiver lives until every sender is gone.
+                        let _ = tx.send((i, row));
+                    })
+            })
+        });
+        let mut pending = std::collections::BTreeMap::new();
+        let mut next = 0;
+        for (i, row) in rx {
+            pending.insert(i, row);
+            while let Some(row) = pending.remove(&next) {
+                next += 1;
+                match row {
+                    Ok(row) if write_error.is_none() => {
+                        if let Err(e) = writer
+                            .write_record(&row)
+                            .map_err(werr)
+                            .and_then(|()| writer.flush().map_err(ioerr))
+                        {
+                            write_error = Some(e);
+                        }
+                    }
+                    Ok(_) => {}
+                    Err(f) => failures.push(f.message),
+                }
             }
-            Err(f) => failures.push(f.message),
         }
+    });
+    overall.finish_and_clear();
+    if let Some(e) = write_error {
+        return Err(e);
     }
-    writer
-        .flush()
-        .map_err(|e| Failure::runtime(format!("writing CSV: {e}")))?;
     if failures.is_empty() {
         Ok(())
     } else {
         Err(Failure::runtime(failures.join("; ")))
     }
+}
+
+/// The CSV row of one run, in the order of [`columns`].
+fn csv_row(
+    scene_name: &str,
+    shape: &str,
+    scene: &Scene,
+    p: Point,
+    result: &ReposeResult,
+    bodies: usize,
+    wall: f64,
+) -> Vec<String> {
+    let m = &result.measurement;
+    let mut row = vec![
+        scene_name.to_string(),
+        shape.to_string(),
+        scene.solver.to_string(),
+        p.friction.to_string(),
+        scene.params.restitution.to_string(),
+        p.seed.to_string(),
+        bodies.to_string(),
+        m.angle_deg.to_string(),
+        m.error_deg.to_string(),
+    ];
+    row.extend(m.row_angles_deg.iter().map(|a| a.to_string()));
+    row.extend([
+        m.rows_fitted.to_string(),
+        m.empty_cells.to_string(),
+        result.packing.duration.to_string(),
+        result.packing.settled.to_string(),
+        result.slumping.duration.to_string(),
+        result.slumping.settled.to_string(),
+        result.bodies_lost.to_string(),
+        format!("{wall:.3}"),
+    ]);
+    row
 }
 
 /// One experiment: (point, result, number of bodies, wall-clock seconds).

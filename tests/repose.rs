@@ -432,7 +432,8 @@ fn repose_bad_input_exits_2_before_running() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("r.csv");
     let out = out.to_str().unwrap();
-    let cases: [(&[&str], &str); 8] = [
+    let cases: [(&[&str], &str); 9] = [
+        (&["--seeds", "1000000000000"], "seeds"),
         (&["--friction", "NaN"], "friction"),
         (&["--friction", "0.1,-0.2"], "friction"),
         (&["--friction", "0.1,x"], "friction"),

@@ -69,6 +69,10 @@ pub struct MergeArgs {
     out: PathBuf,
 }
 
+/// The largest sweep accepted (runs): far beyond any sweep that can finish, and it keeps
+/// the list of points small.
+const MAX_POINTS: u64 = 1_000_000;
+
 /// One parameter point of the sweep.
 #[derive(Clone, Copy, Debug)]
 struct Point {
@@ -207,6 +211,13 @@ pub fn repose(args: ReposeArgs) -> Result<(), Failure> {
         .map_err(|m| Failure::invalid(format!("--{}", m.replace('_', "-"))))?;
     if scene.seed.checked_add(args.seeds).is_none() {
         return Err(Failure::invalid("--seeds: the seeds overflow"));
+    }
+    if (frictions.len() as u64).saturating_mul(args.seeds) > MAX_POINTS {
+        return Err(Failure::invalid(format!(
+            "--friction × --seeds: at most {MAX_POINTS} runs per sweep, got {} × {}",
+            frictions.len(),
+            args.seeds
+        )));
     }
     // The setup is checked once on the scene as it is (divider, shapes, sides).
     let world = scene

@@ -1,5 +1,7 @@
-//! Command-line interface: argument parsing and the `run`, `validate` and `scenes`
-//! commands. Everything physical is delegated to the library core.
+//! Command-line interface: argument parsing and the `run`, `validate`, `scenes`,
+//! `repose` and `merge` commands. Everything physical is delegated to the library core.
+
+mod repose;
 
 use clap::{Args, Parser, Subcommand};
 use impulse_lab::World;
@@ -43,6 +45,11 @@ enum Command {
     },
     /// List the bundled scenes with a one-line description.
     Scenes,
+    /// Angle-of-repose sweep (paper 000 §7.5): pack, remove the wall, settle, measure;
+    /// one CSV row per (μ, seed).
+    Repose(Box<repose::ReposeArgs>),
+    /// Join shard CSVs of `repose --shard K/N` in the sweep's canonical order.
+    Merge(repose::MergeArgs),
     /// Open the desktop app (the default command).
     #[cfg(feature = "app")]
     Gui(GuiArgs),
@@ -204,6 +211,8 @@ pub fn main() -> ExitCode {
         Some(Command::Run(args)) => run(*args),
         Some(Command::Validate { scene }) => validate(&scene),
         Some(Command::Scenes) => list_scenes(),
+        Some(Command::Repose(args)) => repose::repose(*args),
+        Some(Command::Merge(args)) => repose::merge(args),
         #[cfg(feature = "app")]
         Some(Command::Gui(args)) => gui(args),
         #[cfg(feature = "app")]

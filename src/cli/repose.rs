@@ -1,0 +1,478 @@
+//! `impulse-lab repose` (a sweep of the angle-of-repose experiment, paper 000 §7.5) and
+//! `impulse-lab merge` (joins shard CSVs).
+//!
+//! The sweep's parameter points are every friction coefficient μ of `--friction` (sorted
+//! ascending) × every seed `scene.seed + k`, k = 0 .. `--seeds`, in that canonical order
+//! (μ, then seed). `--shard K/N` runs the points whose index i in that order has
+//! i mod N = K − 1. The runs go in parallel on `--jobs` threads (rayon); each run is one
+//! single-threaded [`ReposeExperiment`], so a point's result does not depend on the
+//! number of threads, and the rows are written in the canonical order whatever the
+//! order the runs finish in (each as soon as the rows before it are written, so a sweep
+//! that is cut short keeps its first rows). `merge` sorts rows by (scene, solver, μ, e, seed), which
+//! is the same order, so merged shards equal the unsharded CSV.
+
+use super::{Failure, create_output, load};
+use clap::Args;
+use impulse_lab::dynamics::solver::SolverKind;
+use impulse_lab::repose::{ROWS, ReposeConfig, ReposeExperiment, ReposeResult};
+use impulse_lab::scene::Scene;
+use impulse_lab::shapes::Shape;
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
+use rayon::prelude::*;
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::time::Instant;
+
+#[derive(Args)]
+pub struct ReposeArgs {
+    /// Scene file, or the name of a bundled scene (e.g. repose_spheres).
+    scene: String,
+    /// Collision method: etm, sqm, smm, jolt, ccp or mdp (default: the scene's).
+    #[arg(long)]
+    solver: Option<SolverKind>,
+    /// Friction coefficients μ ≥ 0, comma-separated (default: the scene's).
+    #[arg(long)]
+    friction: Option<String>,
+    /// Coefficient of restitution e in [0, 1] (default: the scene's).
+    #[arg(long)]
+    restitution: Option<f64>,
+    /// Number of seeds per μ: scene seed, scene seed + 1, ...
+    #[arg(long, default_value_t = 1)]
+    seeds: u64,
+    /// Parallel runs (default: the number of CPUs).
+    #[arg(long)]
+    jobs: Option<usize>,
+    /// Write one CSV row per run here (default: stdout).
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Run only the K-th of N slices of the sweep (1 ≤ K ≤ N), e.g. 3/8.
+    #[arg(long)]
+    shard: Option<String>,
+    /// Time cap of each settle phase, packing and slumping (s, simulated).
+    #[arg(long, default_value_t = 30.0)]
+    max_time: f64,
+    /// Settled when K/ΔU stays below this for --hold seconds.
+    #[arg(long, default_value_t = 1e-6)]
+    ke_ratio: f64,
+    /// See --ke-ratio (s, simulated).
+    #[arg(long, default_value_t = 0.5)]
+    hold: f64,
+}
+
+#[derive(Args)]
+pub struct MergeArgs {
+    /// Shard CSVs written by `impulse-lab repose --shard K/N`.
+    #[arg(required = true)]
+    inputs: Vec<PathBuf>,
+    /// The merged CSV.
+    #[arg(long)]
+    out: PathBuf,
+}
+
+/// The largest sweep accepted (runs): far beyond any sweep that can finish, and it keeps
+/// the list of points small.
+const MAX_POINTS: u64 = 1_000_000;
+
+/// One parameter point of the sweep.
+#[derive(Clone, Copy, Debug)]
+struct Point {
+    friction: f64,
+    seed: u64,
+}
+
+/// The CSV columns, in order.
+pub fn columns() -> Vec<String> {
+    let mut c: Vec<String> = [
+        "scene",
+        "shape",
+        "solver",
+        "friction",
+        "restitution",
+        "seed",
+        "bodies",
+        "angle_deg",
+        "error_deg",
+    ]
+    .map(String::from)
+    .to_vec();
+    c.extend((1..=ROWS).map(|j| format!("slope{j}_deg")));
+    c.extend(
+        [
+            "rows_fitted",
+            "empty_cells",
+            "packing_s",
+            "packing_settled",
+            "slumping_s",
+            "slumping_settled",
+            "bodies_lost",
+            "wall_clock_s",
+        ]
+        .map(String::from),
+    );
+    c
+}
+
+/// `1,2` → [1, 2]: every value finite and ≥ 0, no repeats.
+fn parse_frictions(s: &str) -> Result<Vec<f64>, String> {
+    let mut out = Vec::new();
+    for part in s.split(',') {
+        let part = part.trim();
+        let mu: f64 = part
+            .parse()
+            .map_err(|_| format!("--friction: '{part}' is not a number"))?;
+        if !(mu.is_finite() && mu >= 0.0) {
+            return Err(format!("--friction: μ must be finite and ≥ 0, got {part}"));
+        }
+        if out.contains(&mu) {
+            return Err(format!("--friction: μ = {mu} is listed twice"));
+        }
+        out.push(mu);
+    }
+    out.sort_by(f64::total_cmp);
+    Ok(out)
+}
+
+/// `K/N` with 1 ≤ K ≤ N.
+fn parse_shard(s: &str) -> Result<(usize, usize), String> {
+    let bad = || format!("--shard: expected K/N with 1 ≤ K ≤ N (e.g. 2/8), got '{s}'");
+    let (k, n) = s.split_once('/').ok_or_else(bad)?;
+    let k: usize = k.trim().parse().map_err(|_| bad())?;
+    let n: usize = n.trim().parse().map_err(|_| bad())?;
+    if k == 0 || n == 0 || k > n {
+        return Err(bad());
+    }
+    Ok((k, n))
+}
+
+/// The scene's body shape for the CSV: `sphere`, `cube`, `cuboid`, `cross`, ... or
+/// `mixed`.
+fn shape_name(scene: &Scene) -> String {
+    let Ok(bodies) = scene.build_world() else {
+        return "unknown".into();
+    };
+    let name = |s: &Shape| match s {
+        Shape::Cuboid { half_extents: h }
+            if (h.x - h.y).abs() <= 1e-12 * h.x && (h.x - h.z).abs() <= 1e-12 * h.x =>
+        {
+            "cube"
+        }
+        s => s.kind_name(),
+    };
+    let mut names = bodies
+        .bodies
+        .iter()
+        .filter(|b| !b.is_static())
+        .map(|b| name(&b.shape));
+    match names.next() {
+        Some(first) if names.all(|n| n == first) => first.into(),
+        Some(_) => "mixed".into(),
+        None => "none".into(),
+    }
+}
+
+pub fn repose(args: ReposeArgs) -> Result<(), Failure> {
+    // Every check before any simulation runs.
+    let mut scene = load(&args.scene)?;
+    if let Some(kind) = args.solver {
+        kind.create().map_err(|e| Failure::invalid(e.to_string()))?;
+        scene.solver = kind;
+    }
+    let frictions = match &args.friction {
+        Some(s) => parse_frictions(s).map_err(Failure::invalid)?,
+        None => vec![scene.params.friction],
+    };
+    if let Some(e) = args.restitution {
+        if !(e.is_finite() && (0.0..=1.0).contains(&e)) {
+            return Err(Failure::invalid(format!(
+                "--restitution: e must be in [0, 1], got {e}"
+            )));
+        }
+        scene.params.restitution = e;
+    }
+    if args.seeds == 0 {
+        return Err(Failure::invalid("--seeds must be ≥ 1"));
+    }
+    let jobs = match args.jobs {
+        Some(0) => return Err(Failure::invalid("--jobs must be ≥ 1")),
+        Some(j) => j,
+        None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+    };
+    let (shard_k, shard_n) = match &args.shard {
+        Some(s) => parse_shard(s).map_err(Failure::invalid)?,
+        None => (1, 1),
+    };
+    let config = ReposeConfig {
+        ke_ratio: args.ke_ratio,
+        hold: args.hold,
+        max_time: args.max_time,
+    };
+    config
+        .validate()
+        .map_err(|m| Failure::invalid(format!("--{}", m.replace('_', "-"))))?;
+    if scene.seed.checked_add(args.seeds).is_none() {
+        return Err(Failure::invalid("--seeds: the seeds overflow"));
+    }
+    if (frictions.len() as u64).saturating_mul(args.seeds) > MAX_POINTS {
+        return Err(Failure::invalid(format!(
+            "--friction × --seeds: at most {MAX_POINTS} runs per sweep, got {} × {}",
+            frictions.len(),
+            args.seeds
+        )));
+    }
+    // The setup is checked once on the scene as it is (divider, shapes, sides).
+    let world = scene
+        .build_world()
+        .map_err(|e| Failure::invalid(e.to_string()))?;
+    ReposeExperiment::new(world, config.clone())
+        .map_err(|e| Failure::invalid(format!("{}: {e}", args.scene)))?;
+    let mut points = Vec::new();
+    for &friction in &frictions {
+        for k in 0..args.seeds {
+            points.push(Point {
+                friction,
+                seed: scene.seed + k,
+            });
+        }
+    }
+    let points: Vec<Point> = points
+        .into_iter()
+        .enumerate()
+        .filter(|(i, _)| i % shard_n == shard_k - 1)
+        .map(|(_, p)| p)
+        .collect();
+    let out = args.out.as_deref().map(create_output).transpose()?;
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(jobs)
+        .build()
+        .map_err(|e| Failure::runtime(format!("cannot start {jobs} threads: {e}")))?;
+
+    let scene_name = std::path::Path::new(&args.scene)
+        .file_stem()
+        .map_or_else(|| args.scene.clone(), |s| s.to_string_lossy().into_owned());
+    let shape = shape_name(&scene);
+    let bars = MultiProgress::with_draw_target(if std::io::stderr().is_terminal() {
+        ProgressDrawTarget::stderr()
+    } else {
+        ProgressDrawTarget::hidden()
+    });
+    let overall = bars.add(ProgressBar::new(points.len() as u64));
+    overall.set_style(
+        ProgressStyle::with_template(
+            "{prefix} [{bar:30}] {pos}/{len} runs, {elapsed} ({eta} left)",
+        )
+        .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    overall.set_prefix(format!("{scene_name} with {}", scene.solver));
+    let mut writer = csv::Writer::from_writer(match out {
+        Some(f) => Box::new(f) as Box<dyn std::io::Write>,
+        None => Box::new(std::io::stdout()),
+    });
+    let werr = |e: csv::Error| Failure::runtime(format!("writing CSV: {e}"));
+    let ioerr = |e: std::io::Error| Failure::runtime(format!("writing CSV: {e}"));
+    writer.write_record(columns()).map_err(werr)?;
+    writer.flush().map_err(ioerr)?;
+
+    // The runs send their rows as they finish; this thread writes them in the canonical
+    // order as soon as every earlier row is in (a sweep cut short keeps its first rows).
+    let (tx, rx) = std::sync::mpsc::channel::<(usize, Result<Vec<String>, Failure>)>();
+    let mut failures = Vec::new();
+    let mut write_error = None;
+    std::thread::scope(|s| {
+        let (points, scene, config, bars, overall) = (&points, &scene, &config, &bars, &overall);
+        let (scene_name, shape) = (&scene_name, &shape);
+        s.spawn(move || {
+            pool.install(|| {
+                points
+                    .par_iter()
+                    .enumerate()
+                    .for_each_with(tx, |tx, (i, p)| {
+                        let row = run_point(scene, config, *p, bars).map(|(p, r, bodies, wall)| {
+                            csv_row(scene_name, shape, scene, p, &r, bodies, wall)
+                        });
+                        overall.inc(1);
+                        // The receiver lives until every sender is gone.
+                        let _ = tx.send((i, row));
+                    })
+            })
+        });
+        let mut pending = std::collections::BTreeMap::new();
+        let mut next = 0;
+        for (i, row) in rx {
+            pending.insert(i, row);
+            while let Some(row) = pending.remove(&next) {
+                next += 1;
+                match row {
+                    Ok(row) if write_error.is_none() => {
+                        if let Err(e) = writer
+                            .write_record(&row)
+                            .map_err(werr)
+                            .and_then(|()| writer.flush().map_err(ioerr))
+                        {
+                            write_error = Some(e);
+                        }
+                    }
+                    Ok(_) => {}
+                    Err(f) => failures.push(f.message),
+                }
+            }
+        }
+    });
+    overall.finish_and_clear();
+    if let Some(e) = write_error {
+        return Err(e);
+    }
+    if failures.is_empty() {
+        Ok(())
+    } else {
+        Err(Failure::runtime(failures.join("; ")))
+    }
+}
+
+/// The CSV row of one run, in the order of [`columns`].
+fn csv_row(
+    scene_name: &str,
+    shape: &str,
+    scene: &Scene,
+    p: Point,
+    result: &ReposeResult,
+    bodies: usize,
+    wall: f64,
+) -> Vec<String> {
+    let m = &result.measurement;
+    let mut row = vec![
+        scene_name.to_string(),
+        shape.to_string(),
+        scene.solver.to_string(),
+        p.friction.to_string(),
+        scene.params.restitution.to_string(),
+        p.seed.to_string(),
+        bodies.to_string(),
+        m.angle_deg.to_string(),
+        m.error_deg.to_string(),
+    ];
+    row.extend(m.row_angles_deg.iter().map(|a| a.to_string()));
+    row.extend([
+        m.rows_fitted.to_string(),
+        m.empty_cells.to_string(),
+        result.packing.duration.to_string(),
+        result.packing.settled.to_string(),
+        result.slumping.duration.to_string(),
+        result.slumping.settled.to_string(),
+        result.bodies_lost.to_string(),
+        format!("{wall:.3}"),
+    ]);
+    row
+}
+
+/// One experiment: (point, result, number of bodies, wall-clock seconds).
+fn run_point(
+    scene: &Scene,
+    config: &ReposeConfig,
+    p: Point,
+    bars: &MultiProgress,
+) -> Result<(Point, ReposeResult, usize, f64), Failure> {
+    let label = format!("μ = {}, seed {}", p.friction, p.seed);
+    let start = Instant::now();
+    let mut scene = scene.clone();
+    scene.seed = p.seed;
+    scene.params.friction = p.friction;
+    let world = scene
+        .build_world()
+        .map_err(|e| Failure::invalid(format!("{label}: {e}")))?;
+    let bodies = world.bodies.iter().filter(|b| !b.is_static()).count();
+    let steps_per_phase = (config.max_time / world.dt).ceil().max(1.0) as u64;
+    let mut exp = ReposeExperiment::new(world, config.clone())
+        .map_err(|e| Failure::invalid(format!("{label}: {e}")))?;
+    let bar = bars.add(ProgressBar::new(2 * steps_per_phase));
+    bar.set_style(
+        ProgressStyle::with_template("  {prefix:>24} {msg:<34} [{bar:20}] {elapsed}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    bar.set_prefix(label.clone());
+    let result = exp
+        .run(|e| {
+            if e.world.step_index % 60 == 0 {
+                // Packing fills the bar's first half, slumping the second.
+                let done = match e.phase() {
+                    impulse_lab::repose::Phase::Packing => 0,
+                    _ => steps_per_phase,
+                };
+                bar.set_position(done + (e.phase_time() / e.world.dt).round() as u64);
+                bar.set_message(format!(
+                    "{} t={:.1}s K/ΔU={:.1e}",
+                    e.phase().name(),
+                    e.phase_time(),
+                    e.ke_ratio()
+                ));
+            }
+        })
+        .cloned()
+        .map_err(|e| Failure::runtime(format!("{label}: {e}")));
+    bar.finish_and_clear();
+    bars.remove(&bar);
+    Ok((p, result?, bodies, start.elapsed().as_secs_f64()))
+}
+
+/// The merge key: (scene, solver, μ, e, seed), the sweep's canonical order.
+fn key(r: &csv::StringRecord, file: &str) -> Result<(String, String, f64, f64, u64), Failure> {
+    let field = |i: usize| r.get(i).unwrap_or("");
+    let num = |i: usize, name: &str| {
+        field(i)
+            .parse::<f64>()
+            .map_err(|_| Failure::invalid(format!("{file}: {name} '{}' is not a number", field(i))))
+    };
+    Ok((
+        field(0).to_string(),
+        field(2).to_string(),
+        num(3, "friction")?,
+        num(4, "restitution")?,
+        field(5).parse().map_err(|_| {
+            Failure::invalid(format!("{file}: seed '{}' is not a whole number", field(5)))
+        })?,
+    ))
+}
+
+pub fn merge(args: MergeArgs) -> Result<(), Failure> {
+    let header = columns();
+    let mut rows = Vec::new();
+    for path in &args.inputs {
+        let file = path.display().to_string();
+        let mut reader = csv::Reader::from_path(path)
+            .map_err(|e| Failure::invalid(format!("{file}: cannot read: {e}")))?;
+        let h = reader
+            .headers()
+            .map_err(|e| Failure::invalid(format!("{file}: {e}")))?;
+        if h.iter().collect::<Vec<_>>() != header.iter().map(String::as_str).collect::<Vec<_>>() {
+            return Err(Failure::invalid(format!(
+                "{file}: not a `impulse-lab repose` CSV (its header differs)"
+            )));
+        }
+        for r in reader.records() {
+            let r = r.map_err(|e| Failure::invalid(format!("{file}: {e}")))?;
+            rows.push((key(&r, &file)?, r));
+        }
+    }
+    rows.sort_by(|(a, _), (b, _)| {
+        (&a.0, &a.1)
+            .cmp(&(&b.0, &b.1))
+            .then(a.2.total_cmp(&b.2))
+            .then(a.3.total_cmp(&b.3))
+            .then(a.4.cmp(&b.4))
+    });
+    if let Some(w) = rows.windows(2).find(|w| w[0].0 == w[1].0) {
+        let k = &w[0].0;
+        return Err(Failure::invalid(format!(
+            "the run ({}, {}, μ = {}, e = {}, seed {}) appears twice",
+            k.0, k.1, k.2, k.3, k.4
+        )));
+    }
+    let mut writer = csv::Writer::from_writer(create_output(&args.out)?);
+    let werr = |e: csv::Error| Failure::runtime(format!("writing {}: {e}", args.out.display()));
+    writer.write_record(&header).map_err(werr)?;
+    for (_, r) in &rows {
+        writer.write_record(r).map_err(werr)?;
+    }
+    writer
+        .flush()
+        .map_err(|e| Failure::runtime(format!("writing {}: {e}", args.out.display())))
+}

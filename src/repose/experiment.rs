@@ -1,0 +1,361 @@
+//! The scripted angle-of-repose experiment over a [`World`] (paper 000, §7.5, Figs. 11-13).
+//!
+//! A state machine advanced one world step at a time ([`ReposeExperiment::step`]), so
+//! the CLI runs it to the end and the app can show it live:
+//! 1. **Packing**: the bodies, released on one side of a box split by a removable
+//!    divider, fall and pack (Fig. 11);
+//! 2. **settle**: until the pile is at rest or the phase's time cap is reached;
+//! 3. **remove the wall**: every present divider of the box is removed (Fig. 12);
+//! 4. **Slumping**: the pile slumps into the empty side, and settles again (same test);
+//! 5. **measure**: the 8 × 16 measurement of [`super::measure`] (Fig. 14).
+//!
+//! **At rest** means K / ΔU < `ke_ratio` (default 10⁻⁶) for `hold` seconds in a row,
+//! where K is the kinetic energy and ΔU = U(t₀) − U(t) is the pile's potential-energy
+//! range: the potential energy at release (t₀, the experiment's first state) minus the
+//! potential energy now, i.e. the energy the pile has had to dissipate (the definition
+//! of the settle criterion of issue 3). The same t₀ serves both phases: measured from
+//! the wall's removal, ΔU would start at 0 and the still pile would count as settled
+//! before it began to slump. The hold (default 0.5 s) keeps a pile that is momentarily
+//! still, as at the wall's removal, from counting as settled.
+//!
+//! **Lost bodies** are dynamic bodies whose centre has left the box's footprint or
+//! dropped below its floor by more than their bounding radius (thrown over a wall or
+//! through it); they are counted and left out of the measurement.
+
+use super::measure::{self, ReposeGrid, ReposeMeasurement};
+use crate::container::Container;
+use crate::dynamics::solver::SolverError;
+use crate::world::World;
+
+/// Parameters of the experiment's script.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ReposeConfig {
+    /// Settled when K / ΔU stays below this (module doc). Default: 1e-6.
+    pub ke_ratio: f64,
+    /// ... for this long (s, simulated). Default: 0.5.
+    pub hold: f64,
+    /// Time cap of each settle phase (s, simulated): the phase ends unsettled after it.
+    /// Default: 30.
+    pub max_time: f64,
+}
+
+impl Default for ReposeConfig {
+    fn default() -> Self {
+        ReposeConfig {
+            ke_ratio: 1e-6,
+            hold: 0.5,
+            max_time: 30.0,
+        }
+    }
+}
+
+impl ReposeConfig {
+    /// Range checks: every field finite, `ke_ratio` and `max_time` > 0, `hold` ≥ 0.
+    pub fn validate(&self) -> Result<(), String> {
+        let ok = |x: f64| x.is_finite() && x > 0.0;
+        if !ok(self.ke_ratio) {
+            return Err(format!(
+                "ke_ratio must be finite and > 0, got {}",
+                self.ke_ratio
+            ));
+        }
+        if !(self.hold.is_finite() && self.hold >= 0.0) {
+            return Err(format!("hold must be finite and ≥ 0, got {}", self.hold));
+        }
+        if !ok(self.max_time) {
+            return Err(format!(
+                "max_time must be finite and > 0, got {}",
+                self.max_time
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Where the experiment is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    /// Bodies falling and packing behind the divider.
+    Packing,
+    /// The divider is gone; the pile slumps.
+    Slumping,
+    /// Measured; [`ReposeExperiment::result`] is set.
+    Done,
+}
+
+impl Phase {
+    pub fn name(self) -> &'static str {
+        match self {
+            Phase::Packing => "packing",
+            Phase::Slumping => "slumping",
+            Phase::Done => "done",
+        }
+    }
+}
+
+/// How a settle phase ended.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PhaseReport {
+    /// Simulated time the phase took (s).
+    pub duration: f64,
+    /// Whether the pile met the rest criterion (false: the time cap ended the phase).
+    pub settled: bool,
+    /// K / ΔU at the end of the phase.
+    pub ke_ratio: f64,
+}
+
+/// The experiment's outcome.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ReposeResult {
+    pub measurement: ReposeMeasurement,
+    pub packing: PhaseReport,
+    pub slumping: PhaseReport,
+    /// Bodies that left the container (module doc).
+    pub bodies_lost: usize,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ReposeError {
+    /// The world is not set up for the experiment (no box with a divider, a shape the
+    /// measurement does not handle, bad config).
+    #[error("{0}")]
+    Setup(String),
+    #[error("step {step}: {source}")]
+    Solver { step: u64, source: SolverError },
+    #[error("step {0}: the state became non-finite (NaN/inf)")]
+    NonFinite(u64),
+}
+
+/// The state machine (module doc).
+pub struct ReposeExperiment {
+    pub world: World,
+    pub config: ReposeConfig,
+    /// Index of the box in `world.containers`.
+    pub box_index: usize,
+    pub grid: ReposeGrid,
+    phase: Phase,
+    phase_start: f64,
+    /// U(t₀), the potential energy at release (J).
+    potential_release: f64,
+    /// Start of the current run of steps with K / ΔU below the threshold.
+    below_since: Option<f64>,
+    packing: Option<PhaseReport>,
+    result: Option<ReposeResult>,
+}
+
+impl ReposeExperiment {
+    /// Set up the experiment on `world` as built from its scene (t₀ is now). The world
+    /// needs a box container with at least one present divider, and every dynamic body on
+    /// one side of it; the grid's downhill direction points from that side to the other.
+    pub fn new(world: World, config: ReposeConfig) -> Result<Self, ReposeError> {
+        config.validate().map_err(ReposeError::Setup)?;
+        let (box_index, center, half_size, divider_x) = world
+            .containers
+            .iter()
+            .enumerate()
+            .find_map(|(i, c)| match c {
+                Container::Box {
+                    center,
+                    half_size,
+                    dividers,
+                    ..
+                } => dividers
+                    .iter()
+                    .find(|d| d.present)
+                    .map(|d| (i, *center, *half_size, d.x)),
+                _ => None,
+            })
+            .ok_or_else(|| {
+                ReposeError::Setup(
+                    "the repose experiment needs a Box container with a present divider".into(),
+                )
+            })?;
+        if half_size[0] < half_size[1] {
+            return Err(ReposeError::Setup(format!(
+                "the divider (a plane x = const) must cross the box's long side, but the box is {} m along x and {} m along y",
+                2.0 * half_size[0],
+                2.0 * half_size[1]
+            )));
+        }
+        let dynamic: Vec<_> = world.bodies.iter().filter(|b| !b.is_static()).collect();
+        if dynamic.is_empty() {
+            return Err(ReposeError::Setup("the scene has no moving bodies".into()));
+        }
+        if let Some(b) = dynamic.iter().find(|b| !measure::shape_supported(&b.shape)) {
+            return Err(ReposeError::Setup(format!(
+                "the repose measurement handles spheres, cuboids, crosses and convex polyhedra, not {}",
+                b.shape.kind_name()
+            )));
+        }
+        let left = dynamic.iter().filter(|b| b.position.x < divider_x).count();
+        if left != 0 && left != dynamic.len() {
+            return Err(ReposeError::Setup(format!(
+                "every body must start on one side of the divider x = {divider_x}; {left} of {} are on its -x side",
+                dynamic.len()
+            )));
+        }
+        // Packed on −x: the pile slumps towards +x.
+        let grid = ReposeGrid::new(center, half_size, left != 0).map_err(ReposeError::Setup)?;
+        let potential_release = world.energies().2;
+        let phase_start = world.time;
+        Ok(ReposeExperiment {
+            world,
+            config,
+            box_index,
+            grid,
+            phase: Phase::Packing,
+            phase_start,
+            potential_release,
+            below_since: None,
+            packing: None,
+            result: None,
+        })
+    }
+
+    pub fn phase(&self) -> Phase {
+        self.phase
+    }
+
+    /// Simulated time since the current phase began (s).
+    pub fn phase_time(&self) -> f64 {
+        self.world.time - self.phase_start
+    }
+
+    /// The packing phase's report, once it has ended.
+    pub fn packing(&self) -> Option<&PhaseReport> {
+        self.packing.as_ref()
+    }
+
+    /// The outcome, once the phase is [`Phase::Done`].
+    pub fn result(&self) -> Option<&ReposeResult> {
+        self.result.as_ref()
+    }
+
+    /// K / ΔU now (module doc); ∞ while ΔU ≤ 0.
+    pub fn ke_ratio(&self) -> f64 {
+        let (kt, kr, u) = self.world.energies();
+        let range = self.potential_release - u;
+        if range > 0.0 {
+            (kt + kr) / range
+        } else {
+            f64::INFINITY
+        }
+    }
+
+    /// Whether dynamic body `i` has left the container (module doc).
+    pub fn is_lost(&self, i: usize) -> bool {
+        let b = &self.world.bodies[i];
+        if b.is_static() {
+            return false;
+        }
+        let g = &self.grid;
+        let p = &b.position;
+        !p.iter().all(|x| x.is_finite())
+            || (p.x - g.center.x).abs() > g.half_size[0]
+            || (p.y - g.center.y).abs() > g.half_size[1]
+            || p.z < g.center.z - b.shape.bounding_radius()
+    }
+
+    /// Number of bodies that have left the container.
+    pub fn bodies_lost(&self) -> usize {
+        (0..self.world.bodies.len())
+            .filter(|&i| self.is_lost(i))
+            .count()
+    }
+
+    /// End the packing phase now and remove the divider (the app's "remove wall"
+    /// action); does nothing after packing.
+    pub fn remove_wall(&mut self) {
+        if self.phase == Phase::Packing {
+            self.end_phase(false);
+        }
+    }
+
+    /// Measure the pile as it stands now (any phase).
+    pub fn measure_now(&self) -> Result<ReposeMeasurement, ReposeError> {
+        measure::measure(&self.grid, &self.world.bodies, |i| self.is_lost(i))
+            .map_err(ReposeError::Setup)
+    }
+
+    /// Advance one world step and move to the next phase when this one ends.
+    pub fn step(&mut self) -> Result<Phase, ReposeError> {
+        if self.phase == Phase::Done {
+            return Ok(Phase::Done);
+        }
+        let step = self.world.step_index + 1;
+        let sample = self
+            .world
+            .step()
+            .map_err(|source| ReposeError::Solver { step, source })?;
+        if !sample.total.is_finite() {
+            return Err(ReposeError::NonFinite(step));
+        }
+        let now = self.world.time;
+        if self.ke_ratio() < self.config.ke_ratio {
+            self.below_since.get_or_insert(now - self.world.dt);
+        } else {
+            self.below_since = None;
+        }
+        // A small slack keeps `n` steps of dt from falling one ulp short of n·dt.
+        let slack = 1e-9 * self.world.dt;
+        let settled = self
+            .below_since
+            .is_some_and(|t| now - t + slack >= self.config.hold);
+        if settled || self.phase_time() + slack >= self.config.max_time {
+            self.end_phase(settled);
+        }
+        Ok(self.phase)
+    }
+
+    /// Step until [`Phase::Done`], calling `progress` after every step.
+    pub fn run(&mut self, mut progress: impl FnMut(&Self)) -> Result<&ReposeResult, ReposeError> {
+        while self.phase != Phase::Done {
+            self.step()?;
+            progress(self);
+        }
+        self.result
+            .as_ref()
+            .ok_or_else(|| ReposeError::Setup("the experiment ended without a result".into()))
+    }
+
+    fn end_phase(&mut self, settled: bool) {
+        let report = PhaseReport {
+            duration: self.phase_time(),
+            settled,
+            ke_ratio: self.ke_ratio(),
+        };
+        self.phase_start = self.world.time;
+        self.below_since = None;
+        match self.phase {
+            Phase::Packing => {
+                self.packing = Some(report);
+                if let Some(Container::Box { dividers, .. }) =
+                    self.world.containers.get_mut(self.box_index)
+                {
+                    for d in dividers {
+                        d.present = false;
+                    }
+                }
+                self.phase = Phase::Slumping;
+            }
+            Phase::Slumping => {
+                // Shapes were checked in `new`, so the measurement cannot fail here;
+                // keep the error path anyway rather than panic.
+                let measurement = match self.measure_now() {
+                    Ok(m) => m,
+                    Err(_) => {
+                        measure::from_highest(&self.grid, [[None; measure::COLUMNS]; measure::ROWS])
+                    }
+                };
+                self.result = Some(ReposeResult {
+                    measurement,
+                    packing: self.packing.unwrap_or(report),
+                    slumping: report,
+                    bodies_lost: self.bodies_lost(),
+                });
+                self.phase = Phase::Done;
+            }
+            Phase::Done => {}
+        }
+    }
+}

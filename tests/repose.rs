@@ -296,7 +296,14 @@ fn experiment_packs_removes_the_wall_and_the_pile_slumps() {
             .map(|row| row[cols.clone()].iter().flatten().count())
             .sum::<usize>()
     };
-    assert_eq!(occupied(&before, COLUMNS / 2..COLUMNS), 0);
+    // The downhill half holds at most slivers of spheres pressed into the wall: contact
+    // overlaps (below 1% of the radius, the settle criterion) put material just past
+    // x = 0, and the measurement rightly counts it.
+    for row in &before.highest {
+        for p in row[COLUMNS / 2..].iter().flatten() {
+            assert!(p.x < 0.005, "material {} m past the wall", p.x);
+        }
+    }
     assert!(occupied(&before, 0..COLUMNS / 2) > 0);
     let result = exp.run(|_| {}).unwrap().clone();
     assert_eq!(exp.phase(), Phase::Done);

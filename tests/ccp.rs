@@ -5,7 +5,7 @@
 //! The single-body scenes are loaded from `scenes/` (defined once, also run by the CLI);
 //! the tests vary what the paper varies (the force height d, the sliding speed V0).
 
-use impulse_lab::body::{total_angular_momentum, total_linear_momentum};
+use impulse_lab::body::total_linear_momentum;
 use impulse_lab::dynamics::solver::ccp::CcpSolver;
 use impulse_lab::dynamics::solver::{
     CollisionSolver, SolverContext, SolverKind, SolverParams, total_kinetic_energy,
@@ -317,27 +317,7 @@ fn isolated_system_conserves_linear_and_angular_momentum() {
     let mut solver = CcpSolver::default();
     let (mut worst_p, mut worst_l, mut increments) = (0.0f64, 0.0f64, 0u64);
     for step in 0..200 {
-        let contacts = w.detect().to_vec();
-        let l0 = total_angular_momentum(&w.bodies);
-        let l_scale: f64 = w
-            .bodies
-            .iter()
-            .map(|b| {
-                b.position.norm() * b.mass * b.velocity.norm()
-                    + (b.inertia_world() * b.angular_velocity).norm()
-            })
-            .sum();
-        let mut bodies = w.bodies.clone();
-        solver
-            .resolve(SolverContext {
-                bodies: &mut bodies,
-                contacts: &contacts,
-                params: &params,
-                dt: w.dt,
-                trace: None,
-            })
-            .unwrap();
-        let dl = (total_angular_momentum(&bodies) - l0).norm() / l_scale;
+        let dl = common::resolve_angular_momentum_change(&mut w, &mut solver, &params).unwrap();
         worst_l = worst_l.max(dl);
         w.step().unwrap();
         increments += w.last_report.impulses as u64;

@@ -2,7 +2,9 @@
 //! module with `mod common;` and uses part of it).
 #![allow(dead_code)]
 
+use impulse_lab::body::total_angular_momentum;
 use impulse_lab::collision::Contact;
+use impulse_lab::dynamics::solver::{CollisionSolver, SolverContext, SolverError};
 use impulse_lab::math::{Quat, Vec3};
 use impulse_lab::{RigidBody, Shape, SolverKind, SolverParams, World};
 use rand::{Rng, SeedableRng};
@@ -197,4 +199,33 @@ pub fn add_isolated_cluster(w: &mut World) {
             rng.random_range(-2.0..2.0),
         );
     }
+}
+
+/// One resolve of the world's current contacts at fixed positions, on a copy of the
+/// bodies: the relative change of the angular momentum about the origin it causes,
+/// ‖ΔL‖ / Σᵢ (|xᵢ| mᵢ |vᵢ| + |I_i ωᵢ|) (an impulse law must keep it to round-off).
+pub fn resolve_angular_momentum_change(
+    w: &mut World,
+    solver: &mut dyn CollisionSolver,
+    params: &SolverParams,
+) -> Result<f64, SolverError> {
+    let contacts = w.detect().to_vec();
+    let l0 = total_angular_momentum(&w.bodies);
+    let l_scale: f64 = w
+        .bodies
+        .iter()
+        .map(|b| {
+            b.position.norm() * b.mass * b.velocity.norm()
+                + (b.inertia_world() * b.angular_velocity).norm()
+        })
+        .sum();
+    let mut bodies = w.bodies.clone();
+    solver.resolve(SolverContext {
+        bodies: &mut bodies,
+        contacts: &contacts,
+        params,
+        dt: w.dt,
+        trace: None,
+    })?;
+    Ok((total_angular_momentum(&bodies) - l0).norm() / l_scale)
 }

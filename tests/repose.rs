@@ -374,11 +374,35 @@ fn sweep(out: &std::path::Path, extra: &[&str]) {
     );
 }
 
+/// The `--plot` PNG decodes at the figure's size and has the spheres' series drawn in
+/// their colour (line, markers and error bars: hundreds of pixels).
+fn assert_plot(path: &std::path::Path) {
+    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(path).unwrap()));
+    let mut reader = decoder.read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size().unwrap()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    assert_eq!((info.width, info.height), (1000, 640));
+    assert_eq!(info.color_type, png::ColorType::Rgb);
+    let sphere_blue = buf[..info.buffer_size()]
+        .chunks(3)
+        .filter(|p| p == &[31, 119, 180])
+        .count();
+    assert!(
+        sphere_blue > 300,
+        "{sphere_blue} pixels of the spheres' colour"
+    );
+}
+
 #[test]
 fn repose_is_the_same_whatever_jobs_and_shards() {
     let dir = tempfile::tempdir().unwrap();
     let p = |n: &str| dir.path().join(n);
-    sweep(&p("j1.csv"), &["--jobs", "1"]);
+    let png = p("j1.png");
+    sweep(
+        &p("j1.csv"),
+        &["--jobs", "1", "--plot", png.to_str().unwrap()],
+    );
+    assert_plot(&png);
     sweep(&p("j2.csv"), &["--jobs", "2"]);
     let j1 = without_wall_clock(&p("j1.csv"));
     assert_eq!(
@@ -422,6 +446,18 @@ fn repose_is_the_same_whatever_jobs_and_shards() {
         j1,
         "merged shards differ from one run"
     );
+    // merge --plot draws the merged runs.
+    let o = run(&[
+        "merge",
+        p("s1.csv").to_str().unwrap(),
+        p("s2.csv").to_str().unwrap(),
+        "--out",
+        p("all2.csv").to_str().unwrap(),
+        "--plot",
+        p("all.png").to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_plot(&p("all.png"));
 
     // A run listed twice is refused.
     let o = run(&[
@@ -468,6 +504,22 @@ fn repose_bad_input_exits_2_before_running() {
     let o = run(&["repose", TINY, "--out", "/nonexistent-dir/r.csv"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("cannot write"));
+    // An unwritable plot path fails before any run and leaves no CSV behind.
+    let o = run(&[
+        "repose",
+        TINY,
+        "--out",
+        out,
+        "--plot",
+        "/nonexistent-dir/p.png",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("/nonexistent-dir/p.png") && err.contains("cannot write"),
+        "{err}"
+    );
+    assert!(!std::path::Path::new(out).exists(), "CSV left behind");
     // A scene without a divider is not a repose scene.
     let o = run(&["repose", "etm_box_flat", "--out", out]);
     assert_eq!(

@@ -14,13 +14,16 @@
 use super::{Failure, create_output, load};
 use clap::Args;
 use impulse_lab::dynamics::solver::SolverKind;
+use impulse_lab::repose::plot::{self, PlotRun};
 use impulse_lab::repose::{ROWS, ReposeConfig, ReposeExperiment, ReposeResult};
 use impulse_lab::scene::Scene;
 use impulse_lab::shapes::Shape;
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rayon::prelude::*;
+use std::fs::File;
+use std::io::BufWriter;
 use std::io::IsTerminal;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 #[derive(Args)]
@@ -48,6 +51,9 @@ pub struct ReposeArgs {
     /// Run only the K-th of N slices of the sweep (1 ≤ K ≤ N), e.g. 3/8.
     #[arg(long)]
     shard: Option<String>,
+    /// Also draw the angle against μ (with the paper's error bars) into this PNG.
+    #[arg(long)]
+    plot: Option<PathBuf>,
     /// Time cap of each settle phase, packing and slumping (s, simulated).
     #[arg(long, default_value_t = 30.0)]
     max_time: f64,
@@ -67,6 +73,34 @@ pub struct MergeArgs {
     /// The merged CSV.
     #[arg(long)]
     out: PathBuf,
+    /// Also draw the merged runs' angle against μ, per shape and solver, into this PNG.
+    #[arg(long)]
+    plot: Option<PathBuf>,
+}
+
+/// Width and height of the `--plot` figure (pixels).
+const PLOT_SIZE: (u32, u32) = (1000, 640);
+
+/// The plot's view of CSV rows in the order of [`columns`].
+fn plot_runs<'a>(rows: impl Iterator<Item = Vec<&'a str>>) -> Vec<PlotRun> {
+    rows.map(|r| {
+        let num = |i: usize| r.get(i).and_then(|v| v.parse().ok()).unwrap_or(f64::NAN);
+        PlotRun {
+            shape: r.get(1).unwrap_or(&"").to_string(),
+            solver: r.get(2).unwrap_or(&"").to_string(),
+            friction: num(3),
+            angle_deg: num(7),
+            error_deg: num(8),
+        }
+    })
+    .collect()
+}
+
+/// Write the figure of `runs` to `out` (opened before the runs, so a bad path fails
+/// before any simulation).
+fn write_plot(runs: &[PlotRun], out: BufWriter<File>, path: &Path) -> Result<(), Failure> {
+    plot::write_png(runs, PLOT_SIZE.0, PLOT_SIZE.1, out)
+        .map_err(|e| Failure::runtime(format!("{}: {e}", path.display())))
 }
 
 /// The largest sweep accepted (runs): far beyond any sweep that can finish, and it keeps
@@ -241,6 +275,17 @@ pub fn repose(args: ReposeArgs) -> Result<(), Failure> {
         .map(|(_, p)| p)
         .collect();
     let out = args.out.as_deref().map(create_output).transpose()?;
+    let plot_out = match args.plot.as_deref().map(create_output).transpose() {
+        Ok(p) => p,
+        Err(e) => {
+            // Leave nothing behind: the CSV was created empty a moment ago.
+            if let Some(path) = &args.out {
+                let _ = std::fs::remove_file(path);
+            }
+            return Err(e);
+        }
+    };
+    let mut written: Vec<Vec<String>> = Vec::new();
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(jobs)
         .build()
@@ -310,6 +355,7 @@ pub fn repose(args: ReposeArgs) -> Result<(), Failure> {
                         {
                             write_error = Some(e);
                         }
+                        written.push(row);
                     }
                     Ok(_) => {}
                     Err(f) => failures.push(f.message),
@@ -320,6 +366,14 @@ pub fn repose(args: ReposeArgs) -> Result<(), Failure> {
     overall.finish_and_clear();
     if let Some(e) = write_error {
         return Err(e);
+    }
+    if let (Some(out), Some(path)) = (plot_out, &args.plot) {
+        let runs = plot_runs(
+            written
+                .iter()
+                .map(|r| r.iter().map(String::as_str).collect()),
+        );
+        write_plot(&runs, out, path)?;
     }
     if failures.is_empty() {
         Ok(())
@@ -466,6 +520,7 @@ pub fn merge(args: MergeArgs) -> Result<(), Failure> {
             k.0, k.1, k.2, k.3, k.4
         )));
     }
+    let plot_out = args.plot.as_deref().map(create_output).transpose()?;
     let mut writer = csv::Writer::from_writer(create_output(&args.out)?);
     let werr = |e: csv::Error| Failure::runtime(format!("writing {}: {e}", args.out.display()));
     writer.write_record(&header).map_err(werr)?;
@@ -474,5 +529,10 @@ pub fn merge(args: MergeArgs) -> Result<(), Failure> {
     }
     writer
         .flush()
-        .map_err(|e| Failure::runtime(format!("writing {}: {e}", args.out.display())))
+        .map_err(|e| Failure::runtime(format!("writing {}: {e}", args.out.display())))?;
+    if let (Some(out), Some(path)) = (plot_out, &args.plot) {
+        let runs = plot_runs(rows.iter().map(|(_, r)| r.iter().collect()));
+        write_plot(&runs, out, path)?;
+    }
+    Ok(())
 }

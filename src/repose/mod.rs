@@ -5,13 +5,15 @@
 //! - [`measure`]: the paper's measurement (grid, highest point per cell, eight
 //!   least-squares lines, their mean angle and the paper's error);
 //! - [`experiment`]: the scripted run as a state machine over a [`crate::World`]
-//!   (pack, settle, remove the wall, settle, measure).
+//!   (pack, settle, remove the wall, settle, measure);
+//! - [`plot`]: the sweep's figure, angle against μ per shape and solver (Fig. 15).
 //!
 //! No Bevy types: the CLI's `repose` sweep and the app's repose panel both drive
 //! [`ReposeExperiment`].
 
 pub mod experiment;
 pub mod measure;
+pub mod plot;
 
 pub use experiment::{
     Phase, PhaseReport, ReposeConfig, ReposeError, ReposeExperiment, ReposeResult,

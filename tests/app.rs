@@ -387,3 +387,64 @@ fn spawned_bodies_start_above_what_the_cursor_points_at() {
     // Looking up into the sky: nothing to drop on.
     assert!(spawn_point(&s, &cube, &Vec3::new(0.0, 0.0, 1.0), &Vec3::z()).is_none());
 }
+
+/// The app's repose experiment (the panel's "Run experiment") follows the same script as
+/// the CLI's batch run: stepped through the plugin, it removes the divider when packing
+/// ends and gives the same measurement, bit for bit, as `ReposeExperiment` on a world
+/// built from the same scene.
+#[test]
+fn repose_experiment_in_the_app_matches_the_batch_run() {
+    use impulse_lab::repose::{Phase, ReposeConfig, ReposeExperiment};
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/repose_tiny.ron");
+    let config = ReposeConfig {
+        max_time: 0.4,
+        ..Default::default()
+    };
+    let mut s = Simulation::load(fixture.to_str().unwrap(), None).unwrap();
+    assert!(s.repose_grid.is_ok(), "{:?}", s.repose_grid);
+    s.start_repose(config.clone()).unwrap();
+    let mut app = headless_app(s);
+    let divider = |app: &App| match &app.world().resource::<Simulation>().world.containers[0] {
+        impulse_lab::container::Container::Box { dividers, .. } => dividers[0].present,
+        _ => panic!("not a box"),
+    };
+    let phase = |app: &App| {
+        app.world()
+            .resource::<Simulation>()
+            .repose
+            .as_ref()
+            .unwrap()
+            .phase()
+    };
+    let mut steps = 0;
+    while phase(&app) == Phase::Packing {
+        assert!(divider(&app), "the wall goes only when packing ends");
+        step_app(&mut app, 1);
+        steps += 1;
+        assert!(steps < 10_000);
+    }
+    assert!(!divider(&app), "packing ended but the wall is still there");
+    while phase(&app) != Phase::Done {
+        step_app(&mut app, 1);
+        steps += 1;
+        assert!(steps < 10_000);
+    }
+    let sim = app.world().resource::<Simulation>();
+    let shown = sim.repose_measurement.clone().expect("measurement shown");
+
+    let scene = scene::load_scene(&fixture).unwrap();
+    let mut batch = ReposeExperiment::new(scene.build_world().unwrap(), config).unwrap();
+    let result = batch.run(|_| {}).unwrap().clone();
+    assert_eq!(batch.world.step_index, steps, "same number of steps");
+    assert_eq!(shown, result.measurement, "same measurement");
+    assert!(shown.angle_deg.is_finite() && shown.rows_fitted > 0);
+    assert_same_state(&sim.world.bodies, &batch.world.bodies, "repose end state");
+
+    // Reset leaves the experiment.
+    let mut app = app;
+    app.world_mut().resource_mut::<SimControl>().reset_requested = true;
+    app.update();
+    let sim = app.world().resource::<Simulation>();
+    assert!(sim.repose.is_none() && sim.repose_measurement.is_none());
+    assert!(divider(&app), "reset restores the wall");
+}

@@ -9,7 +9,8 @@
 //!   spawning, keyboard shortcuts;
 //! - [`ui::LabUiPlugin`]: the egui panels (run control, solver, scene, energy plot,
 //!   inspector);
-//! - [`capture::LabCapturePlugin`]: screenshots and the automation flags.
+//! - [`capture::LabCapturePlugin`]: screenshots and the automation flags;
+//! - [`repose::LabReposePlugin`]: the angle-of-repose experiment's fitted lines.
 //!
 //! The simulation plugin needs no window or renderer: the headless tests run it under
 //! `MinimalPlugins` (see [`headless_app`]).
@@ -17,6 +18,7 @@
 pub mod capture;
 pub mod interaction;
 pub mod render;
+pub mod repose;
 pub mod simulation;
 pub mod ui;
 
@@ -80,6 +82,7 @@ pub fn build_app(options: &AppOptions) -> Result<App, String> {
             paused: options.paused,
         },
         render::LabRenderPlugin,
+        repose::LabReposePlugin,
         interaction::LabInteractionPlugin,
         ui::LabUiPlugin,
         capture::LabCapturePlugin {

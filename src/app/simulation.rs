@@ -18,6 +18,7 @@ use crate::body::RigidBody;
 use crate::dynamics::solver::{SolverError, SolverKind};
 use crate::energy::EnergySample;
 use crate::math::Vec3;
+use crate::repose::{ReposeConfig, ReposeGrid, ReposeMeasurement, ReposeTracker};
 use crate::scene::{self, Scene};
 use crate::world::{AppliedForce, World};
 use bevy::prelude::*;
@@ -45,6 +46,15 @@ pub struct Simulation {
     pub grab: Option<GrabSpring>,
     /// The last energy sample (step 0's after a load or reset).
     pub last_sample: EnergySample,
+    /// The angle-of-repose experiment running on this world, if one was started
+    /// (`super::repose`); told of every step.
+    pub repose: Option<ReposeTracker>,
+    /// The last repose measurement (the experiment's, or "measure now"), drawn over the
+    /// pile.
+    pub repose_measurement: Option<ReposeMeasurement>,
+    /// The repose measurement grid of the scene's initial state, or why the experiment
+    /// cannot run on this scene (no box with a divider, unsupported shapes).
+    pub repose_grid: Result<ReposeGrid, String>,
 }
 
 /// A spring-damper from a material point of a body to a target point: the app's mouse
@@ -99,6 +109,9 @@ impl Simulation {
             scene.solver = kind;
         }
         let mut world = scene.build_world().map_err(|e| e.to_string())?;
+        let repose_grid = ReposeTracker::new(&world, ReposeConfig::default())
+            .map(|t| t.grid)
+            .map_err(|e| e.to_string());
         let last_sample = world.start_ledger();
         Ok(Simulation {
             world,
@@ -108,6 +121,9 @@ impl Simulation {
             generation: 0,
             grab: None,
             last_sample,
+            repose: None,
+            repose_measurement: None,
+            repose_grid,
         })
     }
 
@@ -142,6 +158,8 @@ impl Simulation {
         self.world = world;
         self.error = None;
         self.grab = None;
+        self.repose = None;
+        self.repose_measurement = None;
         self.generation += 1;
         Ok(())
     }
@@ -181,6 +199,17 @@ impl Simulation {
             ));
         }
         self.last_sample = sample;
+        if let Some(tracker) = &mut self.repose {
+            let before = tracker.phase();
+            let after = tracker.after_step(&mut self.world);
+            if after != before {
+                // The divider went (packing ended) or the pile was measured.
+                self.generation += 1;
+                if let Some(r) = tracker.result() {
+                    self.repose_measurement = Some(r.measurement.clone());
+                }
+            }
+        }
         Ok(sample)
     }
 

@@ -4,7 +4,8 @@
 //!   line (time, bodies, contacts, frame rate, real-time factor, step time by phase);
 //! - left panel: scene (bundled scenes, open a file, load errors), solver (method and
 //!   its parameters, each with a tooltip giving meaning, unit and paper reference),
-//!   containers (remove or restore walls), display, spawning, capture;
+//!   containers (remove or restore walls), the angle-of-repose experiment (scenes with
+//!   a divider), display, spawning, capture;
 //! - right panel: the inspector of the selected body;
 //! - bottom panel: the energy plot from the core's ledger, with CSV export.
 //!
@@ -308,6 +309,13 @@ fn left_panel(ui: &mut egui::Ui, p: &mut PanelParams) {
         egui::CollapsingHeader::new("Containers")
             .default_open(true)
             .show(ui, |ui| container_section(ui, p));
+    }
+    if p.sim.repose_grid.is_ok() {
+        egui::CollapsingHeader::new("Angle of repose")
+            .default_open(true)
+            .show(ui, |ui| {
+                super::repose::section(ui, &mut p.sim, &mut p.control)
+            });
     }
     egui::CollapsingHeader::new("Display")
         .default_open(false)

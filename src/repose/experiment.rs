@@ -1,7 +1,8 @@
 //! The scripted angle-of-repose experiment over a [`World`] (paper 000, §7.5, Figs. 11-13).
 //!
-//! A state machine advanced one world step at a time ([`ReposeExperiment::step`]), so
-//! the CLI runs it to the end and the app can show it live:
+//! A state machine advanced one world step at a time, so the CLI runs it to the end
+//! ([`ReposeExperiment`], which owns its world) and the app shows it live on the world it
+//! owns ([`ReposeTracker`], told of each step the app takes):
 //! 1. **Packing**: the bodies, released on one side of a box split by a removable
 //!    divider, fall and pack (Fig. 11);
 //! 2. **settle**: until the pile is at rest or the phase's time cap is reached;
@@ -126,9 +127,11 @@ pub enum ReposeError {
     NonFinite(u64),
 }
 
-/// The state machine (module doc).
-pub struct ReposeExperiment {
-    pub world: World,
+/// The state machine (module doc) without the world: the caller steps the world and
+/// calls [`ReposeTracker::after_step`] after each step. The app keeps its world and a
+/// tracker; [`ReposeExperiment`] bundles the two for batch runs.
+#[derive(Clone, Debug)]
+pub struct ReposeTracker {
     pub config: ReposeConfig,
     /// Index of the box in `world.containers`.
     pub box_index: usize,
@@ -143,11 +146,11 @@ pub struct ReposeExperiment {
     result: Option<ReposeResult>,
 }
 
-impl ReposeExperiment {
-    /// Set up the experiment on `world` as built from its scene (t₀ is now). The world
-    /// needs a box container with at least one present divider, and every dynamic body on
-    /// one side of it; the grid's downhill direction points from that side to the other.
-    pub fn new(world: World, config: ReposeConfig) -> Result<Self, ReposeError> {
+impl ReposeTracker {
+    /// Set up the experiment on `world` as it is now (t₀). The world needs a box
+    /// container with at least one present divider, and every dynamic body on one side
+    /// of it; the grid's downhill direction points from that side to the other.
+    pub fn new(world: &World, config: ReposeConfig) -> Result<Self, ReposeError> {
         config.validate().map_err(ReposeError::Setup)?;
         let (box_index, center, half_size, divider_x) = world
             .containers
@@ -196,16 +199,13 @@ impl ReposeExperiment {
         }
         // Packed on −x: the pile slumps towards +x.
         let grid = ReposeGrid::new(center, half_size, left != 0).map_err(ReposeError::Setup)?;
-        let potential_release = world.energies().2;
-        let phase_start = world.time;
-        Ok(ReposeExperiment {
-            world,
+        Ok(ReposeTracker {
             config,
             box_index,
             grid,
             phase: Phase::Packing,
-            phase_start,
-            potential_release,
+            phase_start: world.time,
+            potential_release: world.energies().2,
             below_since: None,
             packing: None,
             result: None,
@@ -217,8 +217,8 @@ impl ReposeExperiment {
     }
 
     /// Simulated time since the current phase began (s).
-    pub fn phase_time(&self) -> f64 {
-        self.world.time - self.phase_start
+    pub fn phase_time(&self, world: &World) -> f64 {
+        world.time - self.phase_start
     }
 
     /// The packing phase's report, once it has ended.
@@ -232,8 +232,8 @@ impl ReposeExperiment {
     }
 
     /// K / ΔU now (module doc); ∞ while ΔU ≤ 0.
-    pub fn ke_ratio(&self) -> f64 {
-        let (kt, kr, u) = self.world.energies();
+    pub fn ke_ratio(&self, world: &World) -> f64 {
+        let (kt, kr, u) = world.energies();
         let range = self.potential_release - u;
         if range > 0.0 {
             (kt + kr) / range
@@ -243,8 +243,8 @@ impl ReposeExperiment {
     }
 
     /// Whether dynamic body `i` has left the container (module doc).
-    pub fn is_lost(&self, i: usize) -> bool {
-        let b = &self.world.bodies[i];
+    pub fn is_lost(&self, world: &World, i: usize) -> bool {
+        let b = &world.bodies[i];
         if b.is_static() {
             return false;
         }
@@ -257,29 +257,153 @@ impl ReposeExperiment {
     }
 
     /// Number of bodies that have left the container.
-    pub fn bodies_lost(&self) -> usize {
-        (0..self.world.bodies.len())
-            .filter(|&i| self.is_lost(i))
+    pub fn bodies_lost(&self, world: &World) -> usize {
+        (0..world.bodies.len())
+            .filter(|&i| self.is_lost(world, i))
             .count()
     }
 
     /// End the packing phase now and remove the divider (the app's "remove wall"
     /// action); does nothing after packing.
-    pub fn remove_wall(&mut self) {
+    pub fn remove_wall(&mut self, world: &mut World) {
         if self.phase == Phase::Packing {
-            self.end_phase(false);
+            self.end_phase(world, false);
         }
     }
 
     /// Measure the pile as it stands now (any phase).
-    pub fn measure_now(&self) -> Result<ReposeMeasurement, ReposeError> {
-        measure::measure(&self.grid, &self.world.bodies, |i| self.is_lost(i))
+    pub fn measure_now(&self, world: &World) -> Result<ReposeMeasurement, ReposeError> {
+        measure::measure(&self.grid, &world.bodies, |i| self.is_lost(world, i))
             .map_err(ReposeError::Setup)
+    }
+
+    /// Account for the world step just taken: move to the next phase when this one ends
+    /// (removing the divider after packing, measuring after slumping).
+    pub fn after_step(&mut self, world: &mut World) -> Phase {
+        if self.phase == Phase::Done {
+            return Phase::Done;
+        }
+        let now = world.time;
+        if self.ke_ratio(world) < self.config.ke_ratio {
+            self.below_since.get_or_insert(now - world.dt);
+        } else {
+            self.below_since = None;
+        }
+        // A small slack keeps `n` steps of dt from falling one ulp short of n·dt.
+        let slack = 1e-9 * world.dt;
+        let settled = self
+            .below_since
+            .is_some_and(|t| now - t + slack >= self.config.hold);
+        if settled || self.phase_time(world) + slack >= self.config.max_time {
+            self.end_phase(world, settled);
+        }
+        self.phase
+    }
+
+    fn end_phase(&mut self, world: &mut World, settled: bool) {
+        let report = PhaseReport {
+            duration: self.phase_time(world),
+            settled,
+            ke_ratio: self.ke_ratio(world),
+        };
+        self.phase_start = world.time;
+        self.below_since = None;
+        match self.phase {
+            Phase::Packing => {
+                self.packing = Some(report);
+                if let Some(Container::Box { dividers, .. }) =
+                    world.containers.get_mut(self.box_index)
+                {
+                    for d in dividers {
+                        d.present = false;
+                    }
+                }
+                // The world wakes a sleeping pile itself when its containers change.
+                self.phase = Phase::Slumping;
+            }
+            Phase::Slumping => {
+                // Shapes were checked in `new`, so the measurement cannot fail here;
+                // keep the error path anyway rather than panic.
+                let measurement = match self.measure_now(world) {
+                    Ok(m) => m,
+                    Err(_) => {
+                        measure::from_highest(&self.grid, [[None; measure::COLUMNS]; measure::ROWS])
+                    }
+                };
+                self.result = Some(ReposeResult {
+                    measurement,
+                    packing: self.packing.unwrap_or(report),
+                    slumping: report,
+                    bodies_lost: self.bodies_lost(world),
+                });
+                self.phase = Phase::Done;
+            }
+            Phase::Done => {}
+        }
+    }
+}
+
+/// The experiment with its own world, for batch runs (the CLI's `repose` sweep).
+pub struct ReposeExperiment {
+    pub world: World,
+    pub tracker: ReposeTracker,
+}
+
+impl ReposeExperiment {
+    /// Set up the experiment on `world` as built from its scene (t₀ is now); see
+    /// [`ReposeTracker::new`].
+    pub fn new(world: World, config: ReposeConfig) -> Result<Self, ReposeError> {
+        let tracker = ReposeTracker::new(&world, config)?;
+        Ok(ReposeExperiment { world, tracker })
+    }
+
+    pub fn phase(&self) -> Phase {
+        self.tracker.phase()
+    }
+
+    /// Simulated time since the current phase began (s).
+    pub fn phase_time(&self) -> f64 {
+        self.tracker.phase_time(&self.world)
+    }
+
+    /// The packing phase's report, once it has ended.
+    pub fn packing(&self) -> Option<&PhaseReport> {
+        self.tracker.packing()
+    }
+
+    /// The outcome, once the phase is [`Phase::Done`].
+    pub fn result(&self) -> Option<&ReposeResult> {
+        self.tracker.result()
+    }
+
+    /// K / ΔU now (module doc).
+    pub fn ke_ratio(&self) -> f64 {
+        self.tracker.ke_ratio(&self.world)
+    }
+
+    /// Whether dynamic body `i` has left the container (module doc).
+    pub fn is_lost(&self, i: usize) -> bool {
+        self.tracker.is_lost(&self.world, i)
+    }
+
+    /// Number of bodies that have left the container.
+    pub fn bodies_lost(&self) -> usize {
+        self.tracker.bodies_lost(&self.world)
+    }
+
+    /// See [`ReposeTracker::remove_wall`].
+    pub fn remove_wall(&mut self) {
+        self.tracker.remove_wall(&mut self.world);
+    }
+
+    /// Measure the pile as it stands now (any phase).
+    pub fn measure_now(&self) -> Result<ReposeMeasurement, ReposeError> {
+        self.tracker.measure_now(&self.world)
     }
 
     /// Advance one world step and move to the next phase when this one ends.
     pub fn step(&mut self) -> Result<Phase, ReposeError> {
-        if self.phase == Phase::Done {
+        if self.tracker.phase() == Phase::Done {
             return Ok(Phase::Done);
         }
         let step = self.world.step_index + 1;
@@ -290,72 +414,17 @@ impl ReposeExperiment {
         if !sample.total.is_finite() {
             return Err(ReposeError::NonFinite(step));
         }
-        let now = self.world.time;
-        if self.ke_ratio() < self.config.ke_ratio {
-            self.below_since.get_or_insert(now - self.world.dt);
-        } else {
-            self.below_since = None;
-        }
-        // A small slack keeps `n` steps of dt from falling one ulp short of n·dt.
-        let slack = 1e-9 * self.world.dt;
-        let settled = self
-            .below_since
-            .is_some_and(|t| now - t + slack >= self.config.hold);
-        if settled || self.phase_time() + slack >= self.config.max_time {
-            self.end_phase(settled);
-        }
-        Ok(self.phase)
+        Ok(self.tracker.after_step(&mut self.world))
     }
 
     /// Step until [`Phase::Done`], calling `progress` after every step.
     pub fn run(&mut self, mut progress: impl FnMut(&Self)) -> Result<&ReposeResult, ReposeError> {
-        while self.phase != Phase::Done {
+        while self.phase() != Phase::Done {
             self.step()?;
             progress(self);
         }
-        self.result
-            .as_ref()
+        self.tracker
+            .result()
             .ok_or_else(|| ReposeError::Setup("the experiment ended without a result".into()))
-    }
-
-    fn end_phase(&mut self, settled: bool) {
-        let report = PhaseReport {
-            duration: self.phase_time(),
-            settled,
-            ke_ratio: self.ke_ratio(),
-        };
-        self.phase_start = self.world.time;
-        self.below_since = None;
-        match self.phase {
-            Phase::Packing => {
-                self.packing = Some(report);
-                if let Some(Container::Box { dividers, .. }) =
-                    self.world.containers.get_mut(self.box_index)
-                {
-                    for d in dividers {
-                        d.present = false;
-                    }
-                }
-                self.phase = Phase::Slumping;
-            }
-            Phase::Slumping => {
-                // Shapes were checked in `new`, so the measurement cannot fail here;
-                // keep the error path anyway rather than panic.
-                let measurement = match self.measure_now() {
-                    Ok(m) => m,
-                    Err(_) => {
-                        measure::from_highest(&self.grid, [[None; measure::COLUMNS]; measure::ROWS])
-                    }
-                };
-                self.result = Some(ReposeResult {
-                    measurement,
-                    packing: self.packing.unwrap_or(report),
-                    slumping: report,
-                    bodies_lost: self.bodies_lost(),
-                });
-                self.phase = Phase::Done;
-            }
-            Phase::Done => {}
-        }
     }
 }

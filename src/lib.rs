@@ -12,6 +12,7 @@ pub mod container;
 pub mod dynamics;
 pub mod energy;
 pub mod math;
+pub mod microscope;
 pub mod repose;
 pub mod scene;
 pub mod settle;

@@ -8,6 +8,7 @@
 pub mod app;
 pub mod body;
 pub mod collision;
+pub mod compare;
 pub mod container;
 pub mod dynamics;
 pub mod energy;

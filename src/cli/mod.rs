@@ -9,6 +9,7 @@ use impulse_lab::dynamics::rotation::RotationIntegrator;
 use impulse_lab::dynamics::solver::mdp::FrictionLaw;
 use impulse_lab::dynamics::solver::{SolverKind, TraceRow};
 use impulse_lab::energy::EnergySample;
+use impulse_lab::lesson;
 use impulse_lab::scene::{self, Scene};
 use impulse_lab::settle::{
     KE_RATIO_SETTLED, PENETRATION_RATIO_MAX, SettleMonitor, max_penetration_ratio,
@@ -45,6 +46,14 @@ enum Command {
     },
     /// List the bundled scenes with a one-line description.
     Scenes,
+    /// List the lessons (`lessons/*.ron`) with their titles.
+    Lessons,
+    /// Run a lesson's check headless: print the measured figures against the expected
+    /// ones (exit 1 if the check fails).
+    Lesson {
+        /// Lesson file, or the name of a bundled lesson (see `impulse-lab lessons`).
+        lesson: String,
+    },
     /// Angle-of-repose sweep (paper 000 §7.5): pack, remove the wall, settle, measure;
     /// one CSV row per (μ, seed).
     Repose(Box<repose::ReposeArgs>),
@@ -211,6 +220,8 @@ pub fn main() -> ExitCode {
         Some(Command::Run(args)) => run(*args),
         Some(Command::Validate { scene }) => validate(&scene),
         Some(Command::Scenes) => list_scenes(),
+        Some(Command::Lessons) => list_lessons(),
+        Some(Command::Lesson { lesson }) => run_lesson(&lesson),
         Some(Command::Repose(args)) => repose::repose(*args),
         Some(Command::Merge(args)) => repose::merge(args),
         #[cfg(feature = "app")]
@@ -294,6 +305,56 @@ fn list_scenes() -> Result<(), Failure> {
         }
     }
     Ok(())
+}
+
+fn list_lessons() -> Result<(), Failure> {
+    let entries = lesson::bundled_lessons()
+        .map_err(|e| Failure::runtime(format!("{}: {e}", lesson::lessons_dir().display())))?;
+    for p in entries {
+        let name = p
+            .file_stem()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .into_owned();
+        match lesson::load_lesson(&p) {
+            Ok(l) => println!("{name:<22} {} (scene {})", l.title, l.scene),
+            Err(e) => println!("{name:<22} (invalid: {e})"),
+        }
+    }
+    println!("run one with `impulse-lab lesson NAME`");
+    Ok(())
+}
+
+fn run_lesson(name: &str) -> Result<(), Failure> {
+    let path = lesson::resolve_lesson(name);
+    if !path.exists() {
+        return Err(Failure::invalid(format!(
+            "{}: no such lesson file (lessons: `impulse-lab lessons`)",
+            path.display()
+        )));
+    }
+    let l = lesson::load_lesson(&path).map_err(|e| Failure {
+        code: e.exit_code() as u8,
+        message: e.to_string(),
+    })?;
+    println!("{}\n  scene: {}", l.title, l.scene_path().display());
+    println!(
+        "  expected: {}\n  source: {}",
+        l.expected.figure, l.expected.source
+    );
+    println!("  check {}:", l.check.name());
+    let outcome = l
+        .run_check()
+        .map_err(|e| Failure::runtime(format!("{}: {e}", path.display())))?;
+    println!("{outcome}");
+    if outcome.passed() {
+        Ok(())
+    } else {
+        Err(Failure::runtime(format!(
+            "{}: the check failed",
+            path.display()
+        )))
+    }
 }
 
 /// Create an output file now, so an unwritable path fails before any simulation work.

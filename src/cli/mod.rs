@@ -304,6 +304,10 @@ fn list_scenes() -> Result<(), Failure> {
             Err(e) => println!("{name:<28} (invalid: {e})"),
         }
     }
+    println!(
+        "guided experiments on these scenes: {}/*.ron (`impulse-lab lessons`)",
+        lesson::lessons_dir().display()
+    );
     Ok(())
 }
 

@@ -789,6 +789,12 @@ fn painleve_stick(
         );
         return Ok(());
     };
+    out.push(
+        "contacts in the rod's impact",
+        r.contacts.len() as f64,
+        "1 (the tip)".into(),
+        r.contacts.len() == 1,
+    );
     let c = &r.contacts[0];
     // Impulses and normals are recorded for body a; look from the rod.
     let sign = if c.a == body { 1.0 } else { -1.0 };

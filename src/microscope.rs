@@ -89,7 +89,9 @@ pub struct ImpactSummary {
     /// Kinetic energy at the row of `elastic_peak` (maximum compression) (J); `None`
     /// when no row stores elastic energy.
     pub kinetic_at_max_compression: Option<f64>,
-    /// max over rows |(K + W)_row − (K₀ + W₀)| (J).
+    /// max over rows |(K + W)_row − (K₀ + W₀)| (J). Zero for an exact conservative
+    /// impact (ETM, e = 1, μ = 0, one contact); for a dissipative one (e < 1, friction)
+    /// it includes the energy the impact dissipates, which is physical.
     pub energy_drift: f64,
     /// `energy_drift` / (K₀ + W₀) (NaN if that is 0).
     pub energy_drift_relative: f64,

@@ -215,3 +215,47 @@ fn no_impact_no_record() {
     assert!(catch_next_impact(&mut w, Some(7), 5).unwrap().is_none());
     assert_eq!(w.step_index, 5);
 }
+
+fn cli(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_impulse-lab"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(args)
+        .output()
+        .expect("binary runs")
+}
+
+/// `impulse-lab impact`: prints the impact's step, contacts and summary and writes the
+/// same CSV as the library; no impact within the steps is not an error; a body the
+/// scene lacks is invalid input (exit 2).
+#[test]
+fn cli_impact_prints_and_writes_the_record() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("impact.csv");
+    let o = cli(&["impact", "etm_tetrahedra", "--out", path.to_str().unwrap()]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{out}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(
+        out.contains("impact in step 1") && out.contains("contact 0: body 0 – body 1"),
+        "{out}"
+    );
+    let rows = read_csv(std::fs::File::open(&path).unwrap()).unwrap();
+    let mut w = world(&scene("etm_tetrahedra"));
+    let r = catch_next_impact(&mut w, None, 30).unwrap().unwrap();
+    assert_eq!(rows.len(), r.rows.len());
+
+    let o = cli(&["impact", "etm_box_flat", "--max-steps", "10"]);
+    assert!(o.status.success());
+    assert!(String::from_utf8_lossy(&o.stdout).contains("no impact within 10 steps"));
+    let o = cli(&["impact", "etm_box_flat", "--solver", "sqm", "--body", "0"]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("impact in step 166") && out.contains("resolution order: [0, 3, 0]"),
+        "{out}"
+    );
+    let o = cli(&["impact", "etm_box_flat", "--body", "9"]);
+    assert_eq!(o.status.code(), Some(2));
+}

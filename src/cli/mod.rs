@@ -379,7 +379,7 @@ fn impact(args: ImpactArgs) -> Result<(), Failure> {
             |b| format!("body {b}"),
         );
         println!(
-            "  contact {i}: body {} – {b} at ({:.4}, {:.4}, {:.4}) n = ({:.4}, {:.4}, {:.4}) | u_n {:.6} → {:.6} m/s | impulse ({:.6e}, {:.6e}, {:.6e}) N s",
+            "  contact {i}: body {} – {b} at ({:.4}, {:.4}, {:.4}) n = ({:.4}, {:.4}, {:.4}) gap {:.3e} m | u_n {:.6} → {:.6} m/s | impulse ({:.6e}, {:.6e}, {:.6e}) N s",
             c.a,
             c.point.x,
             c.point.y,
@@ -387,6 +387,7 @@ fn impact(args: ImpactArgs) -> Result<(), Failure> {
             c.normal.x,
             c.normal.y,
             c.normal.z,
+            c.gap,
             c.normal_velocity_before,
             c.normal_velocity_after,
             p.x,

@@ -8,10 +8,13 @@
 pub mod app;
 pub mod body;
 pub mod collision;
+pub mod compare;
 pub mod container;
 pub mod dynamics;
 pub mod energy;
+pub mod lesson;
 pub mod math;
+pub mod microscope;
 pub mod repose;
 pub mod scene;
 pub mod settle;

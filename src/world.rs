@@ -30,13 +30,13 @@
 //! faster than the sleep velocity resets its island's timer).
 
 use crate::body::RigidBody;
-use crate::collision::{CollisionPipeline, Contact};
+use crate::collision::{CollisionPipeline, Contact, relative_velocity};
 use crate::container::Container;
 use crate::dynamics::contact_pass::ContactPass;
 use crate::dynamics::rotation::RotationIntegrator;
 use crate::dynamics::solver::{
     CollisionSolver, PositionUpdate, SolverContext, SolverError, SolverKind, SolverParams,
-    SolverReport, TraceRow,
+    SolverReport, TraceRow, total_kinetic_energy,
 };
 use crate::energy::{EnergyLedger, EnergySample, StateEnergy};
 use crate::math::Vec3;
@@ -109,6 +109,9 @@ pub struct World {
     pub record_trace: bool,
     /// The last recorded collision trace.
     pub trace: Vec<TraceRow>,
+    /// The step of the last recorded trace: the contacts its rows index, the kinetic
+    /// energy and normal velocities around the solver (see [`TraceFrame`]).
+    pub trace_frame: TraceFrame,
     /// Island sleeping (see the module doc).
     pub sleep: SleepParams,
     /// Per body: asleep (left out of the step until woken).
@@ -158,6 +161,7 @@ impl World {
             contact_margin: 0.005,
             record_trace: false,
             trace: Vec::new(),
+            trace_frame: TraceFrame::default(),
             sleep: SleepParams::default(),
             sleeping: Vec::new(),
             still_time: Vec::new(),
@@ -432,6 +436,22 @@ impl World {
         } else {
             &self.contacts
         };
+        let normal_velocities = |bodies: &[RigidBody], contacts: &[Contact]| -> Vec<f64> {
+            contacts
+                .iter()
+                .map(|c| relative_velocity(bodies, c).dot(&c.normal))
+                .collect()
+        };
+        if recording {
+            self.trace_frame = TraceFrame {
+                step: self.step_index + 1,
+                contacts: contacts.clone(),
+                kinetic_before: total_kinetic_energy(&self.bodies),
+                elastic_before: self.last_report.elastic,
+                normal_velocity_before: normal_velocities(&self.bodies, contacts),
+                ..Default::default()
+            };
+        }
         let mut report = self.solver.resolve(SolverContext {
             bodies: &mut self.bodies,
             contacts,
@@ -443,6 +463,11 @@ impl World {
                 None
             },
         })?;
+        if recording {
+            self.trace_frame.kinetic_after = total_kinetic_energy(&self.bodies);
+            self.trace_frame.elastic_after = report.elastic;
+            self.trace_frame.normal_velocity_after = normal_velocities(&self.bodies, contacts);
+        }
         let t3a = Instant::now();
         // 3b. resolve contacts (shock propagation), only what the solver left approaching.
         // Not after a Newmark solver: its contact law bounds the step's displacement
@@ -524,6 +549,32 @@ impl World {
         };
         Ok(sample)
     }
+}
+
+/// What the world keeps of the step whose solver trace was recorded
+/// ([`World::record_trace`]), so that the rows of [`World::trace`] can be read: their
+/// `contact` field indexes [`TraceFrame::contacts`] (the contacts the solver saw, which
+/// leave out sleeping islands, so they can differ from [`World::contacts`]).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TraceFrame {
+    /// 1-based index of the recorded step (the value of `step_index` after it).
+    pub step: u64,
+    /// The contacts handed to the solver, in its order.
+    pub contacts: Vec<Contact>,
+    /// Kinetic energy of all bodies after the velocity kick, before the solver (J).
+    pub kinetic_before: f64,
+    /// Elastic energy stored in contacts before the solver (J): what the previous step
+    /// left (ETM only; 0 for the other methods).
+    pub elastic_before: f64,
+    /// Kinetic energy right after the solver, before the contact pass (J).
+    pub kinetic_after: f64,
+    /// Elastic energy stored after the solver (J).
+    pub elastic_after: f64,
+    /// Relative normal velocity u_n = (v_a − v_b)·n at each contact before the solver
+    /// (m/s; negative: approaching).
+    pub normal_velocity_before: Vec<f64>,
+    /// The same after the solver, before the contact pass (m/s).
+    pub normal_velocity_after: Vec<f64>,
 }
 
 /// Union-find over body indices with path halving (islands of touching bodies).

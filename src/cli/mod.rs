@@ -9,6 +9,8 @@ use impulse_lab::dynamics::rotation::RotationIntegrator;
 use impulse_lab::dynamics::solver::mdp::FrictionLaw;
 use impulse_lab::dynamics::solver::{SolverKind, TraceRow};
 use impulse_lab::energy::EnergySample;
+use impulse_lab::lesson;
+use impulse_lab::microscope;
 use impulse_lab::scene::{self, Scene};
 use impulse_lab::settle::{
     KE_RATIO_SETTLED, PENETRATION_RATIO_MAX, SettleMonitor, max_penetration_ratio,
@@ -45,6 +47,17 @@ enum Command {
     },
     /// List the bundled scenes with a one-line description.
     Scenes,
+    /// Collision microscope: step a scene until the next impact (of one body, if given)
+    /// and print its contacts and summary; optionally write its iterations as CSV.
+    Impact(ImpactArgs),
+    /// List the lessons (`lessons/*.ron`) with their titles.
+    Lessons,
+    /// Run a lesson's check headless: print the measured figures against the expected
+    /// ones (exit 1 if the check fails).
+    Lesson {
+        /// Lesson file, or the name of a bundled lesson (see `impulse-lab lessons`).
+        lesson: String,
+    },
     /// Angle-of-repose sweep (paper 000 §7.5): pack, remove the wall, settle, measure;
     /// one CSV row per (μ, seed).
     Repose(Box<repose::ReposeArgs>),
@@ -211,6 +224,9 @@ pub fn main() -> ExitCode {
         Some(Command::Run(args)) => run(*args),
         Some(Command::Validate { scene }) => validate(&scene),
         Some(Command::Scenes) => list_scenes(),
+        Some(Command::Impact(args)) => impact(args),
+        Some(Command::Lessons) => list_lessons(),
+        Some(Command::Lesson { lesson }) => run_lesson(&lesson),
         Some(Command::Repose(args)) => repose::repose(*args),
         Some(Command::Merge(args)) => repose::merge(args),
         #[cfg(feature = "app")]
@@ -293,7 +309,161 @@ fn list_scenes() -> Result<(), Failure> {
             Err(e) => println!("{name:<28} (invalid: {e})"),
         }
     }
+    println!(
+        "guided experiments on these scenes: {}/*.ron (`impulse-lab lessons`)",
+        lesson::lessons_dir().display()
+    );
     Ok(())
+}
+
+#[derive(Args)]
+struct ImpactArgs {
+    /// Scene file, or the name of a bundled scene.
+    scene: String,
+    /// Collision method (default: the scene's).
+    #[arg(long)]
+    solver: Option<SolverKind>,
+    /// Only an impact involving this body (index in the scene's body list).
+    #[arg(long)]
+    body: Option<usize>,
+    /// Give up after this many steps (default: the scene's duration).
+    #[arg(long)]
+    max_steps: Option<u64>,
+    /// Write the impact's trace rows with cumulative impulses (CSV) here.
+    #[arg(long)]
+    out: Option<PathBuf>,
+}
+
+fn impact(args: ImpactArgs) -> Result<(), Failure> {
+    let mut scene = load(&args.scene)?;
+    if let Some(kind) = args.solver {
+        scene.solver = kind;
+    }
+    let mut world = scene
+        .build_world()
+        .map_err(|e| Failure::invalid(e.to_string()))?;
+    if let Some(b) = args.body
+        && b >= world.bodies.len()
+    {
+        return Err(Failure::invalid(format!(
+            "--body {b}: the scene has {} bodies",
+            world.bodies.len()
+        )));
+    }
+    let out = args.out.as_deref().map(create_output).transpose()?;
+    world.start_ledger();
+    let max_steps = args
+        .max_steps
+        .unwrap_or(((scene.duration / world.dt).ceil() as u64).max(1));
+    let record = microscope::catch_next_impact(&mut world, args.body, max_steps)
+        .map_err(|e| Failure::runtime(format!("step {}: {e}", world.step_index)))?;
+    let Some(r) = record else {
+        println!("no impact within {max_steps} steps");
+        return Ok(());
+    };
+    let s = &r.summary;
+    println!(
+        "{}: impact in step {} (t = {:.6} s) with {}: {} contacts, {} trace rows, {} iterations",
+        scene.name,
+        r.step,
+        r.time,
+        r.solver,
+        r.contacts.len(),
+        r.rows.len(),
+        r.iterations.len()
+    );
+    let totals = r.total_impulses();
+    for (i, (c, p)) in r.contacts.iter().zip(&totals).enumerate() {
+        let b = c.b.map_or_else(
+            || format!("container {}", c.container.unwrap_or(0)),
+            |b| format!("body {b}"),
+        );
+        println!(
+            "  contact {i}: body {} – {b} at ({:.4}, {:.4}, {:.4}) n = ({:.4}, {:.4}, {:.4}) gap {:.3e} m | u_n {:.6} → {:.6} m/s | impulse ({:.6e}, {:.6e}, {:.6e}) N s",
+            c.a,
+            c.point.x,
+            c.point.y,
+            c.point.z,
+            c.normal.x,
+            c.normal.y,
+            c.normal.z,
+            c.gap,
+            c.normal_velocity_before,
+            c.normal_velocity_after,
+            p.x,
+            p.y,
+            p.z
+        );
+    }
+    println!(
+        "  kinetic {:.9e} → {:.9e} J | elastic peak {:.9e} J | kinetic at max compression {} | drift of K + W {:.3e} J ({:.3e} relative) | compression increments {}",
+        s.kinetic_before,
+        s.kinetic_after,
+        s.elastic_peak,
+        s.kinetic_at_max_compression
+            .map_or("-".into(), |k| format!("{k:.9e} J")),
+        s.energy_drift,
+        s.energy_drift_relative,
+        s.compression_iterations
+    );
+    if !s.resolution_order.is_empty() {
+        println!("  resolution order: {:?}", s.resolution_order);
+    }
+    if let Some(out) = out {
+        r.write_csv(out)
+            .map_err(|e| Failure::runtime(format!("writing impact CSV: {e}")))?;
+    }
+    Ok(())
+}
+
+fn list_lessons() -> Result<(), Failure> {
+    let entries = lesson::bundled_lessons()
+        .map_err(|e| Failure::runtime(format!("{}: {e}", lesson::lessons_dir().display())))?;
+    for p in entries {
+        let name = p
+            .file_stem()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .into_owned();
+        match lesson::load_lesson(&p) {
+            Ok(l) => println!("{name:<22} {} (scene {})", l.title, l.scene),
+            Err(e) => println!("{name:<22} (invalid: {e})"),
+        }
+    }
+    println!("run one with `impulse-lab lesson NAME`");
+    Ok(())
+}
+
+fn run_lesson(name: &str) -> Result<(), Failure> {
+    let path = lesson::resolve_lesson(name);
+    if !path.exists() {
+        return Err(Failure::invalid(format!(
+            "{}: no such lesson file (lessons: `impulse-lab lessons`)",
+            path.display()
+        )));
+    }
+    let l = lesson::load_lesson(&path).map_err(|e| Failure {
+        code: e.exit_code() as u8,
+        message: e.to_string(),
+    })?;
+    println!("{}\n  scene: {}", l.title, l.scene_path().display());
+    println!(
+        "  expected: {}\n  source: {}",
+        l.expected.figure, l.expected.source
+    );
+    println!("  check {}:", l.check.name());
+    let outcome = l
+        .run_check()
+        .map_err(|e| Failure::runtime(format!("{}: {e}", path.display())))?;
+    println!("{outcome}");
+    if outcome.passed() {
+        Ok(())
+    } else {
+        Err(Failure::runtime(format!(
+            "{}: the check failed",
+            path.display()
+        )))
+    }
 }
 
 /// Create an output file now, so an unwritable path fails before any simulation work.

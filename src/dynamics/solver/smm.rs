@@ -205,6 +205,9 @@ struct Krylov {
     p: Vec<f64>,
     q: Vec<f64>,
     s: Vec<f64>,
+    /// CGLS column scaling S (see [`Krylov::cgls`]) and scratch for S p.
+    scale: Vec<f64>,
+    t: Vec<f64>,
 }
 
 fn find(parent: &mut [usize], mut i: usize) -> usize {
@@ -285,6 +288,20 @@ impl Operator<'_> {
         }
     }
 
+    /// eⱼᵀ K eⱼ for every unknown j (K of eq. 9, eⱼ its row direction: n, or t₁, t₂
+    /// for the sticking rows): the diagonal of the frictionless and sticking A.
+    fn diagonal(&self, d: &mut [f64]) {
+        for row in self.rows {
+            let c = &self.prepared[row.contact];
+            let o = row.offset;
+            d[o] = c.n.dot(&(c.k * c.n));
+            if row.mode == Mode::Sticking {
+                d[o + 1] = c.t1.dot(&(c.k * c.t1));
+                d[o + 2] = c.t2.dot(&(c.k * c.t2));
+            }
+        }
+    }
+
     /// y = A x (`transpose` = false) or y = Aᵀ x, plus δ diag(A) x when damped.
     fn apply(&mut self, x: &[f64], y: &mut [f64], transpose: bool) {
         self.accumulate(x, !transpose);
@@ -323,6 +340,8 @@ impl Krylov {
             &mut self.p,
             &mut self.q,
             &mut self.s,
+            &mut self.scale,
+            &mut self.t,
         ] {
             v.clear();
             v.resize(n, 0.0);
@@ -364,20 +383,48 @@ impl Krylov {
         it
     }
 
-    /// CGLS (CG on AᵀA x = Aᵀb) for general A from x = 0: the minimum-norm least-squares
-    /// solution.
+    /// CGLS (CG on the normal equations) for general A from x = 0, with Jacobi column
+    /// scaling: it minimises ‖A S y − b‖ with S = diag(1/eⱼᵀK eⱼ) (eⱼ the row direction
+    /// of unknown j, K of eq. 9), x = S y, so that every column of A S has a unit
+    /// diagonal entry. CGLS converges at the rate of κ(A S)², and the diagonal of A
+    /// spans a factor ~3.5 between normal and tangential rows of a sphere (2/m vs 7/m)
+    /// and 2 between contacts with a wall and with another body. It returns the
+    /// least-squares solution of minimum ‖S⁻¹x‖ (the minimum-norm one of the scaled
+    /// unknowns); every least-squares solution gives the same velocities when the system
+    /// is consistent (A λ = A λ' ⇒ the impulses differ by a self-equilibrated set).
     fn cgls(&mut self, op: &mut Operator<'_>, cap: u32, tol: f64) -> u32 {
-        let Krylov { x, b, r, p, q, s } = self;
+        let Krylov {
+            x,
+            b,
+            r,
+            p,
+            q,
+            s,
+            scale,
+            t,
+        } = self;
+        op.diagonal(scale);
+        for v in scale.iter_mut() {
+            *v = if *v > 0.0 && v.is_finite() {
+                1.0 / *v
+            } else {
+                1.0
+            };
+        }
         let b_norm = dot(b, b).sqrt();
         x.fill(0.0);
         r.copy_from_slice(b);
         op.apply(r, s, true);
+        s.iter_mut().zip(scale.iter()).for_each(|(v, c)| *v *= c);
         p.copy_from_slice(s);
         let mut ss = dot(s, s);
         let s0 = ss.sqrt();
         let mut it = 0;
         while it < cap && dot(r, r).sqrt() > tol * b_norm && ss.sqrt() > 1e-3 * tol * s0 {
-            op.apply(p, q, false);
+            for i in 0..t.len() {
+                t[i] = scale[i] * p[i];
+            }
+            op.apply(t, q, false);
             let qq = dot(q, q);
             if !(qq > 0.0 && qq.is_finite()) {
                 break;
@@ -388,6 +435,7 @@ impl Krylov {
                 r[i] -= alpha * q[i];
             }
             op.apply(r, s, true);
+            s.iter_mut().zip(scale.iter()).for_each(|(v, c)| *v *= c);
             let ss_new = dot(s, s);
             let beta = ss_new / ss;
             for i in 0..p.len() {
@@ -396,6 +444,7 @@ impl Krylov {
             ss = ss_new;
             it += 1;
         }
+        x.iter_mut().zip(scale.iter()).for_each(|(v, c)| *v *= c);
         it
     }
 

@@ -100,6 +100,15 @@
 //! inconsistent system (e.g. per-contact restitution targets on a flat box, residual
 //! ~30 %) still fails and falls back as in step 3, or is reported.
 //!
+//! **Stopping.** CG and CGLS stop at ‖b − Aλ‖ ≤ `tolerance` ‖b‖ or, with the contact
+//! pass on, at ‖b − Aλ‖ ≤ 10⁻³ `rest_velocity` ([`REST_TOLERANCE`] × the resting speed,
+//! in m/s; never looser than √`tolerance` ‖b‖): the rows are velocities, and a contact
+//! left approaching at 10⁻³ of the rest velocity is what the contact pass itself counts
+//! as resolved (its own stopping rule). The growth threshold (≥ `rest_velocity`) and the
+//! friction cone test are not moved by errors of that size. On `pile_spheres_1080`
+//! (rest 0.05 m/s) this saves ~20 % of the iterations; with `rest_velocity` = 0 the
+//! relative tolerance alone applies, as before.
+//!
 //! **Friction rows.** The paper's rows (t − μ_t n)·p = 0, (q − μ_q n)·p = 0 (eq. 107)
 //! fix the tangential impulse to p_t = μ_t p_n, p_q = μ_q p_n. We read (μ_t, μ_q) as μ
 //! times the components of the unit friction direction d: for a *sliding* contact
@@ -132,6 +141,7 @@ use super::{
     total_kinetic_energy,
 };
 use crate::body::RigidBody;
+use crate::dynamics::contact_pass::REST_TOLERANCE;
 use crate::math::Vec3;
 
 /// How a contact's impulse is parametrised and which rows it contributes.
@@ -392,7 +402,9 @@ impl Krylov {
     /// least-squares solution of minimum ‖S⁻¹x‖ (the minimum-norm one of the scaled
     /// unknowns); every least-squares solution gives the same velocities when the system
     /// is consistent (A λ = A λ' ⇒ the impulses differ by a self-equilibrated set).
-    fn cgls(&mut self, op: &mut Operator<'_>, cap: u32, tol: f64) -> u32 {
+    /// Stops at ‖r‖ ≤ `tol` ‖b‖, or when ‖(A S)ᵀ r‖ has fallen below 10⁻³ `ls_tol` of its
+    /// start (a least-squares solution of an inconsistent system).
+    fn cgls(&mut self, op: &mut Operator<'_>, cap: u32, tol: f64, ls_tol: f64) -> u32 {
         let Krylov {
             x,
             b,
@@ -420,7 +432,7 @@ impl Krylov {
         let mut ss = dot(s, s);
         let s0 = ss.sqrt();
         let mut it = 0;
-        while it < cap && dot(r, r).sqrt() > tol * b_norm && ss.sqrt() > 1e-3 * tol * s0 {
+        while it < cap && dot(r, r).sqrt() > tol * b_norm && ss.sqrt() > 1e-3 * ls_tol * s0 {
             for i in 0..t.len() {
                 t[i] = scale[i] * p[i];
             }
@@ -502,6 +514,18 @@ impl SmmSolver {
                 self.krylov.b[o + 2] = -c.t2.dot(&row.u0);
             }
         }
+        // Convergence: ‖b − Aλ‖ ≤ `tolerance` ‖b‖, or, with the contact pass on, at most
+        // REST_TOLERANCE × `rest_velocity` (m/s), the approach speed the contact pass
+        // itself counts as resolved (see "Stopping" in the module doc).
+        let b_norm = dot(&self.krylov.b, &self.krylov.b).sqrt();
+        let converged = if b_norm > 0.0 {
+            params
+                .tolerance
+                .max(REST_TOLERANCE * params.resting_speed() / b_norm)
+                .min(params.tolerance.sqrt())
+        } else {
+            params.tolerance
+        };
         // CG needs at most n iterations in exact arithmetic; the slack absorbs round-off.
         let cap = params
             .max_iterations
@@ -515,9 +539,9 @@ impl SmmSolver {
             damping: 0.0,
         };
         let mut iterations = if symmetric {
-            self.krylov.cg(&mut op, cap, params.tolerance)
+            self.krylov.cg(&mut op, cap, converged)
         } else {
-            self.krylov.cgls(&mut op, cap, params.tolerance)
+            self.krylov.cgls(&mut op, cap, converged, params.tolerance)
         };
         let mut residual = self.krylov.residual(&mut op);
         let solved = |residual: f64, x: &[f64]| {
@@ -531,7 +555,7 @@ impl SmmSolver {
             // hold to √δ of ‖b‖ (see "Ill-conditioned systems" in the module doc).
             let delta = params.tolerance.sqrt();
             op.damping = delta;
-            let damped_iterations = self.krylov.cg(&mut op, cap, params.tolerance);
+            let damped_iterations = self.krylov.cg(&mut op, cap, converged);
             iterations = iterations.saturating_add(damped_iterations);
             op.damping = 0.0;
             let damped_residual = self.krylov.residual(&mut op);
@@ -563,7 +587,7 @@ impl SmmSolver {
                 if symmetric { "CG" } else { "CGLS" }
             ));
         }
-        if residual > params.tolerance {
+        if residual > converged {
             report.hit_iteration_cap = true;
         }
         Ok(())

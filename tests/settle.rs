@@ -182,7 +182,7 @@ fn cube_column(kind: SolverKind) -> World {
 /// the CLI on the same scene: SMM as it was stopped with "singular, inconsistent
 /// system" at step 1,037; with resting contacts left to the contact pass but without
 /// the regularised fallback it settled only after 3.92 s (sticking systems CG could
-/// not solve fell back to frictionless rows); now 1.93 s.
+/// not solve fell back to frictionless rows); now 1.86 s.
 #[test]
 fn smm_cube_pile_settles_by_its_own_means() {
     check_settles(SolverKind::Smm, cube_column(SolverKind::Smm));

@@ -9,13 +9,16 @@
 //!   spawning, keyboard shortcuts;
 //! - [`ui::LabUiPlugin`]: the egui panels (run control, solver, scene, energy plot,
 //!   inspector);
-//! - [`capture::LabCapturePlugin`]: screenshots and the automation flags.
+//! - [`capture::LabCapturePlugin`]: screenshots and the automation flags;
+//! - [`record::LabRecordPlugin`]: recording an MP4 of the view (F9); the same module
+//!   records headless for `impulse-lab record`.
 //!
 //! The simulation plugin needs no window or renderer: the headless tests run it under
 //! `MinimalPlugins` (see [`headless_app`]).
 
 pub mod capture;
 pub mod interaction;
+pub mod record;
 pub mod render;
 pub mod simulation;
 pub mod ui;
@@ -38,6 +41,8 @@ pub struct AppOptions {
     /// Window size in logical pixels.
     pub size: (u32, u32),
     pub automation: capture::Automation,
+    /// Record an MP4 of the 3D view into this file from the start (stops at exit).
+    pub record: Option<PathBuf>,
 }
 
 impl Default for AppOptions {
@@ -48,6 +53,7 @@ impl Default for AppOptions {
             paused: false,
             size: (1280, 800),
             automation: capture::Automation::default(),
+            record: None,
         }
     }
 }
@@ -85,6 +91,9 @@ pub fn build_app(options: &AppOptions) -> Result<App, String> {
         capture::LabCapturePlugin {
             automation: options.automation.clone(),
         },
+        record::LabRecordPlugin {
+            record_at_start: options.record.clone(),
+        },
     ));
     Ok(app)
 }
@@ -108,7 +117,7 @@ pub fn headless_app(sim: Simulation) -> App {
     app
 }
 
-fn asset_dir() -> String {
+pub(crate) fn asset_dir() -> String {
     let local = PathBuf::from("assets");
     if local.is_dir() {
         "assets".into()

@@ -13,7 +13,8 @@ use std::path::Path;
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-const SCENE: &str = "etm_box_on_box";
+/// A small bundled scene: one purple ellipsoid bouncing on a grey floor.
+const SCENE: &str = "dda_ellipsoid_bounce";
 
 fn vulkan_available() -> bool {
     let found = ["/usr/share/vulkan/icd.d", "/etc/vulkan/icd.d"]
@@ -67,6 +68,18 @@ fn distinct_colours(rgba: &[u8]) -> usize {
         .map(|p| (p[0] >> 3, p[1] >> 3, p[2] >> 3))
         .collect::<HashSet<_>>()
         .len()
+}
+
+fn write_png(path: &Path, width: u32, height: u32, rgba: &[u8]) {
+    let file = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
+    let mut encoder = png::Encoder::new(file, width, height);
+    encoder.set_color(png::ColorType::Rgba);
+    encoder.set_depth(png::BitDepth::Eight);
+    encoder
+        .write_header()
+        .unwrap()
+        .write_image_data(rgba)
+        .unwrap();
 }
 
 struct Mp4Info {
@@ -152,12 +165,29 @@ fn mp4_decodes_with_the_right_size_frames_and_duration() {
         info.duration
     );
     assert_eq!(frames.len(), 10, "every sample decodes to a frame");
-    let colours = distinct_colours(frames.last().unwrap());
-    eprintln!("last frame: {colours} distinct colours");
+    // Keep the last decoded frame for a look.
+    let last = frames.last().unwrap();
+    write_png(&dir.join("last_frame.png"), 320, 240, last);
+    let colours = distinct_colours(last);
+    let grey = last
+        .chunks_exact(4)
+        .filter(|p| {
+            let (r, g, b) = (i32::from(p[0]), i32::from(p[1]), i32::from(p[2]));
+            (r - g).abs() < 16 && (g - b).abs() < 16 && (r - b).abs() < 16
+        })
+        .count();
+    let coloured = 1.0 - grey as f64 / (320.0 * 240.0);
+    eprintln!(
+        "last frame: {colours} distinct colours, {:.1}% coloured (non-grey) pixels",
+        100.0 * coloured
+    );
+    // The clear colour and the grey floor alone give a few shades of grey; the shaded
+    // ellipsoid gives dozens of purples.
     assert!(
-        colours > 100,
+        colours > 30,
         "the last frame looks blank: {colours} colours"
     );
+    assert!(coloured > 0.01, "no bodies in the last frame");
 }
 
 #[test]

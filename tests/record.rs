@@ -312,3 +312,37 @@ fn bad_arguments_fail_at_once_with_exit_code_2() {
     let left: Vec<_> = std::fs::read_dir(&dir).unwrap().collect();
     assert!(left.is_empty(), "bad runs created files: {left:?}");
 }
+
+/// A tool, not a check: `RECORD_DECODE=video.mp4 cargo test --test record decode_to_png
+/// -- --ignored --nocapture` decodes a recording and writes its first, middle and last
+/// frame next to it as PNG, with the figures (size, samples, duration).
+#[test]
+#[ignore]
+fn decode_to_png() {
+    let Some(path) = std::env::var_os("RECORD_DECODE") else {
+        return;
+    };
+    let path = std::path::PathBuf::from(path);
+    let start = Instant::now();
+    let (info, frames) = decode_mp4(&path);
+    eprintln!(
+        "{}: {}x{}, {} samples, {:.4} s, {} decoded frames in {:.2} s",
+        path.display(),
+        info.width,
+        info.height,
+        info.samples,
+        info.duration,
+        frames.len(),
+        start.elapsed().as_secs_f64()
+    );
+    let n = frames.len();
+    for k in [0, n / 2, n - 1] {
+        let out = path.with_extension(format!("frame{k}.png"));
+        write_png(&out, info.width, info.height, &frames[k]);
+        eprintln!(
+            "{}: {} distinct colours",
+            out.display(),
+            distinct_colours(&frames[k])
+        );
+    }
+}

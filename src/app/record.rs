@@ -457,11 +457,27 @@ struct ActiveRecording {
     fps: f64,
     pacer: FramePacer,
     frames: u64,
-    origin: (u32, u32),
+    /// Frame size, fixed for the recording (the 3D view's size when it started).
     size: (u32, u32),
-    /// The picture requested and not yet captured.
-    waiting: Option<Arc<Mutex<Option<Image>>>>,
+    whole_window: bool,
+    /// Leading pictures still allowed to be dropped as blank (see [`is_blank`]).
+    warmup_left: u32,
+    /// The picture requested and not yet captured, and where in the window the view
+    /// was when it was requested.
+    waiting: Option<(Arc<Mutex<Option<Image>>>, (u32, u32))>,
 }
+
+/// Whether every pixel of a picture is the same: nothing drawn yet (the app's first
+/// frames, while pipelines compile). Such frames are dropped before frame 0.
+pub fn is_blank(frame: &Frame) -> bool {
+    frame
+        .rgba
+        .chunks_exact(4)
+        .all(|p| p[..3] == frame.rgba[..3])
+}
+
+/// Leading blank pictures dropped at most (see [`is_blank`]).
+const APP_MAX_WARMUP: u32 = 300;
 
 impl Recorder {
     /// Whether a recording is running.
@@ -517,8 +533,8 @@ fn start_scripted_recording(
     mut recorder: ResMut<Recorder>,
     mut requests: ResMut<Requests>,
 ) {
-    // Frame 3: the panels have given the 3D camera its viewport.
-    if frames.0 >= 3
+    // By frame 10 the panels have given the 3D camera its viewport.
+    if frames.0 >= 10
         && let Some(path) = at_start.0.take()
     {
         recorder.path = Some(path);
@@ -571,19 +587,9 @@ fn toggle_recording(
         stop(&mut recorder, &mut control, &mut ui);
         return;
     }
-    let (w, h) = (window.physical_width(), window.physical_height());
-    let viewport = camera
-        .iter()
-        .find_map(|c| c.viewport.clone())
-        .filter(|_| !recorder.whole_window)
-        .unwrap_or(Viewport {
-            physical_position: UVec2::ZERO,
-            physical_size: UVec2::new(w, h),
-            ..default()
-        });
+    let viewport = view_rect(&window, &camera, recorder.whole_window);
     // H.264 needs even sizes: drop a pixel column or row if needed.
     let size = (viewport.physical_size.x & !1, viewport.physical_size.y & !1);
-    let origin = (viewport.physical_position.x, viewport.physical_position.y);
     let path = recorder.path.clone().unwrap_or_else(default_recording_path);
     let fps = f64::from(recorder.fps);
     let started = (|| {
@@ -603,8 +609,9 @@ fn toggle_recording(
                 fps,
                 pacer: FramePacer::new(fps),
                 frames: 0,
-                origin,
                 size,
+                whole_window: recorder.whole_window,
+                warmup_left: APP_MAX_WARMUP,
                 waiting: None,
             });
         }
@@ -612,26 +619,56 @@ fn toggle_recording(
     }
 }
 
+/// The part of the window recorded: the 3D view (the rectangle the panels leave), or the
+/// whole window.
+fn view_rect(
+    window: &Window,
+    camera: &Query<&Camera, With<Camera3d>>,
+    whole_window: bool,
+) -> Viewport {
+    let whole = Viewport {
+        physical_position: UVec2::ZERO,
+        physical_size: UVec2::new(window.physical_width(), window.physical_height()),
+        ..default()
+    };
+    if whole_window {
+        return whole;
+    }
+    camera
+        .iter()
+        .find_map(|c| c.viewport.clone())
+        .unwrap_or(whole)
+}
+
 /// Request a picture when the world is where the next frame shows it; when it arrives,
-/// encode it and schedule the steps to the next frame.
+/// encode it and schedule the steps to the next frame. The frame size is fixed when the
+/// recording starts; each picture is cut from where the view is when it is requested
+/// (the panels can change size while recording), padded with black if the view shrank.
 fn capture_recording_frame(
     mut commands: Commands,
     mut recorder: ResMut<Recorder>,
     mut control: ResMut<SimControl>,
     mut ui: ResMut<UiState>,
     sim: Res<Simulation>,
+    window: Single<&Window, With<bevy::window::PrimaryWindow>>,
+    camera: Query<&Camera, With<Camera3d>>,
 ) {
     let Some(active) = recorder.active.as_mut() else {
         return;
     };
-    if let Some(slot) = &active.waiting {
+    if let Some((slot, origin)) = &active.waiting {
+        let origin = *origin;
         let Some(image) = slot.lock().unwrap().take() else {
             return;
         };
         active.waiting = None;
-        let pushed = image_to_frame(&image)
-            .map(|f| crop(&f, active.origin, active.size))
-            .and_then(|f| active.sink.push(f).map_err(|e| e.to_string()));
+        let frame = image_to_frame(&image).map(|f| crop(&f, origin, active.size));
+        if active.frames == 0 && active.warmup_left > 0 && frame.as_ref().is_ok_and(is_blank) {
+            // Nothing drawn yet: try again next frame, the world unchanged.
+            active.warmup_left -= 1;
+            return;
+        }
+        let pushed = frame.and_then(|f| active.sink.push(f).map_err(|e| e.to_string()));
         if let Err(e) = pushed {
             stop(&mut recorder, &mut control, &mut ui);
             ui.message = Some((format!("recording failed: {e}"), false));
@@ -652,7 +689,9 @@ fn capture_recording_frame(
         .observe(move |shot: On<ScreenshotCaptured>| {
             *sink.lock().unwrap() = Some(shot.image.clone());
         });
-    active.waiting = Some(slot);
+    let view = view_rect(&window, &camera, active.whole_window);
+    let origin = (view.physical_position.x, view.physical_position.y);
+    active.waiting = Some((slot, origin));
 }
 
 /// Finish the file when the app is about to exit (`--exit-after-frames`, window closed).

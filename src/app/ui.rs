@@ -215,22 +215,23 @@ fn run_control(ui: &mut egui::Ui, p: &mut PanelParams) {
         if p.recorder.is_recording() {
             let t = p.recorder.recorded_time();
             let label = format!(
-                "● REC {:02}:{:02}{}",
+                "REC {:02}:{:02}{}",
                 (t / 60.0) as u64,
                 (t % 60.0) as u64,
                 if p.control.paused { " (paused)" } else { "" }
             );
-            ui.label(
-                egui::RichText::new(label)
-                    .strong()
-                    .color(egui::Color32::from_rgb(220, 30, 30)),
-            )
-            .on_hover_text(format!(
-                "Recording to {} (F9 stops); the video plays at simulated real speed",
-                p.recorder
-                    .current_path()
-                    .map_or(String::new(), |p| p.display().to_string())
-            ));
+            let red = egui::Color32::from_rgb(220, 30, 30);
+            // A painted dot: the default fonts have no "●".
+            let size = ui.text_style_height(&egui::TextStyle::Body);
+            let (rect, _) = ui.allocate_exact_size(egui::vec2(size, size), egui::Sense::hover());
+            ui.painter().circle_filled(rect.center(), 0.35 * size, red);
+            ui.label(egui::RichText::new(label).strong().color(red))
+                .on_hover_text(format!(
+                    "Recording to {} (F9 stops); the video plays at simulated real speed",
+                    p.recorder
+                        .current_path()
+                        .map_or(String::new(), |p| p.display().to_string())
+                ));
             ui.separator();
         }
         let label = if p.control.paused {
@@ -665,9 +666,9 @@ fn spawn_section(ui: &mut egui::Ui, p: &mut PanelParams) {
         });
     });
     let label = if recording {
-        "■ Stop recording (F9)"
+        "Stop recording (F9)"
     } else {
-        "● Record MP4 (F9)"
+        "Record MP4 (F9)"
     };
     if ui
         .button(label)

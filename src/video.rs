@@ -138,7 +138,7 @@ pub fn check_size(format: VideoFormat, width: u32, height: u32) -> Result<(), St
     if width < 2 || height < 2 {
         return Err(format!("frame size {width}x{height} is too small"));
     }
-    if format == VideoFormat::Mp4 && (width % 2 != 0 || height % 2 != 0) {
+    if format == VideoFormat::Mp4 && (!width.is_multiple_of(2) || !height.is_multiple_of(2)) {
         return Err(format!(
             "MP4 (H.264) needs an even width and height, got {width}x{height}"
         ));

@@ -46,6 +46,9 @@ use std::time::{Duration, Instant};
 /// The most warm-up frames rendered before frame 0.
 pub const MAX_WARMUP_FRAMES: u32 = 30;
 
+/// Where a screenshot observer leaves the captured picture.
+type PictureSlot = Arc<Mutex<Option<Image>>>;
+
 /// Frames queued for the encoder before rendering waits for it.
 const ENCODER_QUEUE: usize = 4;
 
@@ -299,7 +302,7 @@ fn headless_render_app(sim: Simulation) -> App {
 /// for the next update to trigger [`ScreenshotCaptured`], which would render the frame
 /// again; the observer stays as a fallback.
 fn capture(app: &mut App, target: &Handle<Image>) -> Result<Frame, String> {
-    let slot: Arc<Mutex<Option<Image>>> = Arc::default();
+    let slot: PictureSlot = Arc::default();
     let sink = slot.clone();
     let entity = app
         .world_mut()
@@ -464,7 +467,7 @@ struct ActiveRecording {
     warmup_left: u32,
     /// The picture requested and not yet captured, and where in the window the view
     /// was when it was requested.
-    waiting: Option<(Arc<Mutex<Option<Image>>>, (u32, u32))>,
+    waiting: Option<(PictureSlot, (u32, u32))>,
 }
 
 /// Whether every pixel of a picture is the same: nothing drawn yet (the app's first
@@ -682,7 +685,7 @@ fn capture_recording_frame(
     if control.paused || control.pending_steps > 0 {
         return;
     }
-    let slot: Arc<Mutex<Option<Image>>> = Arc::default();
+    let slot: PictureSlot = Arc::default();
     let sink = slot.clone();
     commands
         .spawn(Screenshot::primary_window())

@@ -243,11 +243,15 @@ pub fn image_to_frame(image: &Image) -> Result<Frame, String> {
     })
 }
 
-/// The `size` rectangle of `frame` at `origin`; parts outside the frame are black.
-pub fn crop(frame: &Frame, origin: (u32, u32), size: (u32, u32)) -> Frame {
+/// The `size` rectangle of `frame` at `origin`, of which only the top-left `visible`
+/// part is copied; the rest, and parts outside the frame, are black.
+pub fn crop(frame: &Frame, origin: (u32, u32), size: (u32, u32), visible: (u32, u32)) -> Frame {
     let mut out = Frame::filled(size.0, size.1, [0, 0, 0, 255]);
-    let w = size.0.min(frame.width.saturating_sub(origin.0)) as usize;
-    for y in 0..size.1 {
+    let w = size
+        .0
+        .min(visible.0)
+        .min(frame.width.saturating_sub(origin.0)) as usize;
+    for y in 0..size.1.min(visible.1) {
         let sy = origin.1 + y;
         if sy >= frame.height || w == 0 {
             break;
@@ -466,8 +470,8 @@ struct ActiveRecording {
     /// Leading pictures still allowed to be dropped as blank (see [`is_blank`]).
     warmup_left: u32,
     /// The picture requested and not yet captured, and where in the window the view
-    /// was when it was requested.
-    waiting: Option<(PictureSlot, (u32, u32))>,
+    /// was when it was requested (origin, size).
+    waiting: Option<(PictureSlot, ((u32, u32), (u32, u32)))>,
 }
 
 /// Whether every pixel of a picture is the same: nothing drawn yet (the app's first
@@ -605,7 +609,8 @@ fn toggle_recording(
     match started {
         Ok(sink) => {
             control.lockstep = true;
-            ui.message = Some((format!("recording to {}", path.display()), true));
+            // No status message here: a longer top bar would move the view while it is
+            // recorded (the REC indicator shows the file on hover).
             recorder.active = Some(ActiveRecording {
                 sink: ThreadedSink::spawn(sink, ENCODER_QUEUE),
                 path,
@@ -659,13 +664,13 @@ fn capture_recording_frame(
     let Some(active) = recorder.active.as_mut() else {
         return;
     };
-    if let Some((slot, origin)) = &active.waiting {
-        let origin = *origin;
+    if let Some((slot, view)) = &active.waiting {
+        let (origin, visible) = *view;
         let Some(image) = slot.lock().unwrap().take() else {
             return;
         };
         active.waiting = None;
-        let frame = image_to_frame(&image).map(|f| crop(&f, origin, active.size));
+        let frame = image_to_frame(&image).map(|f| crop(&f, origin, active.size, visible));
         if active.frames == 0 && active.warmup_left > 0 && frame.as_ref().is_ok_and(is_blank) {
             // Nothing drawn yet: try again next frame, the world unchanged.
             active.warmup_left -= 1;
@@ -694,7 +699,8 @@ fn capture_recording_frame(
         });
     let view = view_rect(&window, &camera, active.whole_window);
     let origin = (view.physical_position.x, view.physical_position.y);
-    active.waiting = Some((slot, origin));
+    let visible = (view.physical_size.x, view.physical_size.y);
+    active.waiting = Some((slot, (origin, visible)));
 }
 
 /// Finish the file when the app is about to exit (`--exit-after-frames`, window closed).
@@ -746,11 +752,15 @@ mod tests {
     fn crop_pads_outside() {
         let mut f = Frame::filled(4, 3, [10, 20, 30, 255]);
         f.rgba[4 * 5..4 * 6].copy_from_slice(&[1, 2, 3, 255]); // (1, 1)
-        let c = crop(&f, (1, 1), (4, 4));
+        let c = crop(&f, (1, 1), (4, 4), (4, 4));
         assert_eq!(&c.rgba[..4], &[1, 2, 3, 255]);
         assert_eq!(&c.rgba[4..8], &[10, 20, 30, 255]);
         assert_eq!(&c.rgba[12..16], &[0, 0, 0, 255]); // x = 4 is outside
         assert_eq!(&c.rgba[4 * 12..4 * 13], &[0, 0, 0, 255]); // y = 4 is outside
+        // Only the visible part of the view is copied.
+        let c = crop(&f, (0, 0), (4, 3), (2, 3));
+        assert_eq!(&c.rgba[4..8], &[10, 20, 30, 255]);
+        assert_eq!(&c.rgba[8..12], &[0, 0, 0, 255]);
     }
 
     #[test]

@@ -346,3 +346,72 @@ fn decode_to_png() {
         );
     }
 }
+
+/// The app's recorder (`gui --record`, the same as F9) in a real window under Xvfb: the
+/// MP4 of the 3D view is finished when the app exits and decodes to pictures of bodies.
+#[test]
+fn app_records_its_view_under_xvfb() {
+    let Some(xvfb) = ["/usr/bin/xvfb-run", "/usr/local/bin/xvfb-run"]
+        .iter()
+        .map(Path::new)
+        .find(|p| p.exists())
+    else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI must install xvfb (see .ci/run)"
+        );
+        eprintln!("SKIPPED: xvfb-run not found; install xvfb and mesa-vulkan-drivers");
+        return;
+    };
+    if !vulkan_available() {
+        return;
+    }
+    let dir = out_dir("app");
+    let path = dir.join("app.mp4");
+    let out = Command::new(xvfb)
+        .args(["-a", "-s", "-screen 0 800x600x24"])
+        .arg(env!("CARGO_BIN_EXE_impulse-lab"))
+        .args([
+            "gui",
+            SCENE,
+            "--size",
+            "800x600",
+            "--exit-after-frames",
+            "45",
+        ])
+        .arg("--record")
+        .arg(&path)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env("WGPU_BACKEND", "vulkan")
+        .output()
+        .unwrap();
+    let log = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "app failed ({}):\n{log}", out.status);
+    let (info, frames) = decode_mp4(&path);
+    eprintln!(
+        "{}: {}x{}, {} samples, {:.3} s",
+        path.display(),
+        info.width,
+        info.height,
+        info.samples,
+        info.duration
+    );
+    assert!(
+        info.samples >= 3,
+        "only {} frames recorded:\n{log}",
+        info.samples
+    );
+    assert_eq!(frames.len(), info.samples as usize);
+    // The 3D view: smaller than the window (the panels), even for H.264.
+    assert!(info.width < 800 && info.height < 600);
+    assert!(info.width % 2 == 0 && info.height % 2 == 0);
+    // 30 fps by default: the video lasts frames / 30 s.
+    assert!((info.duration - f64::from(info.samples) / 30.0).abs() < 1e-3);
+    let last = frames.last().unwrap();
+    write_png(&dir.join("last_frame.png"), info.width, info.height, last);
+    let colours = distinct_colours(last);
+    assert!(
+        colours > 30,
+        "the last frame looks blank: {colours} colours"
+    );
+}

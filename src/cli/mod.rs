@@ -157,7 +157,14 @@ fn record(args: RecordArgs) -> Result<(), Failure> {
         .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
     bar.set_prefix(format!("{} → {}", sim.scene.name, args.out.display()));
-    let result = record::record(sim, &options, &mut |done, _| bar.set_position(done));
+    // Bevy panics when it finds no GPU adapter (not even a software one): report that as
+    // a failed run, not a crash.
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        record::record(sim, &options, &mut |done, _| bar.set_position(done))
+    }))
+    .unwrap_or_else(|_| {
+        Err("the renderer failed (is a Vulkan driver installed? Mesa's lavapipe works)".into())
+    });
     bar.finish_and_clear();
     match result {
         Ok(r) => {

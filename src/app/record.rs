@@ -49,6 +49,9 @@ pub const MAX_WARMUP_FRAMES: u32 = 30;
 /// Where a screenshot observer leaves the captured picture.
 type PictureSlot = Arc<Mutex<Option<Image>>>;
 
+/// Where the 3D view is in the window: origin and size (physical pixels).
+type ViewRect = ((u32, u32), (u32, u32));
+
 /// Frames queued for the encoder before rendering waits for it.
 const ENCODER_QUEUE: usize = 4;
 
@@ -471,7 +474,7 @@ struct ActiveRecording {
     warmup_left: u32,
     /// The picture requested and not yet captured, and where in the window the view
     /// was when it was requested (origin, size).
-    waiting: Option<(PictureSlot, ((u32, u32), (u32, u32)))>,
+    waiting: Option<(PictureSlot, ViewRect)>,
 }
 
 /// Whether every pixel of a picture is the same: nothing drawn yet (the app's first

@@ -19,6 +19,8 @@ pub mod repose;
 pub mod scene;
 pub mod settle;
 pub mod shapes;
+#[cfg(feature = "app")]
+pub mod video;
 pub mod world;
 
 pub use body::RigidBody;

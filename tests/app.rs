@@ -448,3 +448,44 @@ fn repose_experiment_in_the_app_matches_the_batch_run() {
     assert!(sim.repose.is_none() && sim.repose_measurement.is_none());
     assert!(divider(&app), "reset restores the wall");
 }
+
+/// While a video is recorded (`SimControl::lockstep`), the clock does not move the world:
+/// only the steps the recorder schedules (one frame interval per captured frame, see
+/// `impulse_lab::app::record::FramePacer`) are taken, so the video plays at simulated
+/// real speed however slowly frames are rendered.
+#[test]
+fn lockstep_ignores_the_clock_and_takes_the_recorders_steps() {
+    use impulse_lab::app::record::FramePacer;
+    let mut app = headless_app(sim("etm_box_on_box"));
+    let dt = app.world().resource::<Simulation>().world.dt;
+    app.insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_secs_f64(
+        10.0 * dt,
+    )));
+    {
+        let mut control = app.world_mut().resource_mut::<SimControl>();
+        control.paused = false;
+        control.lockstep = true;
+    }
+    for _ in 0..10 {
+        app.update();
+    }
+    assert_eq!(step_index(&app), 0, "the clock moved a lockstep world");
+    // Three frames at 24 fps: the world ends within one step of 3/24 s.
+    let mut pacer = FramePacer::new(24.0);
+    for _ in 0..3 {
+        let n = pacer.steps_after_frame(dt);
+        step_app(&mut app, n);
+    }
+    let t = step_index(&app) as f64 * dt;
+    assert!(t <= 3.0 / 24.0 + 1e-12 && 3.0 / 24.0 - t < dt, "t = {t}");
+    // Recording stopped: the clock drives the world again.
+    app.world_mut().resource_mut::<SimControl>().lockstep = false;
+    let before = step_index(&app);
+    for _ in 0..5 {
+        app.update();
+    }
+    assert!(
+        step_index(&app) > before,
+        "the clock no longer moves the world"
+    );
+}

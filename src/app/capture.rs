@@ -26,10 +26,10 @@ pub struct Automation {
 
 /// Screenshots requested but not yet written.
 #[derive(Resource, Debug, Default, Clone)]
-struct Pending(Arc<AtomicUsize>);
+pub(super) struct Pending(Arc<AtomicUsize>);
 
 #[derive(Resource, Debug, Default)]
-struct CaptureState {
+pub(super) struct CaptureState {
     scripted_taken: bool,
     manual_count: u32,
 }
@@ -94,7 +94,7 @@ fn take_screenshots(
     }
 }
 
-fn exit_when_done(
+pub(super) fn exit_when_done(
     frames: Res<FrameCount>,
     automation: Res<Automation>,
     pending: Res<Pending>,

@@ -4,7 +4,8 @@
 //! Mouse: left-drag on a body grabs it with a spring (release to throw it); left-drag on
 //! empty space orbits; right- or middle-drag pans; the wheel zooms; a left click on
 //! empty space clears the selection. Keys: space play/pause, `.` one step, `r` reset,
-//! `c` camera home, `b` spawn a body at the cursor, F12 screenshot.
+//! `c` camera home, `b` spawn a body at the cursor, F12 screenshot, F9 start/stop
+//! recording a video.
 
 use super::render::{scene_extent, to_core, to_render};
 use super::simulation::{GrabSpring, SimControl, Simulation, SimulationSystems};
@@ -162,6 +163,8 @@ pub struct Requests {
     pub spawn: bool,
     /// Frame the scene anew (after a load).
     pub reframe: bool,
+    /// Start or stop recording a video (F9, the record button).
+    pub record: bool,
 }
 
 pub struct LabInteractionPlugin;
@@ -194,7 +197,7 @@ fn spawn_camera(mut commands: Commands, sim: Res<Simulation>, mut spawn: ResMut<
 }
 
 /// Centre of the dynamic bodies' bounding box (the origin for an empty scene).
-fn scene_center(sim: &Simulation) -> Vec3 {
+pub fn scene_center(sim: &Simulation) -> Vec3 {
     let dynamic = sim.world.bodies.iter().filter(|b| !b.is_static());
     let (mut lo, mut hi) = (DVec3::repeat(f64::MAX), DVec3::repeat(f64::MIN));
     let mut any = false;
@@ -241,6 +244,9 @@ fn keyboard_shortcuts(
     }
     if keys.just_pressed(KeyCode::F12) {
         requests.screenshot = true;
+    }
+    if keys.just_pressed(KeyCode::F9) {
+        requests.record = true;
     }
 }
 

@@ -10,13 +10,16 @@
 //! - [`ui::LabUiPlugin`]: the egui panels (run control, solver, scene, energy plot,
 //!   inspector);
 //! - [`capture::LabCapturePlugin`]: screenshots and the automation flags;
-//! - [`repose::LabReposePlugin`]: the angle-of-repose experiment's fitted lines.
+//! - [`repose::LabReposePlugin`]: the angle-of-repose experiment's fitted lines;
+//! - [`record::LabRecordPlugin`]: recording an MP4 of the view (F9); the same module
+//!   records headless for `impulse-lab record`.
 //!
 //! The simulation plugin needs no window or renderer: the headless tests run it under
 //! `MinimalPlugins` (see [`headless_app`]).
 
 pub mod capture;
 pub mod interaction;
+pub mod record;
 pub mod render;
 pub mod repose;
 pub mod simulation;
@@ -40,6 +43,8 @@ pub struct AppOptions {
     /// Window size in logical pixels.
     pub size: (u32, u32),
     pub automation: capture::Automation,
+    /// Record an MP4 of the 3D view into this file from the start (stops at exit).
+    pub record: Option<PathBuf>,
 }
 
 impl Default for AppOptions {
@@ -50,6 +55,7 @@ impl Default for AppOptions {
             paused: false,
             size: (1280, 800),
             automation: capture::Automation::default(),
+            record: None,
         }
     }
 }
@@ -88,6 +94,9 @@ pub fn build_app(options: &AppOptions) -> Result<App, String> {
         capture::LabCapturePlugin {
             automation: options.automation.clone(),
         },
+        record::LabRecordPlugin {
+            record_at_start: options.record.clone(),
+        },
     ));
     Ok(app)
 }
@@ -111,7 +120,7 @@ pub fn headless_app(sim: Simulation) -> App {
     app
 }
 
-fn asset_dir() -> String {
+pub(crate) fn asset_dir() -> String {
     let local = PathBuf::from("assets");
     if local.is_dir() {
         "assets".into()

@@ -255,6 +255,10 @@ pub struct SimControl {
     pub frame_budget: Duration,
     /// Rebuild the world from the scene before the next step (key `r`, reset button).
     pub reset_requested: bool,
+    /// Real time does not advance the world; only `pending_steps` do. Set while a video
+    /// is recorded: the recorder schedules one frame interval of steps per captured
+    /// frame (see [`super::record`]).
+    pub lockstep: bool,
     accumulator: f64,
     pub stats: RunStats,
 }
@@ -267,6 +271,7 @@ impl Default for SimControl {
             pending_steps: 0,
             frame_budget: Duration::from_millis(25),
             reset_requested: false,
+            lockstep: false,
             accumulator: 0.0,
             stats: RunStats::default(),
         }
@@ -454,7 +459,7 @@ pub fn advance_simulation(
 ) {
     let h = sim.world.dt;
     let real_dt = time.delta_secs_f64();
-    if !control.paused {
+    if !control.paused && !control.lockstep {
         control.accumulator = (control.accumulator + real_dt * control.time_scale).min(MAX_BACKLOG);
     }
     let start = Instant::now();
@@ -463,7 +468,7 @@ pub fn advance_simulation(
     loop {
         let requested = control.pending_steps > 0;
         // A relative tolerance so that accumulating dt per frame takes every step.
-        let due = !control.paused && control.accumulator >= h * (1.0 - 1e-9);
+        let due = !control.paused && !control.lockstep && control.accumulator >= h * (1.0 - 1e-9);
         if !(requested || due) {
             break;
         }

@@ -1,17 +1,18 @@
 //! UI plugin: the egui panels around the 3D view.
 //!
-//! - top bar: run control (play/pause, step, step N, reset, time scale) and the stats
-//!   line (time, bodies, contacts, frame rate, real-time factor, step time by phase);
+//! - top bar: the recording indicator (red "● REC 00:12"), run control (play/pause,
+//!   step, step N, reset, time scale) and the stats line (time, bodies, contacts, frame rate, real-time factor, step time by phase);
 //! - left panel: scene (bundled scenes, open a file, load errors), solver (method and
 //!   its parameters, each with a tooltip giving meaning, unit and paper reference),
 //!   containers (remove or restore walls), the angle-of-repose experiment (scenes with
-//!   a divider), display, spawning, capture;
+//!   a divider), display, spawning, capture (screenshot, recording an MP4);
 //! - right panel: the inspector of the selected body;
 //! - bottom panel: the energy plot from the core's ledger, with CSV export.
 //!
 //! The 3D camera renders only into the rectangle the panels leave free.
 
 use super::interaction::{Requests, Selection, SpawnSettings, SpawnShape};
+use super::record::{APP_FRAME_RATES, Recorder};
 use super::render::{ColorMode, DisplaySettings};
 use super::simulation::{EnergyHistory, SceneWatcher, SimControl, Simulation, WallRef};
 use crate::container::{BOX_WALL_NAMES, Container};
@@ -131,6 +132,7 @@ pub struct PanelParams<'w> {
     requests: ResMut<'w, Requests>,
     state: ResMut<'w, UiState>,
     time: Res<'w, Time<Real>>,
+    recorder: ResMut<'w, Recorder>,
 }
 
 fn panels(
@@ -210,6 +212,28 @@ fn run_control(ui: &mut egui::Ui, p: &mut PanelParams) {
     ui.horizontal_wrapped(|ui| {
         ui.strong("Impulse Lab");
         ui.separator();
+        if p.recorder.is_recording() {
+            let t = p.recorder.recorded_time();
+            let label = format!(
+                "REC {:02}:{:02}{}",
+                (t / 60.0) as u64,
+                (t % 60.0) as u64,
+                if p.control.paused { " (paused)" } else { "" }
+            );
+            let red = egui::Color32::from_rgb(220, 30, 30);
+            // A painted dot: the default fonts have no "●".
+            let size = ui.text_style_height(&egui::TextStyle::Body);
+            let (rect, _) = ui.allocate_exact_size(egui::vec2(size, size), egui::Sense::hover());
+            ui.painter().circle_filled(rect.center(), 0.35 * size, red);
+            ui.label(egui::RichText::new(label).strong().color(red))
+                .on_hover_text(format!(
+                    "Recording to {} (F9 stops); the video plays at simulated real speed",
+                    p.recorder
+                        .current_path()
+                        .map_or(String::new(), |p| p.display().to_string())
+                ));
+            ui.separator();
+        }
         let label = if p.control.paused {
             "▶ Play"
         } else {
@@ -631,6 +655,38 @@ fn spawn_section(ui: &mut egui::Ui, p: &mut PanelParams) {
     ui.separator();
     if ui.button("Screenshot (F12)").clicked() {
         p.requests.screenshot = true;
+    }
+    ui.separator();
+    let recording = p.recorder.is_recording();
+    ui.add_enabled_ui(!recording, |ui| {
+        ui.horizontal(|ui| {
+            ui.label("video");
+            egui::ComboBox::from_id_salt("record_fps")
+                .selected_text(format!("{} fps", p.recorder.fps))
+                .show_ui(ui, |ui| {
+                    for fps in APP_FRAME_RATES {
+                        ui.selectable_value(&mut p.recorder.fps, fps, format!("{fps} fps"));
+                    }
+                });
+            ui.checkbox(&mut p.recorder.whole_window, "whole window")
+                .on_hover_text("Record the window with its panels instead of the 3D view");
+        });
+    });
+    let label = if recording {
+        "Stop recording (F9)"
+    } else {
+        "Record MP4 (F9)"
+    };
+    if ui
+        .button(label)
+        .on_hover_text(
+            "Record an MP4 into recordings/. While recording, the world advances one frame \
+             interval per captured frame, so the video plays at simulated real speed \
+             however slowly the app renders.",
+        )
+        .clicked()
+    {
+        p.requests.record = true;
     }
 }
 

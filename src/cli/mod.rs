@@ -66,6 +66,10 @@ enum Command {
     /// Open the desktop app (the default command).
     #[cfg(feature = "app")]
     Gui(GuiArgs),
+    /// Render a scene off-screen into a video (MP4, GIF or PNG frames) that plays at
+    /// simulated real speed. Needs no display (software Vulkan works).
+    #[cfg(feature = "app")]
+    Record(Box<RecordArgs>),
 }
 
 #[cfg(feature = "app")]
@@ -91,6 +95,119 @@ struct GuiArgs {
     /// Quit after this many frames (after the screenshot, if one was asked for).
     #[arg(long)]
     exit_after_frames: Option<u32>,
+    /// Record an MP4 of the 3D view into this file from the start (F9 stops it; it is
+    /// finished when the app exits).
+    #[arg(long)]
+    record: Option<PathBuf>,
+}
+
+#[cfg(feature = "app")]
+#[derive(Args)]
+struct RecordArgs {
+    /// Scene file, or the name of a bundled scene (see `impulse-lab scenes`).
+    scene: String,
+    /// Output: FILE.mp4, FILE.gif, or a directory for PNG frames (frame_00000.png, ...).
+    #[arg(long)]
+    out: PathBuf,
+    /// mp4, gif or png (default: from the extension of --out; none means png).
+    #[arg(long)]
+    format: Option<String>,
+    /// Simulated time to record (s); the video lasts as long.
+    #[arg(long, default_value_t = 5.0, allow_negative_numbers = true)]
+    duration: f64,
+    /// Frames per second of video; the world advances 1/fps of simulated time per frame.
+    #[arg(long, default_value_t = 30.0, allow_negative_numbers = true)]
+    fps: f64,
+    /// Frame size in pixels, WIDTHxHEIGHT (even for MP4).
+    #[arg(long, default_value = "1280x720", value_parser = parse_size)]
+    size: (u32, u32),
+    /// Collision method: etm, sqm, smm, jolt, ccp or mdp (default: the scene's).
+    #[arg(long)]
+    solver: Option<SolverKind>,
+    /// Camera: default (the app's framing), front, side, top or iso.
+    #[arg(long, default_value = "default")]
+    camera: impulse_lab::app::record::CameraPreset,
+}
+
+#[cfg(feature = "app")]
+fn record(args: RecordArgs) -> Result<(), Failure> {
+    use impulse_lab::app::record::{self, RecordOptions};
+    use impulse_lab::app::simulation::Simulation;
+    use impulse_lab::video::{self, VideoFormat};
+    use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+    use std::io::IsTerminal;
+
+    // Everything is checked before any rendering starts.
+    let format = match &args.format {
+        Some(f) => VideoFormat::parse(f),
+        None => VideoFormat::from_path(&args.out),
+    }
+    .map_err(Failure::invalid)?;
+    let options = RecordOptions {
+        out: args.out.clone(),
+        format,
+        duration: args.duration,
+        fps: args.fps,
+        size: args.size,
+        camera: args.camera,
+    };
+    options.check().map_err(Failure::invalid)?;
+    let scene = load(&args.scene)?;
+    let path = scene::resolve_scene(&args.scene);
+    let sim = Simulation::from_scene(scene, Some(path), args.solver).map_err(Failure::invalid)?;
+    let existed = args.out.exists();
+    video::check_output(&args.out, format).map_err(Failure::invalid)?;
+
+    let frames = options.frame_count();
+    let bar = ProgressBar::new(frames);
+    if !std::io::stderr().is_terminal() {
+        bar.set_draw_target(ProgressDrawTarget::hidden());
+    }
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{prefix} [{bar:30}] {pos}/{len} frames, {per_sec}, {elapsed} ({eta} left)",
+        )
+        .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    bar.set_prefix(format!("{} → {}", sim.scene.name, args.out.display()));
+    // Bevy panics when it finds no GPU adapter (not even a software one): report that as
+    // a failed run, not a crash.
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        record::record(sim, &options, &mut |done, _| bar.set_position(done))
+    }))
+    .unwrap_or_else(|_| {
+        Err("the renderer failed (is a Vulkan driver installed? Mesa's lavapipe works)".into())
+    });
+    bar.finish_and_clear();
+    match result {
+        Ok(r) => {
+            let s = &r.summary;
+            let secs = r.wall.as_secs_f64();
+            println!(
+                "{}: {} frames of {}x{} ({}), {:.3} s of video at {} fps; simulated t = {:.4} s at the last frame; {} warm-up frames; {:.1} s wall-clock ({:.2} frames/s; encoding {:.1} frames/s)",
+                s.path.display(),
+                s.frames,
+                s.width,
+                s.height,
+                s.format,
+                s.duration,
+                options.fps,
+                r.last_frame_time,
+                r.warmup_frames,
+                secs,
+                s.frames as f64 / secs,
+                s.frames as f64 / s.encode_time.as_secs_f64().max(1e-9),
+            );
+            Ok(())
+        }
+        Err(e) => {
+            // No half-written video left behind.
+            if !existed && format != VideoFormat::Png {
+                let _ = std::fs::remove_file(&args.out);
+            }
+            Err(Failure::runtime(format!("recording failed: {e}")))
+        }
+    }
 }
 
 #[cfg(feature = "app")]
@@ -123,6 +240,16 @@ fn gui(args: GuiArgs) -> Result<(), Failure> {
     }
     let scene = args.scene.unwrap_or_else(|| DEFAULT_SCENE.into());
     load(&scene)?;
+    if let Some(path) = &args.record {
+        use impulse_lab::video::{VideoFormat, check_output};
+        if VideoFormat::from_path(path) != Ok(VideoFormat::Mp4) {
+            return Err(Failure::invalid(format!(
+                "{}: the app records MP4 (.mp4)",
+                path.display()
+            )));
+        }
+        check_output(path, VideoFormat::Mp4).map_err(Failure::invalid)?;
+    }
     let options = AppOptions {
         scene,
         solver: args.solver,
@@ -133,6 +260,7 @@ fn gui(args: GuiArgs) -> Result<(), Failure> {
             after_frames: args.after_frames,
             exit_after_frames: args.exit_after_frames,
         },
+        record: args.record,
     };
     impulse_lab::app::run(&options).map_err(Failure::runtime)
 }
@@ -231,6 +359,8 @@ pub fn main() -> ExitCode {
         Some(Command::Merge(args)) => repose::merge(args),
         #[cfg(feature = "app")]
         Some(Command::Gui(args)) => gui(args),
+        #[cfg(feature = "app")]
+        Some(Command::Record(args)) => record(*args),
         #[cfg(feature = "app")]
         None => gui(GuiArgs {
             size: (1280, 800),

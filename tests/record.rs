@@ -1,0 +1,417 @@
+//! `impulse-lab record`: off-screen rendering into MP4, GIF and PNG frames, run as the
+//! real binary with no display (`DISPLAY` unset) on Mesa's software Vulkan driver
+//! (lavapipe). The MP4 is demuxed with the `mp4` crate (not the muxer that wrote it)
+//! and every sample decoded with OpenH264's decoder.
+//!
+//! Needs a Vulkan driver (`.ci/run` installs mesa-vulkan-drivers and libvulkan1). Where
+//! there is none the rendering tests say so and pass, except under CI (`CI` set), where
+//! they fail: CI must always run them. The argument checks need no renderer.
+#![cfg(feature = "app")]
+
+use std::collections::HashSet;
+use std::path::Path;
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+/// A small bundled scene: one purple ellipsoid bouncing on a grey floor.
+const SCENE: &str = "dda_ellipsoid_bounce";
+
+fn vulkan_available() -> bool {
+    let found = ["/usr/share/vulkan/icd.d", "/etc/vulkan/icd.d"]
+        .iter()
+        .filter_map(|d| std::fs::read_dir(d).ok())
+        .flatten()
+        .flatten()
+        .any(|e| e.file_name().to_string_lossy().starts_with("lvp_icd"));
+    if !found {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI must install mesa-vulkan-drivers (see .ci/run)"
+        );
+        eprintln!("SKIPPED: no lavapipe Vulkan driver; install mesa-vulkan-drivers");
+    }
+    found
+}
+
+fn record(args: &[&str]) -> Output {
+    let out = Command::new(env!("CARGO_BIN_EXE_impulse-lab"))
+        .arg("record")
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        // No display: the recorder must not need one.
+        .env_remove("DISPLAY")
+        .env_remove("WAYLAND_DISPLAY")
+        .env("WGPU_BACKEND", "vulkan")
+        .output()
+        .unwrap();
+    eprintln!(
+        "impulse-lab record {}\n{}{}",
+        args.join(" "),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+fn out_dir(name: &str) -> std::path::PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join("record")
+        .join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Distinct colours (5 bits per channel) of an RGBA picture.
+fn distinct_colours(rgba: &[u8]) -> usize {
+    rgba.chunks_exact(4)
+        .map(|p| (p[0] >> 3, p[1] >> 3, p[2] >> 3))
+        .collect::<HashSet<_>>()
+        .len()
+}
+
+fn write_png(path: &Path, width: u32, height: u32, rgba: &[u8]) {
+    let file = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
+    let mut encoder = png::Encoder::new(file, width, height);
+    encoder.set_color(png::ColorType::Rgba);
+    encoder.set_depth(png::BitDepth::Eight);
+    encoder
+        .write_header()
+        .unwrap()
+        .write_image_data(rgba)
+        .unwrap();
+}
+
+struct Mp4Info {
+    width: u32,
+    height: u32,
+    samples: u32,
+    duration: f64,
+}
+
+/// Demux with the `mp4` crate and decode every sample with OpenH264 (RGBA frames).
+fn decode_mp4(path: &Path) -> (Mp4Info, Vec<Vec<u8>>) {
+    use openh264::formats::YUVSource;
+    let bytes = std::fs::read(path).unwrap();
+    let mut mp4 =
+        mp4::Mp4Reader::read_header(std::io::Cursor::new(&bytes), bytes.len() as u64).unwrap();
+    assert_eq!(mp4.tracks().len(), 1, "one video track");
+    let track = mp4.tracks().values().next().unwrap();
+    let id = track.track_id();
+    let info = Mp4Info {
+        width: u32::from(track.width()),
+        height: u32::from(track.height()),
+        samples: track.sample_count(),
+        duration: track.duration().as_secs_f64(),
+    };
+    let annex_b = |nal: &[u8]| [&[0, 0, 0, 1][..], nal].concat();
+    let mut stream = annex_b(track.sequence_parameter_set().unwrap());
+    stream.extend(annex_b(track.picture_parameter_set().unwrap()));
+    let mut decoder = openh264::decoder::Decoder::new().unwrap();
+    let mut frames = Vec::new();
+    let keep = |yuv: &openh264::decoder::DecodedYUV<'_>, frames: &mut Vec<Vec<u8>>| {
+        let (w, h) = yuv.dimensions();
+        assert_eq!((w as u32, h as u32), (info.width, info.height));
+        let mut rgba = vec![0; w * h * 4];
+        yuv.write_rgba8(&mut rgba);
+        frames.push(rgba);
+    };
+    for k in 1..=info.samples {
+        let sample = mp4.read_sample(id, k).unwrap().unwrap();
+        let mut data = &sample.bytes[..];
+        while data.len() >= 4 {
+            let len = u32::from_be_bytes(data[..4].try_into().unwrap()) as usize;
+            stream.extend(annex_b(&data[4..4 + len]));
+            data = &data[4 + len..];
+        }
+        if let Some(yuv) = decoder.decode(&stream).unwrap() {
+            keep(&yuv, &mut frames);
+        }
+        stream.clear();
+    }
+    for yuv in decoder.flush_remaining().unwrap() {
+        keep(&yuv, &mut frames);
+    }
+    (info, frames)
+}
+
+#[test]
+fn mp4_decodes_with_the_right_size_frames_and_duration() {
+    if !vulkan_available() {
+        return;
+    }
+    let dir = out_dir("mp4");
+    let path = dir.join("box.mp4");
+    let start = Instant::now();
+    let out = record(&[
+        SCENE,
+        "--out",
+        path.to_str().unwrap(),
+        "--size",
+        "320x240",
+        "--fps",
+        "10",
+        "--duration",
+        "1",
+    ]);
+    eprintln!("recorded in {:.1} s", start.elapsed().as_secs_f64());
+    assert!(out.status.success(), "record failed");
+    let (info, frames) = decode_mp4(&path);
+    assert_eq!((info.width, info.height), (320, 240));
+    assert_eq!(info.samples, 10);
+    assert!(
+        (info.duration - 1.0).abs() <= 0.1,
+        "duration {} s",
+        info.duration
+    );
+    assert_eq!(frames.len(), 10, "every sample decodes to a frame");
+    // Keep the last decoded frame for a look.
+    let last = frames.last().unwrap();
+    write_png(&dir.join("last_frame.png"), 320, 240, last);
+    let colours = distinct_colours(last);
+    let grey = last
+        .chunks_exact(4)
+        .filter(|p| {
+            let (r, g, b) = (i32::from(p[0]), i32::from(p[1]), i32::from(p[2]));
+            (r - g).abs() < 16 && (g - b).abs() < 16 && (r - b).abs() < 16
+        })
+        .count();
+    let coloured = 1.0 - grey as f64 / (320.0 * 240.0);
+    eprintln!(
+        "last frame: {colours} distinct colours, {:.1}% coloured (non-grey) pixels",
+        100.0 * coloured
+    );
+    // The clear colour and the grey floor alone give a few shades of grey; the shaded
+    // ellipsoid gives dozens of purples.
+    assert!(
+        colours > 30,
+        "the last frame looks blank: {colours} colours"
+    );
+    assert!(coloured > 0.01, "no bodies in the last frame");
+}
+
+#[test]
+fn gif_has_the_frames_size_and_delays() {
+    if !vulkan_available() {
+        return;
+    }
+    let dir = out_dir("gif");
+    let path = dir.join("box.gif");
+    let out = record(&[
+        SCENE,
+        "--out",
+        path.to_str().unwrap(),
+        "--size",
+        "161x121",
+        "--fps",
+        "10",
+        "--duration",
+        "0.5",
+        "--camera",
+        "iso",
+    ]);
+    assert!(out.status.success(), "record failed");
+    let mut options = gif::DecodeOptions::new();
+    options.set_color_output(gif::ColorOutput::RGBA);
+    let mut decoder = options
+        .read_info(std::fs::File::open(&path).unwrap())
+        .unwrap();
+    assert_eq!((decoder.width(), decoder.height()), (161, 121));
+    let mut delays = Vec::new();
+    let mut last = Vec::new();
+    while let Some(f) = decoder.read_next_frame().unwrap() {
+        delays.push(f.delay);
+        last = f.buffer.to_vec();
+    }
+    assert_eq!(delays, vec![10; 5], "five frames of 1/10 s");
+    assert!(distinct_colours(&last) > 20, "the last frame looks blank");
+}
+
+#[test]
+fn png_frames_are_numbered_and_sized() {
+    if !vulkan_available() {
+        return;
+    }
+    let dir = out_dir("png");
+    let frames_dir = dir.join("frames");
+    let out = record(&[
+        SCENE,
+        "--out",
+        frames_dir.to_str().unwrap(),
+        "--format",
+        "png",
+        "--size",
+        "128x96",
+        "--fps",
+        "8",
+        "--duration",
+        "0.5",
+        "--camera",
+        "top",
+    ]);
+    assert!(out.status.success(), "record failed");
+    let mut names: Vec<String> = std::fs::read_dir(&frames_dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    let expected: Vec<String> = (0..4).map(|k| format!("frame_{k:05}.png")).collect();
+    assert_eq!(names, expected);
+    let decoder = png::Decoder::new(std::io::BufReader::new(
+        std::fs::File::open(frames_dir.join("frame_00003.png")).unwrap(),
+    ));
+    let reader = decoder.read_info().unwrap();
+    assert_eq!((reader.info().width, reader.info().height), (128, 96));
+}
+
+/// Bad input fails at once (no renderer started), exit code 2, a message naming the
+/// problem, nothing created.
+#[test]
+fn bad_arguments_fail_at_once_with_exit_code_2() {
+    let dir = out_dir("bad");
+    let ok_out = dir.join("x.mp4");
+    let ok = ok_out.to_str().unwrap();
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &[SCENE, "--out", "/nonexistent/dir/x.mp4"],
+            "/nonexistent/dir/x.mp4",
+        ),
+        (
+            &[SCENE, "--out", "/nonexistent/dir/frames", "--format", "png"],
+            "/nonexistent/dir/frames",
+        ),
+        (&[SCENE, "--out", ok, "--size", "321x240"], "even"),
+        (&[SCENE, "--out", ok, "--fps", "0"], "frame rate"),
+        (&[SCENE, "--out", ok, "--fps", "-5"], "frame rate"),
+        (&[SCENE, "--out", ok, "--fps", "NaN"], "frame rate"),
+        (&[SCENE, "--out", ok, "--duration", "0"], "duration"),
+        (&[SCENE, "--out", ok, "--duration", "-1"], "duration"),
+        (&[SCENE, "--out", ok, "--solver", "magic"], "magic"),
+        (&[SCENE, "--out", ok, "--camera", "fisheye"], "fisheye"),
+        (&[SCENE, "--out", ok, "--format", "avi"], "avi"),
+        (&[SCENE, "--out", &format!("{ok}.avi")], ".avi"),
+        (&["no_such_scene", "--out", ok], "no_such_scene"),
+    ];
+    for (args, needle) in cases {
+        let start = Instant::now();
+        let out = record(args);
+        let elapsed = start.elapsed();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains(needle),
+            "{args:?}: '{needle}' not in {stderr}"
+        );
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+        assert!(
+            elapsed < Duration::from_secs(10),
+            "{args:?} took {elapsed:?}: it must fail before rendering"
+        );
+    }
+    assert!(!Path::new("/nonexistent").exists());
+    let left: Vec<_> = std::fs::read_dir(&dir).unwrap().collect();
+    assert!(left.is_empty(), "bad runs created files: {left:?}");
+}
+
+/// A tool, not a check: `RECORD_DECODE=video.mp4 cargo test --test record decode_to_png
+/// -- --ignored --nocapture` decodes a recording and writes its first, middle and last
+/// frame next to it as PNG, with the figures (size, samples, duration).
+#[test]
+#[ignore]
+fn decode_to_png() {
+    let Some(path) = std::env::var_os("RECORD_DECODE") else {
+        return;
+    };
+    let path = std::path::PathBuf::from(path);
+    let start = Instant::now();
+    let (info, frames) = decode_mp4(&path);
+    eprintln!(
+        "{}: {}x{}, {} samples, {:.4} s, {} decoded frames in {:.2} s",
+        path.display(),
+        info.width,
+        info.height,
+        info.samples,
+        info.duration,
+        frames.len(),
+        start.elapsed().as_secs_f64()
+    );
+    let n = frames.len();
+    for k in [0, n / 2, n - 1] {
+        let out = path.with_extension(format!("frame{k}.png"));
+        write_png(&out, info.width, info.height, &frames[k]);
+        eprintln!(
+            "{}: {} distinct colours",
+            out.display(),
+            distinct_colours(&frames[k])
+        );
+    }
+}
+
+/// The app's recorder (`gui --record`, the same as F9) in a real window under Xvfb: the
+/// MP4 of the 3D view is finished when the app exits and decodes to pictures of bodies.
+#[test]
+fn app_records_its_view_under_xvfb() {
+    let Some(xvfb) = ["/usr/bin/xvfb-run", "/usr/local/bin/xvfb-run"]
+        .iter()
+        .map(Path::new)
+        .find(|p| p.exists())
+    else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI must install xvfb (see .ci/run)"
+        );
+        eprintln!("SKIPPED: xvfb-run not found; install xvfb and mesa-vulkan-drivers");
+        return;
+    };
+    if !vulkan_available() {
+        return;
+    }
+    let dir = out_dir("app");
+    let path = dir.join("app.mp4");
+    let out = Command::new(xvfb)
+        .args(["-a", "-s", "-screen 0 800x600x24"])
+        .arg(env!("CARGO_BIN_EXE_impulse-lab"))
+        .args([
+            "gui",
+            SCENE,
+            "--size",
+            "800x600",
+            "--exit-after-frames",
+            "45",
+        ])
+        .arg("--record")
+        .arg(&path)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env("WGPU_BACKEND", "vulkan")
+        .output()
+        .unwrap();
+    let log = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "app failed ({}):\n{log}", out.status);
+    let (info, frames) = decode_mp4(&path);
+    eprintln!(
+        "{}: {}x{}, {} samples, {:.3} s",
+        path.display(),
+        info.width,
+        info.height,
+        info.samples,
+        info.duration
+    );
+    assert!(
+        info.samples >= 3,
+        "only {} frames recorded:\n{log}",
+        info.samples
+    );
+    assert_eq!(frames.len(), info.samples as usize);
+    // The 3D view: smaller than the window (the panels), even for H.264.
+    assert!(info.width < 800 && info.height < 600);
+    assert!(info.width % 2 == 0 && info.height % 2 == 0);
+    // 30 fps by default: the video lasts frames / 30 s.
+    assert!((info.duration - f64::from(info.samples) / 30.0).abs() < 1e-3);
+    let last = frames.last().unwrap();
+    write_png(&dir.join("last_frame.png"), info.width, info.height, last);
+    let colours = distinct_colours(last);
+    assert!(
+        colours > 30,
+        "the last frame looks blank: {colours} colours"
+    );
+}

@@ -45,6 +45,8 @@ pub struct AppOptions {
     pub automation: capture::Automation,
     /// Record an MP4 of the 3D view into this file from the start (stops at exit).
     pub record: Option<PathBuf>,
+    /// Start the angle-of-repose experiment at once (scenes with a divider).
+    pub repose: bool,
 }
 
 impl Default for AppOptions {
@@ -56,6 +58,7 @@ impl Default for AppOptions {
             size: (1280, 800),
             automation: capture::Automation::default(),
             record: None,
+            repose: false,
         }
     }
 }
@@ -63,7 +66,11 @@ impl Default for AppOptions {
 /// Load the scene and build the windowed app. A scene that does not load is an error
 /// here, before any window opens.
 pub fn build_app(options: &AppOptions) -> Result<App, String> {
-    let sim = Simulation::load(&options.scene, options.solver)?;
+    let mut sim = Simulation::load(&options.scene, options.solver)?;
+    if options.repose {
+        sim.start_repose(crate::repose::ReposeConfig::default())
+            .map_err(|e| format!("{}: {e}", options.scene))?;
+    }
     let title = format!("Impulse Lab — {}", sim.scene.name);
     let mut app = App::new();
     app.add_plugins(

@@ -99,6 +99,9 @@ struct GuiArgs {
     /// finished when the app exits).
     #[arg(long)]
     record: Option<PathBuf>,
+    /// Start the angle-of-repose experiment at once (scenes with a removable wall).
+    #[arg(long)]
+    repose: bool,
 }
 
 #[cfg(feature = "app")]
@@ -239,7 +242,15 @@ fn gui(args: GuiArgs) -> Result<(), Failure> {
         })?;
     }
     let scene = args.scene.unwrap_or_else(|| DEFAULT_SCENE.into());
-    load(&scene)?;
+    let loaded = load(&scene)?;
+    if args.repose {
+        // Not a repose scene (no removable wall): say so before any window opens.
+        let world = loaded
+            .build_world()
+            .map_err(|e| Failure::invalid(e.to_string()))?;
+        impulse_lab::repose::ReposeTracker::new(&world, Default::default())
+            .map_err(|e| Failure::invalid(format!("--repose: {scene}: {e}")))?;
+    }
     if let Some(path) = &args.record {
         use impulse_lab::video::{VideoFormat, check_output};
         if VideoFormat::from_path(path) != Ok(VideoFormat::Mp4) {
@@ -261,6 +272,7 @@ fn gui(args: GuiArgs) -> Result<(), Failure> {
             exit_after_frames: args.exit_after_frames,
         },
         record: args.record,
+        repose: args.repose,
     };
     impulse_lab::app::run(&options).map_err(Failure::runtime)
 }

@@ -9,15 +9,25 @@
 //!   spawning, keyboard shortcuts;
 //! - [`ui::LabUiPlugin`]: the egui panels (run control, solver, scene, energy plot,
 //!   inspector);
-//! - [`capture::LabCapturePlugin`]: screenshots and the automation flags.
+//! - [`capture::LabCapturePlugin`]: screenshots and the automation flags;
+//! - teaching: [`lessons::LessonsPlugin`] (open a lesson, run its check),
+//!   [`present::PresentPlugin`] (presentation mode), [`microscope::MicroscopePlugin`]
+//!   (one impact iteration by iteration), [`compare::ComparePlugin`] (2-3 solvers in
+//!   lockstep), and their panel [`teach::TeachUiPlugin`] and drawing
+//!   ([`microscope::MicroscopeRenderPlugin`], [`compare::CompareRenderPlugin`]).
 //!
 //! The simulation plugin needs no window or renderer: the headless tests run it under
 //! `MinimalPlugins` (see [`headless_app`]).
 
 pub mod capture;
+pub mod compare;
 pub mod interaction;
+pub mod lessons;
+pub mod microscope;
+pub mod present;
 pub mod render;
 pub mod simulation;
+pub mod teach;
 pub mod ui;
 
 use crate::dynamics::solver::SolverKind;
@@ -38,6 +48,17 @@ pub struct AppOptions {
     /// Window size in logical pixels.
     pub size: (u32, u32),
     pub automation: capture::Automation,
+    /// Open this lesson (name or path) at startup.
+    pub lesson: Option<String>,
+    /// Start in presentation mode.
+    pub present: bool,
+    /// Start in compare mode with these solvers (2-3).
+    pub compare: Vec<SolverKind>,
+    /// Catch the next impact with the collision microscope at startup.
+    pub microscope: bool,
+    /// Take this many steps at startup (after a lesson or comparison is set up; with
+    /// `paused`, the run then stays paused).
+    pub steps: Option<u64>,
 }
 
 impl Default for AppOptions {
@@ -48,6 +69,11 @@ impl Default for AppOptions {
             paused: false,
             size: (1280, 800),
             automation: capture::Automation::default(),
+            lesson: None,
+            present: false,
+            compare: Vec::new(),
+            microscope: false,
+            steps: None,
         }
     }
 }
@@ -85,7 +111,26 @@ pub fn build_app(options: &AppOptions) -> Result<App, String> {
         capture::LabCapturePlugin {
             automation: options.automation.clone(),
         },
+    ))
+    .add_plugins(teach_plugins(options))
+    .add_plugins((
+        teach::TeachUiPlugin,
+        microscope::MicroscopeRenderPlugin,
+        compare::CompareRenderPlugin,
     ));
+    if let Some(n) = options.steps {
+        app.add_systems(
+            Update,
+            (move |mut control: ResMut<simulation::SimControl>, mut done: Local<bool>| {
+                if !std::mem::replace(&mut *done, true) {
+                    control.pending_steps += n;
+                }
+            })
+            .in_set(simulation::SimulationSystems)
+            .after(compare::start_comparison)
+            .before(simulation::handle_reset),
+        );
+    }
     Ok(app)
 }
 
@@ -106,6 +151,32 @@ pub fn headless_app(sim: Simulation) -> App {
         .insert_resource(sim)
         .add_plugins(LabSimulationPlugin { paused: true });
     app
+}
+
+/// The teaching plugins without their panel and drawing (headless tests add these to
+/// [`headless_app`]).
+pub fn teach_plugins(
+    options: &AppOptions,
+) -> (
+    lessons::LessonsPlugin,
+    present::PresentPlugin,
+    microscope::MicroscopePlugin,
+    compare::ComparePlugin,
+) {
+    (
+        lessons::LessonsPlugin {
+            open: options.lesson.clone(),
+        },
+        present::PresentPlugin {
+            on: options.present,
+        },
+        microscope::MicroscopePlugin {
+            catch_at_start: options.microscope,
+        },
+        compare::ComparePlugin {
+            solvers: options.compare.clone(),
+        },
+    )
 }
 
 fn asset_dir() -> String {

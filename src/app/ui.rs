@@ -11,8 +11,10 @@
 //! The 3D camera renders only into the rectangle the panels leave free.
 
 use super::interaction::{Requests, Selection, SpawnSettings, SpawnShape};
+use super::present::Presentation;
 use super::render::{ColorMode, DisplaySettings};
 use super::simulation::{EnergyHistory, SceneWatcher, SimControl, Simulation, WallRef};
+use super::teach::TeachLayout;
 use crate::container::{BOX_WALL_NAMES, Container};
 use crate::dynamics::solver::{SolverKind, SolverParams};
 use crate::energy::EnergySample;
@@ -130,9 +132,13 @@ pub struct PanelParams<'w> {
     requests: ResMut<'w, Requests>,
     state: ResMut<'w, UiState>,
     time: Res<'w, Time<Real>>,
+    /// Presentation mode hides the developer panels (see `present`).
+    present: Res<'w, Presentation>,
+    /// The teaching panel's width, taken from the right before these panels.
+    teach: Res<'w, TeachLayout>,
 }
 
-fn panels(
+pub(crate) fn panels(
     mut contexts: EguiContexts,
     mut p: PanelParams,
     mut camera: Query<&mut Camera, (With<Camera3d>, Without<PrimaryEguiContext>)>,
@@ -149,22 +155,30 @@ fn panels(
         "impulse-lab-root".into(),
         egui::UiBuilder::new()
             .layer_id(egui::LayerId::background())
-            .max_rect(ctx.viewport_rect()),
+            .max_rect({
+                let mut r = ctx.viewport_rect();
+                r.max.x -= p.teach.right;
+                r
+            }),
     );
     let top = egui::Panel::top("run_control")
         .show(&mut root, |ui| run_control(ui, &mut p))
         .response
         .rect
         .height();
-    let left = egui::Panel::left("controls")
-        .default_size(300.0)
-        .resizable(true)
-        .show(&mut root, |ui| {
-            egui::ScrollArea::vertical().show(ui, |ui| left_panel(ui, &mut p));
-        })
-        .response
-        .rect
-        .width();
+    let left = if p.present.on {
+        0.0
+    } else {
+        egui::Panel::left("controls")
+            .default_size(300.0)
+            .resizable(true)
+            .show(&mut root, |ui| {
+                egui::ScrollArea::vertical().show(ui, |ui| left_panel(ui, &mut p));
+            })
+            .response
+            .rect
+            .width()
+    };
     let bottom = egui::Panel::bottom("energy")
         .default_size(230.0)
         .resizable(true)
@@ -172,16 +186,17 @@ fn panels(
         .response
         .rect
         .height();
-    let right = if p.selection.body.is_some() {
-        egui::Panel::right("inspector")
-            .default_size(250.0)
-            .show(&mut root, |ui| inspector(ui, &mut p))
-            .response
-            .rect
-            .width()
-    } else {
-        0.0
-    };
+    let right = p.teach.right
+        + if p.selection.body.is_some() && !p.present.on {
+            egui::Panel::right("inspector")
+                .default_size(250.0)
+                .show(&mut root, |ui| inspector(ui, &mut p))
+                .response
+                .rect
+                .width()
+        } else {
+            0.0
+        };
 
     // The 3D view gets what is left (physical pixels).
     let scale = window.scale_factor();
@@ -258,6 +273,11 @@ fn run_control(ui: &mut egui::Ui, p: &mut PanelParams) {
         );
     });
     ui.horizontal_wrapped(|ui| {
+        if p.present.on {
+            let w = &p.sim.world;
+            ui.monospace(format!("t = {:.3} s | step {}", w.time, w.step_index));
+            return;
+        }
         let w = &p.sim.world;
         let t = &w.last_times;
         let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
@@ -675,6 +695,10 @@ fn inspector(ui: &mut egui::Ui, p: &mut PanelParams) {
 
 fn energy_plot(ui: &mut egui::Ui, p: &mut PanelParams) {
     ui.horizontal_wrapped(|ui| {
+        if p.present.on {
+            // Presentation mode: the plot only.
+            return;
+        }
         ui.label("Energy");
         ui.add(
             egui::Slider::new(&mut p.state.plot_window, 0.0..=120.0).text("window (s, 0 = all)"),
@@ -723,7 +747,7 @@ fn energy_plot(ui: &mut egui::Ui, p: &mut PanelParams) {
                 plot.line(
                     egui_plot::Line::new(*name, pts)
                         .color(egui::Color32::from_rgb(rgb[0], rgb[1], rgb[2]))
-                        .width(1.5),
+                        .width(p.present.line_width(1.5)),
                 );
             }
         });

@@ -417,15 +417,18 @@ fn microscope_section(ui: &mut egui::Ui, t: &mut TeachParams) {
             .collect();
         ui.label(egui::RichText::new("Resolution order").strong())
             .on_hover_text("The contact of each impulse in the order applied (SQM pops the most-approaching contact first, paper 000 App. A)");
-        ui.label(format!(
-            "{}{}",
-            order.join(" → "),
-            if r.summary.resolution_order.len() > 80 {
-                " …"
-            } else {
-                ""
-            }
-        ));
+        ui.label(
+            egui::RichText::new(format!(
+                "{}{}",
+                order.join(" → "),
+                if r.summary.resolution_order.len() > 80 {
+                    " …"
+                } else {
+                    ""
+                }
+            ))
+            .monospace(),
+        );
     }
     egui::CollapsingHeader::new(format!("Impulses ({} rows)", r.rows.len()))
         .default_open(r.solver != SolverKind::Etm)
@@ -608,9 +611,9 @@ fn rows_grid(ui: &mut egui::Ui, r: &ImpactRecord, k: usize) {
                 "s",
                 "stage",
                 "contact",
-                "Δp on a (N s)",
-                "|Δp|",
+                "|Δp| (N s)",
                 "u_n after",
+                "Δp on a",
             ] {
                 ui.strong(h);
             }
@@ -629,14 +632,14 @@ fn rows_grid(ui: &mut egui::Ui, r: &ImpactRecord, k: usize) {
                 ui.label(text(row.stage.to_string()));
                 ui.label(text(format!("c{}", row.contact)));
                 ui.label(text(format!(
-                    "({:+.3e}, {:+.3e}, {:+.3e})",
-                    p[0], p[1], p[2]
-                )));
-                ui.label(text(format!(
                     "{:.3e}",
                     (p[0] * p[0] + p[1] * p[1] + p[2] * p[2]).sqrt()
                 )));
                 ui.label(text(format!("{:+.4}", row.normal_velocity)));
+                ui.label(text(format!(
+                    "({:+.2e}, {:+.2e}, {:+.2e})",
+                    p[0], p[1], p[2]
+                )));
                 ui.end_row();
             }
         });

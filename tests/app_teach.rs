@@ -6,7 +6,7 @@
 
 use bevy::prelude::*;
 use impulse_lab::RigidBody;
-use impulse_lab::app::compare::CompareMode;
+use impulse_lab::app::compare::{CompareMode, CompareView};
 use impulse_lab::app::lessons::Lessons;
 use impulse_lab::app::microscope::{Microscope, MicroscopeRequest};
 use impulse_lab::app::present::Presentation;
@@ -224,11 +224,16 @@ fn compare_mode_steps_each_run_exactly_as_alone() {
     let solvers = vec![SolverKind::Etm, SolverKind::Sqm, SolverKind::Smm];
     let options = AppOptions {
         compare: solvers.clone(),
+        split: true,
         ..AppOptions::default()
     };
     let mut app = app_with("etm_box_flat", &options);
     app.update();
     assert!(app.world().resource::<CompareMode>().is_on());
+    assert_eq!(
+        app.world().resource::<CompareMode>().view,
+        CompareView::Split
+    );
     step_app(&mut app, STEPS);
     let sim = app.world().resource::<Simulation>();
     assert_eq!(sim.world.step_index, STEPS);

@@ -54,6 +54,8 @@ pub struct AppOptions {
     pub present: bool,
     /// Start in compare mode with these solvers (2-3).
     pub compare: Vec<SolverKind>,
+    /// Compare side by side (one viewport per run) rather than overlaid.
+    pub split: bool,
     /// Catch the next impact with the collision microscope at startup.
     pub microscope: bool,
     /// Take this many steps at startup (after a lesson or comparison is set up; with
@@ -72,6 +74,7 @@ impl Default for AppOptions {
             lesson: None,
             present: false,
             compare: Vec::new(),
+            split: false,
             microscope: false,
             steps: None,
         }
@@ -175,6 +178,7 @@ pub fn teach_plugins(
         },
         compare::ComparePlugin {
             solvers: options.compare.clone(),
+            split: options.split,
         },
     )
 }

@@ -5,7 +5,7 @@
 //! [`TeachLayout::right`]: the UI plugin lays its panels and the 3D viewport out in the
 //! rest of the window. With nothing open it is a narrow bar of toggles.
 
-use super::compare::{CompareMode, RUN_COLORS};
+use super::compare::{CompareMode, CompareView, RUN_COLORS};
 use super::interaction::Selection;
 use super::lessons::Lessons;
 use super::microscope::{Microscope, MicroscopeRequest, last_row_of};
@@ -655,6 +655,14 @@ fn compare_section(ui: &mut egui::Ui, t: &mut TeachParams) {
     if let Some(e) = &t.compare.error {
         ui.colored_label(RED, e);
     }
+    if t.compare.is_on() {
+        ui.horizontal(|ui| {
+            ui.radio_value(&mut t.compare.view, CompareView::Overlay, "overlay")
+                .on_hover_text("The other runs as tinted ghosts over the first");
+            ui.radio_value(&mut t.compare.view, CompareView::Split, "side by side")
+                .on_hover_text("One viewport per run, the same camera");
+        });
+    }
     let Some(c) = &t.compare.comparison else {
         ui.label("The scene from its initial state under 2 or 3 solvers, in lockstep:");
         ui.horizontal_wrapped(|ui| {
@@ -685,7 +693,11 @@ fn compare_section(ui: &mut egui::Ui, t: &mut TeachParams) {
     };
     ui.horizontal_wrapped(|ui| {
         for (i, run) in c.runs.iter().enumerate() {
-            let how = if i == 0 { "solid" } else { "ghost" };
+            let how = match (i, t.compare.view) {
+                (_, CompareView::Split) => "view",
+                (0, _) => "solid",
+                _ => "ghost",
+            };
             ui.colored_label(
                 swatch(i),
                 egui::RichText::new(format!("■ {} ({how})", run.label.to_uppercase())).strong(),

@@ -141,7 +141,7 @@ pub struct PanelParams<'w> {
 pub(crate) fn panels(
     mut contexts: EguiContexts,
     mut p: PanelParams,
-    mut camera: Query<&mut Camera, (With<Camera3d>, Without<PrimaryEguiContext>)>,
+    mut camera: Query<&mut Camera, super::compare::MainViewCamera>,
     window: Single<&Window, With<PrimaryWindow>>,
 ) -> Result {
     let dt = p.time.delta_secs_f64();

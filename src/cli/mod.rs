@@ -101,6 +101,9 @@ struct GuiArgs {
     /// Start in compare mode with these 2-3 solvers, e.g. etm,sqm,smm.
     #[arg(long, value_delimiter = ',')]
     compare: Vec<SolverKind>,
+    /// With --compare: one viewport per run, side by side (default: overlay).
+    #[arg(long)]
+    split: bool,
     /// Catch the next impact with the collision microscope at startup.
     #[arg(long)]
     microscope: bool,
@@ -169,6 +172,7 @@ fn gui(args: GuiArgs) -> Result<(), Failure> {
         lesson: args.lesson,
         present: args.present,
         compare: args.compare,
+        split: args.split,
         microscope: args.microscope,
         steps: args.steps,
     };

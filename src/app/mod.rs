@@ -12,17 +12,27 @@
 //! - [`capture::LabCapturePlugin`]: screenshots and the automation flags;
 //! - [`repose::LabReposePlugin`]: the angle-of-repose experiment's fitted lines;
 //! - [`record::LabRecordPlugin`]: recording an MP4 of the view (F9); the same module
-//!   records headless for `impulse-lab record`.
+//!   records headless for `impulse-lab record`;
+//! - teaching: [`lessons::LessonsPlugin`] (open a lesson, run its check),
+//!   [`present::PresentPlugin`] (presentation mode), [`microscope::MicroscopePlugin`]
+//!   (one impact iteration by iteration), [`compare::ComparePlugin`] (2-3 solvers in
+//!   lockstep), and their panel [`teach::TeachUiPlugin`] and drawing
+//!   ([`microscope::MicroscopeRenderPlugin`], [`compare::CompareRenderPlugin`]).
 //!
 //! The simulation plugin needs no window or renderer: the headless tests run it under
 //! `MinimalPlugins` (see [`headless_app`]).
 
 pub mod capture;
+pub mod compare;
 pub mod interaction;
+pub mod lessons;
+pub mod microscope;
+pub mod present;
 pub mod record;
 pub mod render;
 pub mod repose;
 pub mod simulation;
+pub mod teach;
 pub mod ui;
 
 use crate::dynamics::solver::SolverKind;
@@ -47,6 +57,19 @@ pub struct AppOptions {
     pub record: Option<PathBuf>,
     /// Start the angle-of-repose experiment at once (scenes with a divider).
     pub repose: bool,
+    /// Open this lesson (name or path) at startup.
+    pub lesson: Option<String>,
+    /// Start in presentation mode.
+    pub present: bool,
+    /// Start in compare mode with these solvers (2-3).
+    pub compare: Vec<SolverKind>,
+    /// Compare side by side (one viewport per run) rather than overlaid.
+    pub split: bool,
+    /// Catch the next impact with the collision microscope at startup.
+    pub microscope: bool,
+    /// Take this many steps at startup (after a lesson or comparison is set up; with
+    /// `paused`, the run then stays paused).
+    pub steps: Option<u64>,
 }
 
 impl Default for AppOptions {
@@ -59,6 +82,12 @@ impl Default for AppOptions {
             automation: capture::Automation::default(),
             record: None,
             repose: false,
+            lesson: None,
+            present: false,
+            compare: Vec::new(),
+            split: false,
+            microscope: false,
+            steps: None,
         }
     }
 }
@@ -104,7 +133,26 @@ pub fn build_app(options: &AppOptions) -> Result<App, String> {
         record::LabRecordPlugin {
             record_at_start: options.record.clone(),
         },
+    ))
+    .add_plugins(teach_plugins(options))
+    .add_plugins((
+        teach::TeachUiPlugin,
+        microscope::MicroscopeRenderPlugin,
+        compare::CompareRenderPlugin,
     ));
+    if let Some(n) = options.steps {
+        app.add_systems(
+            Update,
+            (move |mut control: ResMut<simulation::SimControl>, mut done: Local<bool>| {
+                if !std::mem::replace(&mut *done, true) {
+                    control.pending_steps += n;
+                }
+            })
+            .in_set(simulation::SimulationSystems)
+            .after(compare::start_comparison)
+            .before(simulation::handle_reset),
+        );
+    }
     Ok(app)
 }
 
@@ -125,6 +173,33 @@ pub fn headless_app(sim: Simulation) -> App {
         .insert_resource(sim)
         .add_plugins(LabSimulationPlugin { paused: true });
     app
+}
+
+/// The teaching plugins without their panel and drawing (headless tests add these to
+/// [`headless_app`]).
+pub fn teach_plugins(
+    options: &AppOptions,
+) -> (
+    lessons::LessonsPlugin,
+    present::PresentPlugin,
+    microscope::MicroscopePlugin,
+    compare::ComparePlugin,
+) {
+    (
+        lessons::LessonsPlugin {
+            open: options.lesson.clone(),
+        },
+        present::PresentPlugin {
+            on: options.present,
+        },
+        microscope::MicroscopePlugin {
+            catch_at_start: options.microscope,
+        },
+        compare::ComparePlugin {
+            solvers: options.compare.clone(),
+            split: options.split,
+        },
+    )
 }
 
 pub(crate) fn asset_dir() -> String {

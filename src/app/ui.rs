@@ -12,9 +12,11 @@
 //! The 3D camera renders only into the rectangle the panels leave free.
 
 use super::interaction::{Requests, Selection, SpawnSettings, SpawnShape};
+use super::present::Presentation;
 use super::record::{APP_FRAME_RATES, Recorder};
 use super::render::{ColorMode, DisplaySettings};
 use super::simulation::{EnergyHistory, SceneWatcher, SimControl, Simulation, WallRef};
+use super::teach::TeachLayout;
 use crate::container::{BOX_WALL_NAMES, Container};
 use crate::dynamics::solver::{SolverKind, SolverParams};
 use crate::energy::EnergySample;
@@ -133,12 +135,16 @@ pub struct PanelParams<'w> {
     state: ResMut<'w, UiState>,
     time: Res<'w, Time<Real>>,
     recorder: ResMut<'w, Recorder>,
+    /// Presentation mode hides the developer panels (see `present`).
+    present: Res<'w, Presentation>,
+    /// The teaching panel's width, taken from the right before these panels.
+    teach: Res<'w, TeachLayout>,
 }
 
-fn panels(
+pub(crate) fn panels(
     mut contexts: EguiContexts,
     mut p: PanelParams,
-    mut camera: Query<&mut Camera, (With<Camera3d>, Without<PrimaryEguiContext>)>,
+    mut camera: Query<&mut Camera, super::compare::MainViewCamera>,
     window: Single<&Window, With<PrimaryWindow>>,
 ) -> Result {
     let dt = p.time.delta_secs_f64();
@@ -152,22 +158,30 @@ fn panels(
         "impulse-lab-root".into(),
         egui::UiBuilder::new()
             .layer_id(egui::LayerId::background())
-            .max_rect(ctx.viewport_rect()),
+            .max_rect({
+                let mut r = ctx.viewport_rect();
+                r.max.x -= p.teach.right;
+                r
+            }),
     );
     let top = egui::Panel::top("run_control")
         .show(&mut root, |ui| run_control(ui, &mut p))
         .response
         .rect
         .height();
-    let left = egui::Panel::left("controls")
-        .default_size(300.0)
-        .resizable(true)
-        .show(&mut root, |ui| {
-            egui::ScrollArea::vertical().show(ui, |ui| left_panel(ui, &mut p));
-        })
-        .response
-        .rect
-        .width();
+    let left = if p.present.on {
+        0.0
+    } else {
+        egui::Panel::left("controls")
+            .default_size(300.0)
+            .resizable(true)
+            .show(&mut root, |ui| {
+                egui::ScrollArea::vertical().show(ui, |ui| left_panel(ui, &mut p));
+            })
+            .response
+            .rect
+            .width()
+    };
     let bottom = egui::Panel::bottom("energy")
         .default_size(230.0)
         .resizable(true)
@@ -175,16 +189,17 @@ fn panels(
         .response
         .rect
         .height();
-    let right = if p.selection.body.is_some() {
-        egui::Panel::right("inspector")
-            .default_size(250.0)
-            .show(&mut root, |ui| inspector(ui, &mut p))
-            .response
-            .rect
-            .width()
-    } else {
-        0.0
-    };
+    let right = p.teach.right
+        + if p.selection.body.is_some() && !p.present.on {
+            egui::Panel::right("inspector")
+                .default_size(250.0)
+                .show(&mut root, |ui| inspector(ui, &mut p))
+                .response
+                .rect
+                .width()
+        } else {
+            0.0
+        };
 
     // The 3D view gets what is left (physical pixels).
     let scale = window.scale_factor();
@@ -283,6 +298,11 @@ fn run_control(ui: &mut egui::Ui, p: &mut PanelParams) {
         );
     });
     ui.horizontal_wrapped(|ui| {
+        if p.present.on {
+            let w = &p.sim.world;
+            ui.monospace(format!("t = {:.3} s | step {}", w.time, w.step_index));
+            return;
+        }
         let w = &p.sim.world;
         let t = &w.last_times;
         let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
@@ -739,6 +759,10 @@ fn inspector(ui: &mut egui::Ui, p: &mut PanelParams) {
 
 fn energy_plot(ui: &mut egui::Ui, p: &mut PanelParams) {
     ui.horizontal_wrapped(|ui| {
+        if p.present.on {
+            // Presentation mode: the plot only.
+            return;
+        }
         ui.label("Energy");
         ui.add(
             egui::Slider::new(&mut p.state.plot_window, 0.0..=120.0).text("window (s, 0 = all)"),
@@ -787,7 +811,7 @@ fn energy_plot(ui: &mut egui::Ui, p: &mut PanelParams) {
                 plot.line(
                     egui_plot::Line::new(*name, pts)
                         .color(egui::Color32::from_rgb(rgb[0], rgb[1], rgb[2]))
-                        .width(1.5),
+                        .width(p.present.line_width(1.5)),
                 );
             }
         });

@@ -102,6 +102,25 @@ struct GuiArgs {
     /// Start the angle-of-repose experiment at once (scenes with a removable wall).
     #[arg(long)]
     repose: bool,
+    /// Open this lesson (a name from `impulse-lab lessons`, or a file); its scene
+    /// replaces SCENE.
+    #[arg(long)]
+    lesson: Option<String>,
+    /// Start in presentation mode (large text, developer panels hidden; F11 or P).
+    #[arg(long)]
+    present: bool,
+    /// Start in compare mode with these 2-3 solvers, e.g. etm,sqm,smm.
+    #[arg(long, value_delimiter = ',')]
+    compare: Vec<SolverKind>,
+    /// With --compare: one viewport per run, side by side (default: overlay).
+    #[arg(long)]
+    split: bool,
+    /// Catch the next impact with the collision microscope at startup.
+    #[arg(long)]
+    microscope: bool,
+    /// Take N steps at startup (with --paused the run then stays paused).
+    #[arg(long, value_name = "N")]
+    steps: Option<u64>,
 }
 
 #[cfg(feature = "app")]
@@ -241,7 +260,24 @@ fn gui(args: GuiArgs) -> Result<(), Failure> {
             Failure::invalid(format!("{}: cannot write screenshot: {e}", path.display()))
         })?;
     }
-    let scene = args.scene.unwrap_or_else(|| DEFAULT_SCENE.into());
+    let scene = match &args.lesson {
+        Some(name) => {
+            let path = impulse_lab::lesson::resolve_lesson(name);
+            let lesson = impulse_lab::lesson::load_lesson(&path)
+                .map_err(|e| Failure::invalid(e.to_string()))?;
+            lesson.scene_path().display().to_string()
+        }
+        None => args.scene.unwrap_or_else(|| DEFAULT_SCENE.into()),
+    };
+    if !args.compare.is_empty()
+        && !(2..=impulse_lab::compare::MAX_RUNS).contains(&args.compare.len())
+    {
+        return Err(Failure::invalid(format!(
+            "--compare needs 2 to {} solvers, got {}",
+            impulse_lab::compare::MAX_RUNS,
+            args.compare.len()
+        )));
+    }
     let loaded = load(&scene)?;
     if args.repose {
         // Not a repose scene (no removable wall): say so before any window opens.
@@ -273,6 +309,12 @@ fn gui(args: GuiArgs) -> Result<(), Failure> {
         },
         record: args.record,
         repose: args.repose,
+        lesson: args.lesson,
+        present: args.present,
+        compare: args.compare,
+        split: args.split,
+        microscope: args.microscope,
+        steps: args.steps,
     };
     impulse_lab::app::run(&options).map_err(Failure::runtime)
 }

@@ -1,0 +1,451 @@
+//! Compare mode in the app: the open scene under 2-3 solvers from the same initial
+//! state, in synchronised time ([`crate::compare::Comparison`]).
+//!
+//! How it is kept in step: starting compare mode rebuilds the app's world
+//! ([`Simulation`]) from the scene with the first solver and builds a [`Comparison`] of
+//! all the solvers from the same scene. Run 0 of the comparison is the twin of the app's
+//! world: built and stepped the same way, so bit-identical to it as long as the world is
+//! not disturbed. After the app's world has stepped (play, step, step N: the usual run
+//! controls), [`step_comparison`] steps every run until the comparison has taken as many
+//! steps as the app's world; so the runs share time and h, and each run's world is
+//! stepped exactly as it would be alone (`tests/app_teach.rs`). A reset, a new scene, a
+//! spawned body or a removed wall (anything that bumps [`Simulation::generation`])
+//! rebuilds the comparison from the scene and catches it up, at most
+//! [`CATCH_UP_PER_FRAME`] steps per frame; opening another scene file leaves compare
+//! mode. Disturbances of the app's world (a dragged
+//! body, a spawned one, parameters changed in the solver panel) are not copied into the
+//! runs: the comparison always shows the scene as written.
+//!
+//! Display ([`CompareView`]): the app's world (= run 0) is drawn by the render plugin.
+//! Overlay: runs 1 and 2 drawn over it as translucent ghosts tinted [`RUN_COLORS`].
+//! Side by side: the 3D view split into one viewport per run, each a camera
+//! ([`CompareCamera`]) following the orbit camera and seeing only its run's bodies
+//! (run i's ghosts on render layer i, drawn opaque; the app's bodies on layer 0;
+//! containers and lights on every layer). The teaching panel shows the energy of every
+//! run in one plot (same colours) and the divergence from run 0 (largest position
+//! difference and its body, orientation difference, total-energy difference).
+
+use super::interaction::OrbitCamera;
+use super::render::{ContainerVisual, shape_mesh};
+use super::simulation::{
+    EnergyHistory, SimControl, Simulation, SimulationSystems, advance_simulation,
+    reload_changed_scene,
+};
+use crate::compare::Comparison;
+use crate::dynamics::solver::SolverKind;
+use bevy::camera::{Viewport, visibility::RenderLayers};
+use bevy::prelude::*;
+use std::collections::HashMap;
+
+/// Most comparison steps taken per frame to catch up after a rebuild.
+pub const CATCH_UP_PER_FRAME: u64 = 2_000;
+
+/// Colour of run i (run 0 is drawn in the bodies' own colours; this is its plot colour).
+pub const RUN_COLORS: [[u8; 3]; 3] = [[40, 110, 210], [235, 120, 25], [170, 60, 200]];
+
+/// How the runs are shown.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum CompareView {
+    /// Run 0 solid, the others as translucent ghosts in the same view.
+    #[default]
+    Overlay,
+    /// One viewport per run, side by side.
+    Split,
+}
+
+/// Compare mode's state.
+#[derive(Resource, Default)]
+pub struct CompareMode {
+    pub view: CompareView,
+    /// The solvers compared (empty: compare mode is off).
+    pub solvers: Vec<SolverKind>,
+    pub comparison: Option<Comparison>,
+    /// Start compare mode with these solvers on the next update.
+    pub request: Option<Vec<SolverKind>>,
+    /// The last error (compare mode stops on one).
+    pub error: Option<String>,
+    /// Bumped whenever the comparison is rebuilt or stopped (the ghosts are respawned).
+    pub generation: u64,
+    /// The app world's generation the comparison was built for.
+    sim_generation: Option<u64>,
+    /// The scene file compared (opening another scene leaves compare mode).
+    scene_path: Option<std::path::PathBuf>,
+}
+
+impl CompareMode {
+    pub fn is_on(&self) -> bool {
+        self.comparison.is_some()
+    }
+
+    /// Leave compare mode.
+    pub fn stop(&mut self) {
+        self.solvers.clear();
+        self.comparison = None;
+        self.sim_generation = None;
+        self.scene_path = None;
+        self.generation += 1;
+    }
+
+    fn rebuild(&mut self, sim: &Simulation) -> Result<(), String> {
+        let c = Comparison::of_solvers(&sim.scene, &self.solvers).map_err(|e| e.to_string())?;
+        self.comparison = Some(c);
+        self.sim_generation = Some(sim.generation);
+        self.generation += 1;
+        Ok(())
+    }
+}
+
+/// Adds [`CompareMode`] and the lockstep stepping (no rendering: see
+/// [`CompareRenderPlugin`]).
+#[derive(Default)]
+pub struct ComparePlugin {
+    /// Start in compare mode with these solvers (`--compare etm,sqm`).
+    pub solvers: Vec<SolverKind>,
+    /// Start with side-by-side viewports (`--split`).
+    pub split: bool,
+}
+
+impl Plugin for ComparePlugin {
+    fn build(&self, app: &mut App) {
+        app.insert_resource(CompareMode {
+            request: (!self.solvers.is_empty()).then(|| self.solvers.clone()),
+            view: if self.split {
+                CompareView::Split
+            } else {
+                CompareView::Overlay
+            },
+            ..default()
+        })
+        .add_systems(
+            Update,
+            (
+                start_comparison
+                    .in_set(SimulationSystems)
+                    .after(super::lessons::apply_lesson_request)
+                    .before(reload_changed_scene),
+                step_comparison
+                    .in_set(SimulationSystems)
+                    .after(advance_simulation),
+            ),
+        );
+    }
+}
+
+/// Start a requested comparison (before this frame's steps).
+pub fn start_comparison(
+    mut cm: ResMut<CompareMode>,
+    mut sim: ResMut<Simulation>,
+    mut control: ResMut<SimControl>,
+    mut history: ResMut<EnergyHistory>,
+) {
+    let Some(solvers) = cm.request.take() else {
+        return;
+    };
+    if let Err(e) = start(&mut cm, &mut sim, solvers) {
+        cm.stop();
+        cm.error = Some(e);
+        return;
+    }
+    history.restart(sim.last_sample);
+    control.clear_backlog();
+}
+
+/// Rebuild the comparison after a reset or load, and step it to the app world's step
+/// (module doc).
+pub fn step_comparison(
+    mut cm: ResMut<CompareMode>,
+    sim: Res<Simulation>,
+    mut control: ResMut<SimControl>,
+) {
+    if cm.comparison.is_none() {
+        return;
+    }
+    if cm.scene_path != sim.scene_path {
+        cm.stop();
+        return;
+    }
+    let stale = cm.sim_generation != Some(sim.generation)
+        || cm
+            .comparison
+            .as_ref()
+            .is_some_and(|c| c.steps() > sim.world.step_index);
+    if stale && let Err(e) = cm.rebuild(&sim) {
+        cm.stop();
+        cm.error = Some(e);
+        return;
+    }
+    let target = sim.world.step_index;
+    let Some(c) = cm.comparison.as_mut() else {
+        return;
+    };
+    let mut taken = 0;
+    let mut failed = None;
+    while c.steps() < target && taken < CATCH_UP_PER_FRAME {
+        if let Err(e) = c.step() {
+            failed = Some(e.to_string());
+            break;
+        }
+        taken += 1;
+    }
+    if let Some(e) = failed {
+        cm.stop();
+        cm.error = Some(e);
+        control.paused = true;
+    }
+}
+
+/// Rebuild the app's world with the first solver and the comparison of all of them.
+fn start(
+    cm: &mut CompareMode,
+    sim: &mut Simulation,
+    solvers: Vec<SolverKind>,
+) -> Result<(), String> {
+    if !(2..=crate::compare::MAX_RUNS).contains(&solvers.len()) {
+        return Err(format!(
+            "compare mode needs 2 to {} solvers, got {}",
+            crate::compare::MAX_RUNS,
+            solvers.len()
+        ));
+    }
+    let mut next =
+        Simulation::from_scene(sim.scene.clone(), sim.scene_path.clone(), Some(solvers[0]))?;
+    next.generation = sim.generation + 1;
+    *sim = next;
+    cm.solvers = solvers;
+    cm.error = None;
+    cm.scene_path = sim.scene_path.clone();
+    cm.rebuild(sim)
+}
+
+/// Draws runs 1 and 2 of the comparison as ghosts or in their own viewports (windowed
+/// app only).
+pub struct CompareRenderPlugin;
+
+impl Plugin for CompareRenderPlugin {
+    fn build(&self, app: &mut App) {
+        app.init_resource::<GhostState>()
+            .add_systems(Update, sync_ghosts.after(SimulationSystems))
+            .add_systems(
+                bevy_egui::EguiPrimaryContextPass,
+                split_viewports.after(super::ui::panels),
+            );
+    }
+}
+
+/// The camera of run `0` (≥ 1) in side-by-side view.
+#[derive(Component, Debug, Clone, Copy)]
+pub struct CompareCamera(pub usize);
+
+/// The app's own 3D camera: not egui's, not a compare camera.
+pub type MainViewCamera = (
+    With<Camera3d>,
+    Without<bevy_egui::PrimaryEguiContext>,
+    Without<CompareCamera>,
+);
+
+/// Every render layer a run can use (containers and lights are on all of them).
+fn all_layers() -> RenderLayers {
+    RenderLayers::from_layers(&[0, 1, 2])
+}
+
+/// Split the 3D viewport the UI left free into one per run (module doc), and label them.
+#[allow(clippy::type_complexity, clippy::too_many_arguments)]
+fn split_viewports(
+    mut commands: Commands,
+    cm: Res<CompareMode>,
+    mut contexts: bevy_egui::EguiContexts,
+    window: Single<&Window, With<bevy::window::PrimaryWindow>>,
+    mut main: Query<(&mut Camera, &Transform), (With<OrbitCamera>, Without<CompareCamera>)>,
+    mut extra: Query<(Entity, &CompareCamera, &mut Camera, &mut Transform), Without<OrbitCamera>>,
+    unlayered: Query<
+        Entity,
+        (
+            Or<(With<ContainerVisual>, With<DirectionalLight>)>,
+            Without<RenderLayers>,
+        ),
+    >,
+) -> Result {
+    for e in &unlayered {
+        commands.entity(e).insert(all_layers());
+    }
+    let n = match (&cm.comparison, cm.view) {
+        (Some(c), CompareView::Split) => c.runs.len(),
+        _ => 1,
+    };
+    let Ok((mut cam, eye)) = main.single_mut() else {
+        return Ok(());
+    };
+    // Below the extra cameras, which draw over it without clearing.
+    cam.order = -(crate::compare::MAX_RUNS as isize);
+    let mut have = vec![false; n];
+    for (e, CompareCamera(i), ..) in &extra {
+        if *i >= n || have[*i] {
+            commands.entity(e).despawn();
+        } else {
+            have[*i] = true;
+        }
+    }
+    for (i, present) in have.iter().enumerate().skip(1) {
+        if !present {
+            commands.spawn((
+                Camera3d::default(),
+                Camera {
+                    order: -(crate::compare::MAX_RUNS as isize) + i as isize,
+                    clear_color: ClearColorConfig::None,
+                    is_active: false,
+                    ..default()
+                },
+                RenderLayers::layer(i),
+                CompareCamera(i),
+                *eye,
+            ));
+        }
+    }
+    let Some(vp) = cam.viewport.clone() else {
+        return Ok(());
+    };
+    if n <= 1 {
+        return Ok(());
+    }
+    let w = (vp.physical_size.x / n as u32).max(1);
+    cam.viewport = Some(Viewport {
+        physical_size: UVec2::new(w, vp.physical_size.y),
+        ..vp.clone()
+    });
+    for (_, CompareCamera(i), mut c, mut t) in &mut extra {
+        if *i < n {
+            c.viewport = Some(Viewport {
+                physical_position: vp.physical_position + UVec2::new(w * *i as u32, 0),
+                physical_size: UVec2::new(w, vp.physical_size.y),
+                ..vp.clone()
+            });
+            c.is_active = true;
+            *t = *eye;
+        }
+    }
+    // Each viewport's run label, over the view.
+    if let Some(c) = &cm.comparison {
+        use bevy_egui::egui;
+        let ctx = contexts.ctx_mut()?;
+        let painter = ctx.layer_painter(egui::LayerId::new(
+            egui::Order::Foreground,
+            egui::Id::new("compare_labels"),
+        ));
+        let size = ctx.global_style().text_styles[&egui::TextStyle::Heading].size;
+        let scale = window.scale_factor();
+        for (i, run) in c.runs.iter().enumerate() {
+            let x = (vp.physical_position.x + w * i as u32) as f32 / scale;
+            let y = vp.physical_position.y as f32 / scale;
+            let [r, g, b] = RUN_COLORS[i % RUN_COLORS.len()];
+            painter.text(
+                egui::pos2(x + 8.0, y + 6.0),
+                egui::Align2::LEFT_TOP,
+                run.label.to_uppercase(),
+                egui::FontId::proportional(size),
+                egui::Color32::from_rgb(r, g, b),
+            );
+        }
+    }
+    Ok(())
+}
+
+/// One body of run `run` drawn as a ghost.
+#[derive(Component, Debug, Clone, Copy)]
+pub struct Ghost {
+    pub run: usize,
+    pub body: usize,
+}
+
+#[derive(Resource, Default)]
+struct GhostState {
+    generation: Option<(u64, CompareView)>,
+    meshes: HashMap<String, Handle<Mesh>>,
+    materials: Vec<Handle<StandardMaterial>>,
+}
+
+fn sync_ghosts(
+    mut commands: Commands,
+    cm: Res<CompareMode>,
+    mut state: ResMut<GhostState>,
+    mut meshes: ResMut<Assets<Mesh>>,
+    mut materials: ResMut<Assets<StandardMaterial>>,
+    mut ghosts: Query<(Entity, &Ghost, &mut Transform)>,
+) {
+    if state.generation != Some((cm.generation, cm.view)) {
+        state.generation = Some((cm.generation, cm.view));
+        for (e, _, _) in &ghosts {
+            commands.entity(e).despawn();
+        }
+        for h in state.materials.drain(..) {
+            materials.remove(&h);
+        }
+        let Some(c) = &cm.comparison else {
+            return;
+        };
+        for (r, run) in c.runs.iter().enumerate().skip(1) {
+            let [red, green, blue] = RUN_COLORS[r % RUN_COLORS.len()];
+            let split = cm.view == CompareView::Split;
+            let material = materials.add(StandardMaterial {
+                base_color: Color::srgba_u8(red, green, blue, if split { 255 } else { 110 }),
+                alpha_mode: if split {
+                    AlphaMode::Opaque
+                } else {
+                    AlphaMode::Blend
+                },
+                perceptual_roughness: 0.6,
+                ..default()
+            });
+            let layers = if split {
+                RenderLayers::layer(r)
+            } else {
+                RenderLayers::layer(0)
+            };
+            state.materials.push(material.clone());
+            // Side by side, each viewport also needs the run's static bodies.
+            let fixed = materials.add(StandardMaterial {
+                base_color: Color::srgb(0.45, 0.45, 0.48),
+                perceptual_roughness: 0.6,
+                ..default()
+            });
+            state.materials.push(fixed.clone());
+            for (i, b) in run.world.bodies.iter().enumerate() {
+                if b.is_static() && !split {
+                    continue;
+                }
+                let material = if b.is_static() {
+                    fixed.clone()
+                } else {
+                    material.clone()
+                };
+                let key = format!("{:?}", b.shape);
+                let mesh = state
+                    .meshes
+                    .entry(key)
+                    .or_insert_with(|| meshes.add(shape_mesh(&b.shape)))
+                    .clone();
+                commands.spawn((
+                    Ghost { run: r, body: i },
+                    Mesh3d(mesh),
+                    MeshMaterial3d(material),
+                    body_transform(b),
+                    layers.clone(),
+                ));
+            }
+        }
+        return;
+    }
+    let Some(c) = &cm.comparison else {
+        return;
+    };
+    for (_, g, mut t) in &mut ghosts {
+        if let Some(b) = c.runs.get(g.run).and_then(|r| r.world.bodies.get(g.body)) {
+            *t = body_transform(b);
+        }
+    }
+}
+
+fn body_transform(b: &crate::body::RigidBody) -> Transform {
+    let q = b.orientation.quaternion();
+    Transform::from_translation(super::render::to_render(&b.position))
+        .with_rotation(Quat::from_xyzw(q.i as f32, q.j as f32, q.k as f32, q.w as f32).normalize())
+}

@@ -1,0 +1,309 @@
+//! Headless tests of the app's teaching plugins (Bevy `MinimalPlugins`): opening a lesson
+//! loads its scene and presets the solver and compare mode; the collision microscope
+//! catches an exact ETM impact and keeps the energy history consistent; compare mode
+//! steps every run exactly as that run alone; presentation mode toggles.
+#![cfg(feature = "app")]
+
+use bevy::prelude::*;
+use impulse_lab::RigidBody;
+use impulse_lab::app::compare::{CompareMode, CompareView};
+use impulse_lab::app::lessons::Lessons;
+use impulse_lab::app::microscope::{Microscope, MicroscopeRequest};
+use impulse_lab::app::present::Presentation;
+use impulse_lab::app::simulation::{EnergyHistory, SimControl, Simulation};
+use impulse_lab::app::{AppOptions, headless_app, teach_plugins};
+use impulse_lab::dynamics::solver::SolverKind;
+use impulse_lab::scene;
+use std::path::Path;
+
+fn scene_path(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("scenes")
+        .join(format!("{name}.ron"))
+        .display()
+        .to_string()
+}
+
+fn app_with(scene_name: &str, options: &AppOptions) -> App {
+    let sim = Simulation::load(&scene_path(scene_name), None).unwrap();
+    let mut app = headless_app(sim);
+    app.add_plugins(teach_plugins(options));
+    app
+}
+
+fn step_app(app: &mut App, n: u64) {
+    app.world_mut().resource_mut::<SimControl>().pending_steps += n;
+    for _ in 0..100_000 {
+        if app.world().resource::<SimControl>().pending_steps == 0 {
+            // One more frame so that systems after the stepping (compare) catch up.
+            app.update();
+            return;
+        }
+        app.update();
+    }
+    panic!("steps never completed");
+}
+
+fn assert_same_state(a: &[RigidBody], b: &[RigidBody], what: &str) {
+    assert_eq!(a.len(), b.len(), "{what}: body count");
+    for (i, (x, y)) in a.iter().zip(b).enumerate() {
+        assert_eq!(x.position, y.position, "{what}: body {i} position");
+        assert_eq!(x.orientation, y.orientation, "{what}: body {i} orientation");
+        assert_eq!(x.velocity, y.velocity, "{what}: body {i} velocity");
+        assert_eq!(
+            x.angular_velocity, y.angular_velocity,
+            "{what}: body {i} angular velocity"
+        );
+    }
+}
+
+fn scene_stem(app: &App) -> String {
+    let sim = app.world().resource::<Simulation>();
+    sim.scene_path
+        .as_ref()
+        .and_then(|p| p.file_stem())
+        .unwrap()
+        .to_string_lossy()
+        .into_owned()
+}
+
+#[test]
+fn choosing_a_lesson_loads_its_scene_and_presets_solver_and_compare() {
+    let mut app = app_with("pour_mixed", &AppOptions::default());
+    assert!(
+        app.world().resource::<Lessons>().entries.len() >= 6,
+        "the bundled lessons are listed"
+    );
+    assert!(
+        app.world()
+            .resource::<Lessons>()
+            .entries
+            .iter()
+            .all(|e| e.lesson.is_ok())
+    );
+    app.world_mut().resource_mut::<Lessons>().request = Some("box_landing_flat".into());
+    app.update();
+    assert_eq!(scene_stem(&app), "etm_box_flat");
+    let lessons = app.world().resource::<Lessons>();
+    assert!(lessons.error.is_none(), "{:?}", lessons.error);
+    assert_eq!(
+        lessons.current.as_ref().and_then(|l| l.name()).as_deref(),
+        Some("box_landing_flat")
+    );
+    let sim = app.world().resource::<Simulation>();
+    assert_eq!(sim.world.solver_kind(), SolverKind::Etm);
+    assert_eq!(sim.world.step_index, 0);
+    let cm = app.world().resource::<CompareMode>();
+    assert!(cm.is_on());
+    assert_eq!(
+        cm.solvers,
+        vec![SolverKind::Etm, SolverKind::Sqm, SolverKind::Smm]
+    );
+    assert_eq!(
+        app.world().resource::<EnergyHistory>().samples.len(),
+        1,
+        "history restarted"
+    );
+
+    // A lesson without a compare preset leaves compare mode.
+    app.world_mut().resource_mut::<Lessons>().request = Some("rolling_sphere".into());
+    app.update();
+    assert_eq!(scene_stem(&app), "dda_rolling_sphere");
+    assert!(!app.world().resource::<CompareMode>().is_on());
+
+    // A lesson that does not exist: reported, the scene keeps running.
+    app.world_mut().resource_mut::<Lessons>().request = Some("no_such_lesson".into());
+    app.update();
+    assert_eq!(scene_stem(&app), "dda_rolling_sphere");
+    let lessons = app.world().resource::<Lessons>();
+    assert!(
+        lessons
+            .error
+            .as_ref()
+            .is_some_and(|e| e.contains("no_such_lesson"))
+    );
+    assert_eq!(
+        lessons.current.as_ref().and_then(|l| l.name()).as_deref(),
+        Some("rolling_sphere")
+    );
+}
+
+#[test]
+fn lesson_option_opens_it_at_startup_and_its_check_runs() {
+    let options = AppOptions {
+        lesson: Some("tetrahedra_energy".into()),
+        ..AppOptions::default()
+    };
+    let mut app = app_with("pour_mixed", &options);
+    app.update();
+    assert_eq!(scene_stem(&app), "etm_tetrahedra");
+    let cm = app.world().resource::<CompareMode>();
+    assert_eq!(cm.solvers, vec![SolverKind::Etm, SolverKind::Sqm]);
+    let mut lessons = app.world_mut().resource_mut::<Lessons>();
+    lessons.start_check();
+    let outcome = lessons.check.as_ref().unwrap().wait().unwrap();
+    assert!(outcome.passed(), "{outcome}");
+}
+
+#[test]
+fn microscope_catches_an_exact_etm_impact_and_keeps_the_history() {
+    let mut app = app_with("etm_tetrahedra", &AppOptions::default());
+    app.update();
+    app.world_mut().resource_mut::<Microscope>().request = Some(MicroscopeRequest::CatchNextImpact);
+    app.update();
+    let m = app.world().resource::<Microscope>();
+    let r = m.record.as_ref().expect("an impact was caught");
+    assert!(m.open);
+    assert_eq!(r.solver, SolverKind::Etm);
+    assert!(r.has_impulse(None));
+    assert!(!r.rows.is_empty());
+    let s = &r.summary;
+    let e0 = s.kinetic_before + s.elastic_before;
+    assert!(e0 > 0.0);
+    for (i, row) in r.rows.iter().enumerate() {
+        assert!(
+            (row.total_energy - e0).abs() <= 1e-12 * e0,
+            "row {i}: K + W = {} vs {e0}",
+            row.total_energy
+        );
+    }
+    assert!(s.energy_drift <= 1e-12 * e0, "drift {}", s.energy_drift);
+    let kmc = s.kinetic_at_max_compression.expect("a maximum compression");
+    assert!(
+        (s.elastic_peak - (s.kinetic_before - kmc)).abs() <= 1e-12 * s.kinetic_before,
+        "W_mc = {} vs K0 - K_mc = {}",
+        s.elastic_peak,
+        s.kinetic_before - kmc
+    );
+    assert!(app.world().resource::<SimControl>().paused);
+
+    // The energy history holds one sample per step, each the one the world's own step
+    // returned: the same as stepping the scene's world alone.
+    let sim = app.world().resource::<Simulation>();
+    let steps = sim.world.step_index;
+    assert_eq!(steps, r.step);
+    let history = app.world().resource::<EnergyHistory>();
+    assert_eq!(history.samples.len() as u64, steps + 1);
+    let sc = scene::load_scene(Path::new(&scene_path("etm_tetrahedra"))).unwrap();
+    let mut alone = sc.build_world().unwrap();
+    let mut expected = vec![alone.start_ledger()];
+    for _ in 0..steps {
+        expected.push(alone.step().unwrap());
+    }
+    for (a, b) in history.samples.iter().zip(&expected) {
+        assert_eq!(a, b, "sample of step {}", b.step);
+    }
+    assert_eq!(sim.last_sample, *expected.last().unwrap());
+    assert_same_state(&sim.world.bodies, &alone.bodies, "caught world vs alone");
+
+    // "This step" records exactly one step.
+    app.world_mut().resource_mut::<Microscope>().request = Some(MicroscopeRequest::ThisStep);
+    app.update();
+    assert_eq!(
+        app.world().resource::<Simulation>().world.step_index,
+        steps + 1
+    );
+    let m = app.world().resource::<Microscope>();
+    assert_eq!(m.record.as_ref().unwrap().step, steps + 1);
+
+    // CSV export.
+    let dir = tempfile::tempdir().unwrap();
+    let mut m = app.world_mut().resource_mut::<Microscope>();
+    m.csv_path = dir.path().join("impact.csv").display().to_string();
+    let n = m.export_csv().unwrap();
+    let rows = impulse_lab::microscope::read_csv(
+        std::fs::File::open(dir.path().join("impact.csv")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(rows.len(), n);
+}
+
+#[test]
+fn compare_mode_steps_each_run_exactly_as_alone() {
+    const STEPS: u64 = 250;
+    let solvers = vec![SolverKind::Etm, SolverKind::Sqm, SolverKind::Smm];
+    let options = AppOptions {
+        compare: solvers.clone(),
+        split: true,
+        ..AppOptions::default()
+    };
+    let mut app = app_with("etm_box_flat", &options);
+    app.update();
+    assert!(app.world().resource::<CompareMode>().is_on());
+    assert_eq!(
+        app.world().resource::<CompareMode>().view,
+        CompareView::Split
+    );
+    step_app(&mut app, STEPS);
+    let sim = app.world().resource::<Simulation>();
+    assert_eq!(sim.world.step_index, STEPS);
+    assert_eq!(sim.world.solver_kind(), SolverKind::Etm);
+    let cm = app.world().resource::<CompareMode>();
+    let c = cm.comparison.as_ref().unwrap();
+    assert_eq!(c.steps(), STEPS);
+    let sc = scene::load_scene(Path::new(&scene_path("etm_box_flat"))).unwrap();
+    for (run, &k) in c.runs.iter().zip(&solvers) {
+        let mut s = sc.clone();
+        s.solver = k;
+        let mut alone = s.build_world().unwrap();
+        alone.start_ledger();
+        for _ in 0..STEPS {
+            alone.step().unwrap();
+        }
+        assert_same_state(&run.world.bodies, &alone.bodies, k.name());
+    }
+    // The app's own world is run 0's twin.
+    assert_same_state(
+        &sim.world.bodies,
+        &c.runs[0].world.bodies,
+        "app world vs run 0",
+    );
+    let d = c.divergence();
+    assert_eq!(d[0].position, 0.0);
+    assert!(
+        d[1].position > 0.0 || d[2].position > 0.0,
+        "the solvers differ"
+    );
+
+    // A reset rebuilds the comparison at step 0.
+    app.world_mut().resource_mut::<SimControl>().reset_requested = true;
+    app.update();
+    let cm = app.world().resource::<CompareMode>();
+    assert_eq!(cm.comparison.as_ref().unwrap().steps(), 0);
+}
+
+#[test]
+fn presentation_mode_toggles_by_flag_and_keys() {
+    let app = app_with(
+        "etm_tetrahedra",
+        &AppOptions {
+            present: true,
+            ..AppOptions::default()
+        },
+    );
+    assert!(app.world().resource::<Presentation>().on);
+
+    let mut app = app_with("etm_tetrahedra", &AppOptions::default());
+    assert!(!app.world().resource::<Presentation>().on);
+    app.init_resource::<ButtonInput<KeyCode>>();
+    app.world_mut()
+        .resource_mut::<ButtonInput<KeyCode>>()
+        .press(KeyCode::KeyP);
+    app.update();
+    assert!(app.world().resource::<Presentation>().on);
+    {
+        let mut keys = app.world_mut().resource_mut::<ButtonInput<KeyCode>>();
+        keys.release(KeyCode::KeyP);
+        keys.clear();
+    }
+    app.update();
+    assert!(
+        app.world().resource::<Presentation>().on,
+        "held key: no toggle"
+    );
+    app.world_mut()
+        .resource_mut::<ButtonInput<KeyCode>>()
+        .press(KeyCode::F11);
+    app.update();
+    assert!(!app.world().resource::<Presentation>().on);
+}

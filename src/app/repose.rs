@@ -98,15 +98,12 @@ pub fn section(ui: &mut egui::Ui, sim: &mut Simulation, control: &mut SimControl
     });
     if let Some(t) = &sim.repose {
         let c = &t.config;
-        let phase = match t.phase() {
-            Phase::Packing => "packing behind the wall",
-            Phase::Slumping => "wall removed, slumping",
-            Phase::Done => "done: measured",
-        };
-        ui.label(format!(
-            "Phase: {phase} ({:.1} s)",
-            t.phase_time(&sim.world)
-        ));
+        let time = t.phase_time(&sim.world);
+        ui.label(match t.phase() {
+            Phase::Packing => format!("Phase: packing behind the wall ({time:.1} s)"),
+            Phase::Slumping => format!("Phase: wall removed, slumping ({time:.1} s)"),
+            Phase::Done => "Phase: done, measured".to_string(),
+        });
         if t.phase() != Phase::Done {
             ui.label(format!(
                 "K/ΔU = {:.1e} (settled below {:.0e} for {} s; cap {} s)",

@@ -76,6 +76,15 @@ fn register_font() -> Result<(), String> {
     .clone()
 }
 
+/// "sphere" → "spheres", "cross" → "crosses".
+fn plural(shape: &str) -> String {
+    if shape.ends_with('s') || shape.ends_with('x') {
+        format!("{shape}es")
+    } else {
+        format!("{shape}s")
+    }
+}
+
 /// A colour per shape (in the order spheres, cubes, crosses, then others).
 fn shape_colour(shape: &str, i: usize) -> RGBColor {
     match shape {
@@ -141,7 +150,7 @@ pub fn render(runs: &[PlotRun], width: u32, height: u32) -> Result<Vec<u8>, Stri
             let dashed = solvers.iter().position(|s| *s == solver).unwrap_or(0) % 2 == 1;
             let xy: Vec<(f64, f64)> = points.iter().map(|p| (p.friction, p.angle_deg)).collect();
             let style = ShapeStyle::from(&colour).stroke_width(2);
-            let label = format!("{shape}s, {}", solver.to_uppercase());
+            let label = format!("{}, {}", plural(shape), solver.to_uppercase());
             if dashed {
                 chart
                     .draw_series(DashedLineSeries::new(xy.clone(), 8, 5, style))

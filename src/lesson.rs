@@ -209,31 +209,17 @@ pub enum LessonError {
 
 /// Directory of the bundled lessons: `./lessons` if present, else the source tree's.
 pub fn lessons_dir() -> PathBuf {
-    let local = PathBuf::from("lessons");
-    if local.is_dir() {
-        local
-    } else {
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("lessons")
-    }
+    crate::scene::data_dir("lessons")
 }
 
 /// A lesson file path as given, or the bundled lesson of that name.
 pub fn resolve_lesson(name: &str) -> PathBuf {
-    let p = PathBuf::from(name);
-    if p.exists() || name.ends_with(".ron") || name.contains('/') {
-        return p;
-    }
-    lessons_dir().join(format!("{name}.ron"))
+    crate::scene::resolve_in(&lessons_dir(), name)
 }
 
 /// The bundled lesson files, sorted by name.
 pub fn bundled_lessons() -> std::io::Result<Vec<PathBuf>> {
-    let mut entries: Vec<PathBuf> = std::fs::read_dir(lessons_dir())?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "ron"))
-        .collect();
-    entries.sort();
-    Ok(entries)
+    crate::scene::ron_files(&lessons_dir())
 }
 
 /// Read and validate the lesson file at `path` (its scene is loaded to check it).

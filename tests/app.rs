@@ -4,6 +4,10 @@
 //! bundled scene opens and runs in the app, and every shape gets a proper mesh.
 #![cfg(feature = "app")]
 
+mod common;
+
+use common::assert_same_state;
+
 use bevy::prelude::*;
 use bevy::time::TimeUpdateStrategy;
 use impulse_lab::RigidBody;
@@ -47,20 +51,6 @@ fn step_app(app: &mut App, n: u64) {
 
 fn step_index(app: &App) -> u64 {
     app.world().resource::<Simulation>().world.step_index
-}
-
-/// Bitwise comparison of two body lists' state.
-fn assert_same_state(a: &[RigidBody], b: &[RigidBody], what: &str) {
-    assert_eq!(a.len(), b.len(), "{what}: body count");
-    for (i, (x, y)) in a.iter().zip(b).enumerate() {
-        assert_eq!(x.position, y.position, "{what}: body {i} position");
-        assert_eq!(x.orientation, y.orientation, "{what}: body {i} orientation");
-        assert_eq!(x.velocity, y.velocity, "{what}: body {i} velocity");
-        assert_eq!(
-            x.angular_velocity, y.angular_velocity,
-            "{what}: body {i} angular velocity"
-        );
-    }
 }
 
 #[test]

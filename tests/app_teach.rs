@@ -4,8 +4,11 @@
 //! steps every run exactly as that run alone; presentation mode toggles.
 #![cfg(feature = "app")]
 
+mod common;
+
+use common::assert_same_state;
+
 use bevy::prelude::*;
-use impulse_lab::RigidBody;
 use impulse_lab::app::compare::{CompareMode, CompareView};
 use impulse_lab::app::lessons::Lessons;
 use impulse_lab::app::microscope::{Microscope, MicroscopeRequest};
@@ -42,19 +45,6 @@ fn step_app(app: &mut App, n: u64) {
         app.update();
     }
     panic!("steps never completed");
-}
-
-fn assert_same_state(a: &[RigidBody], b: &[RigidBody], what: &str) {
-    assert_eq!(a.len(), b.len(), "{what}: body count");
-    for (i, (x, y)) in a.iter().zip(b).enumerate() {
-        assert_eq!(x.position, y.position, "{what}: body {i} position");
-        assert_eq!(x.orientation, y.orientation, "{what}: body {i} orientation");
-        assert_eq!(x.velocity, y.velocity, "{what}: body {i} velocity");
-        assert_eq!(
-            x.angular_velocity, y.angular_velocity,
-            "{what}: body {i} angular velocity"
-        );
-    }
 }
 
 fn scene_stem(app: &App) -> String {

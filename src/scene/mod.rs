@@ -106,34 +106,50 @@ struct Source {
     text: String,
 }
 
-/// Directory of the bundled scenes: `./scenes` if present, else the source tree's.
-pub fn scenes_dir() -> PathBuf {
-    let local = PathBuf::from("scenes");
+/// A bundled data directory (`scenes`, `lessons`): `./NAME` if present, else the source
+/// tree's.
+pub fn data_dir(name: &str) -> PathBuf {
+    let local = PathBuf::from(name);
     if local.is_dir() {
         local
     } else {
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes")
+        Path::new(env!("CARGO_MANIFEST_DIR")).join(name)
     }
 }
 
-/// A scene file path as given, or the bundled scene of that name (`pour_mixed` →
-/// `scenes/pour_mixed.ron`).
-pub fn resolve_scene(name: &str) -> PathBuf {
+/// A file path as given, or the file `dir/NAME.ron` of a bundled name.
+pub fn resolve_in(dir: &Path, name: &str) -> PathBuf {
     let p = PathBuf::from(name);
     if p.exists() || name.ends_with(".ron") || name.contains('/') {
         return p;
     }
-    scenes_dir().join(format!("{name}.ron"))
+    dir.join(format!("{name}.ron"))
 }
 
-/// The bundled scene files (`*.ron` in [`scenes_dir`]), sorted by name.
-pub fn bundled_scenes() -> std::io::Result<Vec<PathBuf>> {
-    let mut entries: Vec<PathBuf> = std::fs::read_dir(scenes_dir())?
+/// The `*.ron` files in `dir`, sorted by name.
+pub fn ron_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)?
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|x| x == "ron"))
         .collect();
     entries.sort();
     Ok(entries)
+}
+
+/// Directory of the bundled scenes: `./scenes` if present, else the source tree's.
+pub fn scenes_dir() -> PathBuf {
+    data_dir("scenes")
+}
+
+/// A scene file path as given, or the bundled scene of that name (`pour_mixed` →
+/// `scenes/pour_mixed.ron`).
+pub fn resolve_scene(name: &str) -> PathBuf {
+    resolve_in(&scenes_dir(), name)
+}
+
+/// The bundled scene files (`*.ron` in [`scenes_dir`]), sorted by name.
+pub fn bundled_scenes() -> std::io::Result<Vec<PathBuf>> {
+    ron_files(&scenes_dir())
 }
 
 /// Read and validate the scene file at `path`.

@@ -229,3 +229,32 @@ pub fn resolve_angular_momentum_change(
     })?;
     Ok((total_angular_momentum(&bodies) - l0).norm() / l_scale)
 }
+
+/// Every body's full state equal, exactly (bit patterns, so −0.0 ≠ 0.0 and NaN = NaN):
+/// position, orientation, velocity, angular velocity.
+pub fn assert_same_state(a: &[RigidBody], b: &[RigidBody], what: &str) {
+    assert_eq!(a.len(), b.len(), "{what}: body count");
+    let bits = |v: &Vec3| v.map(f64::to_bits);
+    for (j, (x, y)) in a.iter().zip(b).enumerate() {
+        assert_eq!(
+            bits(&x.position),
+            bits(&y.position),
+            "{what}: body {j} position"
+        );
+        assert_eq!(
+            x.orientation.coords.map(f64::to_bits),
+            y.orientation.coords.map(f64::to_bits),
+            "{what}: body {j} orientation"
+        );
+        assert_eq!(
+            bits(&x.velocity),
+            bits(&y.velocity),
+            "{what}: body {j} velocity"
+        );
+        assert_eq!(
+            bits(&x.angular_velocity),
+            bits(&y.angular_velocity),
+            "{what}: body {j} angular velocity"
+        );
+    }
+}

@@ -415,3 +415,77 @@ fn app_records_its_view_under_xvfb() {
         "the last frame looks blank: {colours} colours"
     );
 }
+
+/// `impulse-lab repose --video-dir`: each run is also an MP4 that plays the experiment at
+/// simulated real speed until the pile is measured (one 30 fps frame per 1/30 s, so
+/// ⌈(packing + slumping) · 30⌉ + 1 frames at most, and at least the frames of that time),
+/// and its CSV row is the row of the same sweep without video.
+#[test]
+fn repose_video_dir_records_each_run_and_keeps_its_row() {
+    if !vulkan_available() {
+        return;
+    }
+    let dir = out_dir("repose_video");
+    let sweep = |extra: &[&str], csv: &Path| {
+        let mut args = vec![
+            "repose",
+            "tests/fixtures/repose_tiny.ron",
+            "--friction",
+            "0.5",
+            "--max-time",
+            "0.4",
+            "--jobs",
+            "1",
+            "--out",
+            csv.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        let out = Command::new(env!("CARGO_BIN_EXE_impulse-lab"))
+            .args(&args)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .env_remove("DISPLAY")
+            .env_remove("WAYLAND_DISPLAY")
+            .env("WGPU_BACKEND", "vulkan")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        // Rows without the wall-clock column.
+        std::fs::read_to_string(csv)
+            .unwrap()
+            .lines()
+            .map(|l| l.rsplit_once(',').unwrap().0.to_string())
+            .collect::<Vec<_>>()
+    };
+    let videos = dir.join("videos");
+    let with = sweep(
+        &["--video-dir", videos.to_str().unwrap()],
+        &dir.join("with.csv"),
+    );
+    let without = sweep(&[], &dir.join("without.csv"));
+    assert_eq!(with, without, "the video changed the run");
+    let files: Vec<_> = std::fs::read_dir(&videos)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert_eq!(files, ["repose_tiny_sqm_mu0.5_seed7.mp4"], "{files:?}");
+    let header: Vec<&str> = with[0].split(',').collect();
+    let row: Vec<&str> = with[1].split(',').collect();
+    let col = |name: &str| -> f64 {
+        row[header.iter().position(|h| *h == name).unwrap()]
+            .parse()
+            .unwrap()
+    };
+    let t = col("packing_s") + col("slumping_s");
+    let (info, frames) = decode_mp4(&videos.join(&files[0]));
+    assert_eq!((info.width, info.height), (960, 540));
+    let n = f64::from(info.samples);
+    assert!(
+        n >= (t * 30.0).floor() && n <= (t * 30.0).ceil() + 1.0,
+        "{n} frames for {t} s of experiment"
+    );
+    assert_eq!(frames.len(), info.samples as usize);
+}

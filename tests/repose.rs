@@ -475,7 +475,7 @@ fn repose_bad_input_exits_2_before_running() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("r.csv");
     let out = out.to_str().unwrap();
-    let cases: [(&[&str], &str); 9] = [
+    let cases: [(&[&str], &str); 10] = [
         (&["--seeds", "1000000000000"], "seeds"),
         (&["--friction", "NaN"], "friction"),
         (&["--friction", "0.1,-0.2"], "friction"),
@@ -485,6 +485,8 @@ fn repose_bad_input_exits_2_before_running() {
         (&["--restitution", "1.5"], "restitution"),
         (&["--max-time", "0"], "max-time"),
         (&["--seeds", "0"], "seeds"),
+        // A directory that cannot be created (its "parent" is a device file).
+        (&["--video-dir", "/dev/null/videos"], "video-dir"),
     ];
     for (extra, word) in cases {
         let mut args = vec!["repose", TINY, "--out", out];

@@ -364,6 +364,18 @@ pub fn record(
     options: &RecordOptions,
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<RecordReport, String> {
+    record_until(sim, options, &|_| false, progress).map(|(report, _)| report)
+}
+
+/// As [`record`], but the video ends early at the first frame after which `stop` holds
+/// (e.g. the angle-of-repose experiment has measured its pile); `options.duration` is
+/// then the cap. Returns the simulation as it stands at the last frame.
+pub fn record_until(
+    sim: Simulation,
+    options: &RecordOptions,
+    stop: &dyn Fn(&Simulation) -> bool,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<(RecordReport, Simulation), String> {
     let start = Instant::now();
     options.check()?;
     let (width, height) = options.size;
@@ -418,6 +430,9 @@ pub fn record(
         last_frame_time = app.world().resource::<Simulation>().world.time;
         sink.push(frame).map_err(|e| e.to_string())?;
         progress(k + 1, frames);
+        if stop(app.world().resource::<Simulation>()) {
+            break;
+        }
         if k + 1 < frames {
             let mut sim = app.world_mut().resource_mut::<Simulation>();
             let steps = pacer.steps_after_frame(sim.world.dt);
@@ -427,12 +442,19 @@ pub fn record(
         }
     }
     let summary = sink.finish().map_err(|e| e.to_string())?;
-    Ok(RecordReport {
-        summary,
-        warmup_frames: warmup,
-        last_frame_time,
-        wall: start.elapsed(),
-    })
+    let sim = app
+        .world_mut()
+        .remove_resource::<Simulation>()
+        .ok_or("the recording lost its simulation")?;
+    Ok((
+        RecordReport {
+            summary,
+            warmup_frames: warmup,
+            last_frame_time,
+            wall: start.elapsed(),
+        },
+        sim,
+    ))
 }
 
 /// The frame rates the app offers.

@@ -54,6 +54,12 @@ pub struct ReposeArgs {
     /// Also draw the angle against μ (with the paper's error bars) into this PNG.
     #[arg(long)]
     plot: Option<PathBuf>,
+    /// Also record every run as an MP4 in this directory
+    /// (SCENE_SOLVER_mu{μ}_seed{S}.mp4, 960x540, 30 fps, the app's camera, playing at
+    /// simulated real speed until the pile is measured). Rendering is slow (software
+    /// rendering: about a frame a second), and the runs then go one at a time.
+    #[arg(long)]
+    video_dir: Option<PathBuf>,
     /// Time cap of each settle phase, packing and slumping (s, simulated).
     #[arg(long, default_value_t = 30.0)]
     max_time: f64,
@@ -274,6 +280,10 @@ pub fn repose(args: ReposeArgs) -> Result<(), Failure> {
         .filter(|(i, _)| i % shard_n == shard_k - 1)
         .map(|(_, p)| p)
         .collect();
+    let video_dir = match &args.video_dir {
+        Some(dir) => Some(video_dir_checked(dir)?),
+        None => None,
+    };
     let out = args.out.as_deref().map(create_output).transpose()?;
     let plot_out = match args.plot.as_deref().map(create_output).transpose() {
         Ok(p) => p,
@@ -325,7 +335,21 @@ pub fn repose(args: ReposeArgs) -> Result<(), Failure> {
     std::thread::scope(|s| {
         let (points, scene, config, bars, overall) = (&points, &scene, &config, &bars, &overall);
         let (scene_name, shape) = (&scene_name, &shape);
+        let video_dir = video_dir.as_deref();
         s.spawn(move || {
+            if let Some(dir) = video_dir {
+                // One renderer at a time: the runs go in order on this thread.
+                for (i, p) in points.iter().enumerate() {
+                    let row = run_point_recorded(scene, config, *p, dir, scene_name).map(
+                        |(p, r, bodies, wall)| {
+                            csv_row(scene_name, shape, scene, p, &r, bodies, wall)
+                        },
+                    );
+                    overall.inc(1);
+                    let _ = tx.send((i, row));
+                }
+                return;
+            }
             pool.install(|| {
                 points
                     .par_iter()
@@ -465,6 +489,100 @@ fn run_point(
     bar.finish_and_clear();
     bars.remove(&bar);
     Ok((p, result?, bodies, start.elapsed().as_secs_f64()))
+}
+
+/// The video file of one run.
+#[cfg(feature = "app")]
+fn video_path(dir: &Path, scene_name: &str, scene: &Scene, p: Point) -> PathBuf {
+    dir.join(format!(
+        "{scene_name}_{}_mu{}_seed{}.mp4",
+        scene.solver, p.friction, p.seed
+    ))
+}
+
+/// `--video-dir`: the directory exists or is created, and a video can be written in it
+/// (checked before any run).
+#[cfg(feature = "app")]
+fn video_dir_checked(dir: &Path) -> Result<PathBuf, Failure> {
+    use impulse_lab::video::{VideoFormat, check_output};
+    std::fs::create_dir_all(dir).map_err(|e| {
+        Failure::invalid(format!("--video-dir {}: cannot create: {e}", dir.display()))
+    })?;
+    // A probe file, removed again: the videos themselves are written run by run.
+    let probe = dir.join(".impulse-lab-write-test.mp4");
+    check_output(&probe, VideoFormat::Mp4)
+        .map_err(|e| Failure::invalid(format!("--video-dir: {e}")))?;
+    let _ = std::fs::remove_file(&probe);
+    Ok(dir.to_path_buf())
+}
+
+#[cfg(not(feature = "app"))]
+fn video_dir_checked(_: &Path) -> Result<PathBuf, Failure> {
+    Err(Failure::invalid(
+        "--video-dir needs the app (build with the default `app` feature)",
+    ))
+}
+
+/// One experiment recorded as a video (`--video-dir`): the app's simulation with the
+/// repose tracker, rendered off-screen one frame per 1/30 s of simulated time until the
+/// pile is measured. The steps are those of [`run_point`] (the tracker sees every world
+/// step), so the row is the same as without the video.
+#[cfg(feature = "app")]
+fn run_point_recorded(
+    scene: &Scene,
+    config: &ReposeConfig,
+    p: Point,
+    dir: &Path,
+    scene_name: &str,
+) -> Result<(Point, ReposeResult, usize, f64), Failure> {
+    use impulse_lab::app::record::{self, CameraPreset, RecordOptions};
+    use impulse_lab::app::simulation::Simulation;
+    use impulse_lab::repose::Phase;
+    use impulse_lab::video::VideoFormat;
+    let label = format!("μ = {}, seed {}", p.friction, p.seed);
+    let start = Instant::now();
+    let mut scene = scene.clone();
+    scene.seed = p.seed;
+    scene.params.friction = p.friction;
+    let out = video_path(dir, scene_name, &scene, p);
+    let mut sim = Simulation::from_scene(scene.clone(), None, None)
+        .map_err(|e| Failure::invalid(format!("{label}: {e}")))?;
+    let bodies = sim.world.bodies.iter().filter(|b| !b.is_static()).count();
+    sim.start_repose(config.clone())
+        .map_err(|e| Failure::invalid(format!("{label}: {e}")))?;
+    let options = RecordOptions {
+        out,
+        format: VideoFormat::Mp4,
+        // Both phases at their cap, and a second to spare.
+        duration: 2.0 * config.max_time + 1.0,
+        fps: 30.0,
+        size: (960, 540),
+        camera: CameraPreset::Default,
+    };
+    let done = |s: &Simulation| s.repose.as_ref().is_some_and(|t| t.phase() == Phase::Done);
+    let (_, sim) = record::record_until(sim, &options, &done, &mut |_, _| {})
+        .map_err(|e| Failure::runtime(format!("{label}: recording: {e}")))?;
+    let result = sim
+        .repose
+        .as_ref()
+        .and_then(|t| t.result().cloned())
+        .ok_or_else(|| {
+            Failure::runtime(format!(
+                "{label}: the video ended before the pile was measured"
+            ))
+        })?;
+    Ok((p, result, bodies, start.elapsed().as_secs_f64()))
+}
+
+#[cfg(not(feature = "app"))]
+fn run_point_recorded(
+    _: &Scene,
+    _: &ReposeConfig,
+    _: Point,
+    _: &Path,
+    _: &str,
+) -> Result<(Point, ReposeResult, usize, f64), Failure> {
+    Err(Failure::invalid("--video-dir needs the app"))
 }
 
 /// The merge key: (scene, solver, μ, e, seed), the sweep's canonical order.

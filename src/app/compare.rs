@@ -31,8 +31,8 @@ use super::simulation::{
     EnergyHistory, SimControl, Simulation, SimulationSystems, advance_simulation,
     reload_changed_scene,
 };
-use crate::compare::Comparison;
-use crate::dynamics::solver::SolverKind;
+use crate::compare::{Comparison, RunSpec};
+use crate::dynamics::solver::{SolverKind, SolverParams};
 use bevy::camera::{Viewport, visibility::RenderLayers};
 use bevy::prelude::*;
 use std::collections::HashMap;
@@ -70,6 +70,11 @@ pub struct CompareMode {
     sim_generation: Option<u64>,
     /// The scene file compared (opening another scene leaves compare mode).
     scene_path: Option<std::path::PathBuf>,
+    /// Parameters per run (same order as `solvers`); `None`: every run uses the
+    /// parameters the app's world had when compare mode started (shared).
+    pub run_params: Option<Vec<SolverParams>>,
+    /// The shared parameters in use (the app world's at the start).
+    shared_params: Option<SolverParams>,
 }
 
 impl CompareMode {
@@ -86,8 +91,25 @@ impl CompareMode {
         self.generation += 1;
     }
 
+    /// The parameters of run `i`: its own, or the shared ones.
+    fn params_of(&self, i: usize) -> Option<SolverParams> {
+        match &self.run_params {
+            Some(p) => p.get(i).cloned(),
+            None => self.shared_params.clone(),
+        }
+    }
+
     fn rebuild(&mut self, sim: &Simulation) -> Result<(), String> {
-        let c = Comparison::of_solvers(&sim.scene, &self.solvers).map_err(|e| e.to_string())?;
+        let specs: Vec<RunSpec> = self
+            .solvers
+            .iter()
+            .enumerate()
+            .map(|(i, &solver)| RunSpec {
+                solver,
+                params: self.params_of(i),
+            })
+            .collect();
+        let c = Comparison::new(&sim.scene, &specs).map_err(|e| e.to_string())?;
         self.comparison = Some(c);
         self.sim_generation = Some(sim.generation);
         self.generation += 1;
@@ -207,11 +229,28 @@ fn start(
             solvers.len()
         ));
     }
+    if let Some(p) = &cm.run_params
+        && p.len() != solvers.len()
+    {
+        return Err(format!(
+            "{} parameter sets for {} solvers",
+            p.len(),
+            solvers.len()
+        ));
+    }
+    // Shared parameters: those the app's world runs with now (the Solver panel's).
+    cm.shared_params = Some(sim.world.params.clone());
     let mut next =
         Simulation::from_scene(sim.scene.clone(), sim.scene_path.clone(), Some(solvers[0]))?;
     next.generation = sim.generation + 1;
     *sim = next;
     cm.solvers = solvers;
+    // The app's world is run 0's twin, with run 0's parameters.
+    if let Some(p) = cm.params_of(0) {
+        p.validate()
+            .map_err(|(field, message)| format!("run 1: {field}: {message}"))?;
+        sim.world.params = p;
+    }
     cm.error = None;
     cm.scene_path = sim.scene_path.clone();
     cm.rebuild(sim)

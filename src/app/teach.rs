@@ -30,6 +30,9 @@ pub struct TeachUiState {
     pub compare_choice: [bool; 6],
     /// Whether the compare section is shown.
     pub compare_open: bool,
+    /// Own parameters per solver (order of [`SolverKind::ALL`]); `None`: the runs share
+    /// the Solver panel's parameters.
+    pub compare_params: Option<Vec<crate::dynamics::solver::SolverParams>>,
 }
 
 impl Default for TeachUiState {
@@ -37,6 +40,7 @@ impl Default for TeachUiState {
         TeachUiState {
             compare_choice: [true, true, false, false, false, false],
             compare_open: false,
+            compare_params: None,
         }
     }
 }
@@ -676,6 +680,52 @@ fn compare_section(ui: &mut egui::Ui, t: &mut TeachParams) {
             .filter(|(_, on)| *on)
             .map(|(k, _)| *k)
             .collect();
+        let mut own = t.state.compare_params.is_some();
+        if ui
+            .checkbox(&mut own, "own parameters per solver")
+            .on_hover_text(
+                "Off: every run uses the Solver panel's parameters. On: set e, μ and λ per solver",
+            )
+            .changed()
+        {
+            t.state.compare_params = own.then(|| vec![t.sim.world.params.clone(); 6]);
+        }
+        let choice = t.state.compare_choice;
+        if let Some(params) = &mut t.state.compare_params {
+            egui::Grid::new("compare_params")
+                .num_columns(4)
+                .show(ui, |ui| {
+                    ui.label("");
+                    ui.label("e");
+                    ui.label("μ");
+                    ui.label("λ (ETM)");
+                    ui.end_row();
+                    for (i, k) in SolverKind::ALL.iter().enumerate() {
+                        if !choice[i] {
+                            continue;
+                        }
+                        let p = &mut params[i];
+                        ui.label(k.name());
+                        ui.add(
+                            egui::DragValue::new(&mut p.restitution)
+                                .range(0.0..=1.0)
+                                .speed(0.01),
+                        );
+                        ui.add(
+                            egui::DragValue::new(&mut p.friction)
+                                .range(0.0..=2.0)
+                                .speed(0.01),
+                        );
+                        ui.add_enabled(
+                            *k == SolverKind::Etm,
+                            egui::DragValue::new(&mut p.lambda)
+                                .range(1.0..=1000.0)
+                                .speed(1.0),
+                        );
+                        ui.end_row();
+                    }
+                });
+        }
         let ok = (2..=crate::compare::MAX_RUNS).contains(&chosen.len());
         if ui
             .add_enabled(ok, egui::Button::new("Start compare"))
@@ -683,6 +733,14 @@ fn compare_section(ui: &mut egui::Ui, t: &mut TeachParams) {
             .on_hover_text("Restart the scene with the first solver; the others run as ghosts")
             .clicked()
         {
+            t.compare.run_params = t.state.compare_params.as_ref().map(|all| {
+                SolverKind::ALL
+                    .iter()
+                    .zip(all)
+                    .filter(|(k, _)| chosen.contains(k))
+                    .map(|(_, p)| p.clone())
+                    .collect()
+            });
             t.compare.request = Some(chosen);
         }
         return;

@@ -372,6 +372,7 @@ fn microscope_section(ui: &mut egui::Ui, t: &mut TeachParams) {
         ui.colored_label(if *ok { GREEN } else { RED }, msg);
     }
     let line = t.present.line_width(1.5);
+    let mu = t.sim.world.params.friction;
     let m = &mut *t.micro;
     let Some(r) = &m.record else {
         ui.label("Nothing recorded yet. Select a body to watch only its impacts.");
@@ -410,6 +411,9 @@ fn microscope_section(ui: &mut egui::Ui, t: &mut TeachParams) {
         });
     if r.solver == SolverKind::Etm {
         etm_plots(ui, r, k, line);
+    }
+    if matches!(r.solver, SolverKind::Ccp | SolverKind::Mdp) {
+        cone_plots(ui, r, k, line, mu);
     }
     if !r.summary.resolution_order.is_empty() {
         let order: Vec<String> = r
@@ -601,6 +605,72 @@ fn etm_plots(ui: &mut egui::Ui, r: &ImpactRecord, k: usize, width: f32) {
             if let Some(x) = x_now {
                 plot.vline(egui_plot::VLine::new("slider", x).color(egui::Color32::RED));
             }
+        });
+}
+
+/// CCP and MDP: the iterations and the friction-cone projection. Per contact c and
+/// iteration k, the cumulative impulse P = P_n n + P_t gives the cone ratio
+/// |P_t| / (μ |P_n|): below 1 inside the Coulomb cone (sticking), 1 on its boundary
+/// (the projection of paper 002 eq. 27 / the sliding branch of paper 003 §3 put it
+/// there). The second plot is the largest change of a contact's cumulative impulse per
+/// iteration, the fixed-point iteration's convergence.
+fn cone_plots(ui: &mut egui::Ui, r: &ImpactRecord, k: usize, width: f32, mu: f64) {
+    const MAX_CONTACTS: usize = 8;
+    let h = 130.0 * ui.text_style_height(&egui::TextStyle::Body) / 14.0;
+    let ratio = |p: &crate::math::Vec3, n: &crate::math::Vec3| {
+        let pn = p.dot(n);
+        let pt = (p - pn * n).norm();
+        (pn.abs() > 1e-12 && mu > 0.0).then(|| pt / (mu * pn.abs()))
+    };
+    ui.label(egui::RichText::new(format!("Friction cone: |P_t| / (μ |P_n|), μ = {mu}")).strong())
+        .on_hover_text("Per contact, after each iteration: < 1 inside the Coulomb cone, = 1 projected onto its boundary");
+    egui_plot::Plot::new("cone_ratio")
+        .height(h)
+        .include_y(0.0)
+        .include_y(1.25)
+        .legend(egui_plot::Legend::default())
+        .x_axis_label("iteration")
+        .y_axis_min_width(56.0)
+        .show(ui, |plot| {
+            for (c, contact) in r.contacts.iter().enumerate().take(MAX_CONTACTS) {
+                let pts: Vec<[f64; 2]> = r
+                    .cumulative
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, ps)| ratio(&ps[c], &contact.normal).map(|y| [i as f64, y]))
+                    .collect();
+                plot.line(egui_plot::Line::new(format!("c{c}"), pts).width(width));
+            }
+            plot.hline(egui_plot::HLine::new("cone boundary", 1.0).color(egui::Color32::GRAY));
+            plot.vline(egui_plot::VLine::new("slider", k as f64).color(egui::Color32::RED));
+        });
+    let changes: Vec<[f64; 2]> = r
+        .cumulative
+        .iter()
+        .enumerate()
+        .map(|(i, ps)| {
+            let prev = i.checked_sub(1).map(|j| &r.cumulative[j]);
+            let d = ps
+                .iter()
+                .enumerate()
+                .map(|(c, p)| prev.map_or(p.norm(), |q| (p - q[c]).norm()))
+                .fold(0.0, f64::max);
+            [i as f64, d]
+        })
+        .collect();
+    ui.label(egui::RichText::new("Largest impulse change per iteration (N s)").strong());
+    egui_plot::Plot::new("iteration_change")
+        .height(h * 0.8)
+        .include_y(0.0)
+        .x_axis_label("iteration")
+        .y_axis_min_width(56.0)
+        .show(ui, |plot| {
+            plot.line(
+                egui_plot::Line::new("max |ΔP|", changes)
+                    .color(egui::Color32::from_rgb(40, 110, 210))
+                    .width(width),
+            );
+            plot.vline(egui_plot::VLine::new("slider", k as f64).color(egui::Color32::RED));
         });
 }
 

@@ -17,7 +17,7 @@ use crate::dynamics::solver::{SolverError, SolverKind};
 use crate::math::{Mat3, Vec3};
 use crate::microscope;
 use crate::repose::{ReposeConfig, ReposeError, ReposeExperiment};
-use crate::scene::locate::{LineCol, SourceMap};
+use crate::scene::locate::SourceMap;
 use crate::scene::{FieldPath, Scene, SceneError, SceneErrorKind, V3};
 use crate::shapes::Shape;
 use crate::world::World;
@@ -241,21 +241,9 @@ pub fn load_lesson(path: &Path) -> Result<Lesson, SceneError> {
 pub fn parse_lesson(text: &str, file_name: &str) -> Result<Lesson, SceneError> {
     let options =
         ron::Options::default().with_default_extension(ron::extensions::Extensions::IMPLICIT_SOME);
-    let mut lesson: Lesson = options.from_str(text).map_err(|e| {
-        let map = SourceMap::new(text);
-        let at = LineCol {
-            line: e.span.start.line,
-            column: e.span.start.col,
-        };
-        SceneError {
-            file: file_name.to_string(),
-            line: Some(at.line),
-            column: Some(at.column),
-            field: map.path_at(map.offset(at)).to_string(),
-            message: e.code.to_string(),
-            kind: SceneErrorKind::Syntax,
-        }
-    })?;
+    let mut lesson: Lesson = options
+        .from_str(text)
+        .map_err(|e| crate::scene::syntax_error(&e, text, file_name))?;
     lesson.source = Some((file_name.to_string(), text.to_string()));
     lesson.validate()?;
     Ok(lesson)

@@ -317,7 +317,7 @@ fn bad_arguments_fail_at_once_with_exit_code_2() {
 /// -- --ignored --nocapture` decodes a recording and writes its first, middle and last
 /// frame next to it as PNG, with the figures (size, samples, duration).
 #[test]
-#[ignore]
+#[ignore = "a tool, not a check: decodes the file named by RECORD_DECODE (see above)"]
 fn decode_to_png() {
     let Some(path) = std::env::var_os("RECORD_DECODE") else {
         return;

@@ -174,23 +174,29 @@ pub fn load_scene(path: &Path) -> Result<Scene, SceneError> {
     parse_scene(&text, &file)
 }
 
+/// A RON parse error of `text` (from file `file_name`) as a [`SceneError`] naming the
+/// line, column and the field path at that place (scenes and lessons alike).
+pub fn syntax_error(e: &ron::error::SpannedError, text: &str, file_name: &str) -> SceneError {
+    let map = SourceMap::new(text);
+    let at = LineCol {
+        line: e.span.start.line,
+        column: e.span.start.col,
+    };
+    SceneError {
+        file: file_name.to_string(),
+        line: Some(at.line),
+        column: Some(at.column),
+        field: map.path_at(map.offset(at)).to_string(),
+        message: e.code.to_string(),
+        kind: SceneErrorKind::Syntax,
+    }
+}
+
 /// Parse and validate scene text; `file_name` is used in error messages only.
 pub fn parse_scene(text: &str, file_name: &str) -> Result<Scene, SceneError> {
-    let mut scene: Scene = ron::Options::default().from_str(text).map_err(|e| {
-        let map = SourceMap::new(text);
-        let at = LineCol {
-            line: e.span.start.line,
-            column: e.span.start.col,
-        };
-        SceneError {
-            file: file_name.to_string(),
-            line: Some(at.line),
-            column: Some(at.column),
-            field: map.path_at(map.offset(at)).to_string(),
-            message: e.code.to_string(),
-            kind: SceneErrorKind::Syntax,
-        }
-    })?;
+    let mut scene: Scene = ron::Options::default()
+        .from_str(text)
+        .map_err(|e| syntax_error(&e, text, file_name))?;
     scene.source = Some(Arc::new(Source {
         file: file_name.to_string(),
         text: text.to_string(),

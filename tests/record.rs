@@ -34,8 +34,12 @@ fn vulkan_available() -> bool {
 }
 
 fn record(args: &[&str]) -> Output {
+    headless(&[&["record"], args].concat())
+}
+
+/// Run the binary with no display (the renderer must not need one), on lavapipe.
+fn headless(args: &[&str]) -> Output {
     let out = Command::new(env!("CARGO_BIN_EXE_impulse-lab"))
-        .arg("record")
         .args(args)
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         // No display: the recorder must not need one.
@@ -45,7 +49,7 @@ fn record(args: &[&str]) -> Output {
         .output()
         .unwrap();
     eprintln!(
-        "impulse-lab record {}\n{}{}",
+        "impulse-lab {}\n{}{}",
         args.join(" "),
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
@@ -313,40 +317,6 @@ fn bad_arguments_fail_at_once_with_exit_code_2() {
     assert!(left.is_empty(), "bad runs created files: {left:?}");
 }
 
-/// A tool, not a check: `RECORD_DECODE=video.mp4 cargo test --test record decode_to_png
-/// -- --ignored --nocapture` decodes a recording and writes its first, middle and last
-/// frame next to it as PNG, with the figures (size, samples, duration).
-#[test]
-#[ignore = "a tool, not a check: decodes the file named by RECORD_DECODE (see above)"]
-fn decode_to_png() {
-    let Some(path) = std::env::var_os("RECORD_DECODE") else {
-        return;
-    };
-    let path = std::path::PathBuf::from(path);
-    let start = Instant::now();
-    let (info, frames) = decode_mp4(&path);
-    eprintln!(
-        "{}: {}x{}, {} samples, {:.4} s, {} decoded frames in {:.2} s",
-        path.display(),
-        info.width,
-        info.height,
-        info.samples,
-        info.duration,
-        frames.len(),
-        start.elapsed().as_secs_f64()
-    );
-    let n = frames.len();
-    for k in [0, n / 2, n - 1] {
-        let out = path.with_extension(format!("frame{k}.png"));
-        write_png(&out, info.width, info.height, &frames[k]);
-        eprintln!(
-            "{}: {} distinct colours",
-            out.display(),
-            distinct_colours(&frames[k])
-        );
-    }
-}
-
 /// The app's recorder (`gui --record`, the same as F9) in a real window under Xvfb: the
 /// MP4 of the 3D view is finished when the app exits and decodes to pictures of bodies.
 #[test]
@@ -440,19 +410,8 @@ fn repose_video_dir_records_each_run_and_keeps_its_row() {
             csv.to_str().unwrap(),
         ];
         args.extend_from_slice(extra);
-        let out = Command::new(env!("CARGO_BIN_EXE_impulse-lab"))
-            .args(&args)
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
-            .env_remove("DISPLAY")
-            .env_remove("WAYLAND_DISPLAY")
-            .env("WGPU_BACKEND", "vulkan")
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let out = headless(&args);
+        assert!(out.status.success(), "repose failed");
         // Rows without the wall-clock column.
         std::fs::read_to_string(csv)
             .unwrap()

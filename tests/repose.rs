@@ -427,6 +427,30 @@ fn repose_is_the_same_whatever_jobs_and_shards() {
     let angle = |l: &str| l.split(',').nth(7).unwrap().to_string();
     assert_ne!(angle(lines[1]), angle(lines[2]));
 
+    // `--first-seed 8 --seeds 1` runs the second seed alone: the rows equal the
+    // seed-8 rows of the two-seed sweep, so a sweep can be extended and merged.
+    let extra = p("extra.csv");
+    let o = run(&[
+        "repose",
+        TINY,
+        "--friction",
+        "0.5,0",
+        "--seeds",
+        "1",
+        "--first-seed",
+        "8",
+        "--max-time",
+        "0.4",
+        "--jobs",
+        "1",
+        "--out",
+        extra.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let extra = without_wall_clock(&extra);
+    let extra: Vec<&str> = extra.lines().collect();
+    assert_eq!(extra, [lines[0], lines[2], lines[4]]);
+
     sweep(&p("s2.csv"), &["--jobs", "1", "--shard", "2/2"]);
     sweep(&p("s1.csv"), &["--jobs", "1", "--shard", "1/2"]);
     let o = run(&[

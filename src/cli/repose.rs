@@ -2,7 +2,8 @@
 //! `impulse-lab merge` (joins shard CSVs).
 //!
 //! The sweep's parameter points are every friction coefficient μ of `--friction` (sorted
-//! ascending) × every seed `scene.seed + k`, k = 0 .. `--seeds`, in that canonical order
+//! ascending) × every seed `s₀ + k`, k = 0 .. `--seeds` (s₀ = `--first-seed`, default the
+//! scene's seed), in that canonical order
 //! (μ, then seed). `--shard K/N` runs the points whose index i in that order has
 //! i mod N = K − 1. The runs go in parallel on `--jobs` threads (rayon); each run is one
 //! single-threaded [`ReposeExperiment`], so a point's result does not depend on the
@@ -39,9 +40,13 @@ pub struct ReposeArgs {
     /// Coefficient of restitution e in [0, 1] (default: the scene's).
     #[arg(long)]
     restitution: Option<f64>,
-    /// Number of seeds per μ: scene seed, scene seed + 1, ...
+    /// Number of seeds per μ: first seed, first seed + 1, ...
     #[arg(long, default_value_t = 1)]
     seeds: u64,
+    /// The first seed (default: the scene's), e.g. to add seeds to a sweep already run
+    /// and `merge` the CSVs.
+    #[arg(long)]
+    first_seed: Option<u64>,
     /// Parallel runs (default: the number of CPUs).
     #[arg(long)]
     jobs: Option<usize>,
@@ -249,6 +254,9 @@ pub fn repose(args: ReposeArgs) -> Result<(), Failure> {
     config
         .validate()
         .map_err(|m| Failure::invalid(format!("--{}", m.replace('_', "-"))))?;
+    if let Some(seed) = args.first_seed {
+        scene.seed = seed;
+    }
     if scene.seed.checked_add(args.seeds).is_none() {
         return Err(Failure::invalid("--seeds: the seeds overflow"));
     }

@@ -623,3 +623,62 @@ fn settle_criterion_ends_phases_early_once_the_pile_rests() {
         assert!((p.z - 1.0).abs() < 0.01, "cube top at {}", p.z);
     }
 }
+
+/// The bundled repose scenes set the paper's experiment up as §7.5 describes it: the
+/// bodies start "in an array" (540 = 6 × 6 × 15 spheres, 325 = 5 × 5 × 13 cubes and
+/// crosses) filling the −x half of a box twice as long as it is wide (so the 8 × 16
+/// grid's cells are square), behind a divider at x = 0, with e = 0.3 and dt = 1/600.
+#[test]
+fn bundled_repose_scenes_start_as_the_papers_arrays() {
+    use impulse_lab::container::Container;
+    for (name, count, dims) in [
+        ("repose_spheres", 540, [6, 6, 15]),
+        ("repose_cubes", 325, [5, 5, 13]),
+        ("repose_crosses", 325, [5, 5, 13]),
+    ] {
+        let scene = impulse_lab::scene::load_scene(&impulse_lab::scene::resolve_scene(name))
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(scene.params.restitution, 0.3, "{name}");
+        let world = scene.build_world().unwrap();
+        assert!(
+            (world.dt - 1.0 / 600.0).abs() < 1e-15,
+            "{name}: dt {}",
+            world.dt
+        );
+        assert_eq!(world.bodies.len(), count, "{name}");
+        // Distinct lattice coordinates along x, y and z (centres of mass of randomly
+        // oriented bodies sit at their lattice sites up to rounding).
+        let distinct = |k: usize| {
+            let mut v: Vec<i64> = world
+                .bodies
+                .iter()
+                .map(|b| (b.position[k] * 10.0).round() as i64)
+                .collect();
+            v.sort_unstable();
+            v.dedup();
+            v.len()
+        };
+        assert_eq!([distinct(0), distinct(1), distinct(2)], dims, "{name}");
+        let Some(Container::Box {
+            half_size,
+            dividers,
+            ..
+        }) = world.containers.first()
+        else {
+            panic!("{name}: no box");
+        };
+        assert_eq!(half_size[0], 2.0 * half_size[1], "{name}: box not 2:1");
+        assert_eq!(dividers.len(), 1, "{name}");
+        assert!(dividers[0].present && dividers[0].x == 0.0, "{name}");
+        let r = world.bodies[0].shape.bounding_radius();
+        for b in &world.bodies {
+            assert!(
+                b.position.x < -r
+                    && b.position.x > -half_size[0] + r
+                    && b.position.y.abs() < half_size[1] - r,
+                "{name}: a body starts outside the -x half: {:?}",
+                b.position
+            );
+        }
+    }
+}

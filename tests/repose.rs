@@ -252,6 +252,75 @@ fn error_is_half_the_spread_and_empty_cells_are_left_out() {
     assert!((m.error_deg - 3.0).abs() < 1e-9, "{}", m.error_deg);
 }
 
+/// A run is flagged when its angle is doubtful: a phase ended at the time cap, the pile
+/// kept a standing face (more than a quarter of the cells bare), or bodies were lost; a
+/// settled slope across the whole floor has no caveat.
+#[test]
+fn caveats_flag_capped_phases_standing_faces_and_lost_bodies() {
+    use impulse_lab::repose::{PhaseReport, ReposeResult};
+    let grid = floor(true);
+    // A 30° slope over the first `cols` columns of every row.
+    let pile = |cols: usize| {
+        let mut highest = [[None; COLUMNS]; ROWS];
+        let t = 30f64.to_radians().tan();
+        for row in highest.iter_mut() {
+            for (i, cell) in row.iter_mut().enumerate().take(cols) {
+                let x = -30.0 + 3.75 * (i as f64 + 0.5);
+                *cell = Some(Vec3::new(x, 0.0, 40.0 - x * t));
+            }
+        }
+        measure::from_highest(&grid, highest)
+    };
+    let settled = PhaseReport {
+        duration: 12.0,
+        settled: true,
+        ke_ratio: 5e-7,
+    };
+    let good = ReposeResult {
+        measurement: pile(COLUMNS),
+        packing: settled,
+        slumping: settled,
+        bodies_lost: 0,
+    };
+    assert!(good.caveats().is_empty(), "{:?}", good.caveats());
+    // 12 of 16 columns: 32 bare cells, exactly a quarter: still no caveat.
+    let quarter = ReposeResult {
+        measurement: pile(12),
+        ..good.clone()
+    };
+    assert_eq!(quarter.measurement.empty_cells, 32);
+    assert!(quarter.caveats().is_empty(), "{:?}", quarter.caveats());
+    // 11 columns: 40 bare cells.
+    let standing = ReposeResult {
+        measurement: pile(11),
+        ..good.clone()
+    };
+    let c = standing.caveats();
+    assert_eq!(c.len(), 1, "{c:?}");
+    assert!(
+        c[0].starts_with("40 of 128 cells are bare floor"),
+        "{}",
+        c[0]
+    );
+    let capped = ReposeResult {
+        slumping: PhaseReport {
+            duration: 30.0,
+            settled: false,
+            ke_ratio: 3e-5,
+        },
+        bodies_lost: 2,
+        ..good.clone()
+    };
+    let c = capped.caveats();
+    assert_eq!(c.len(), 2, "{c:?}");
+    assert!(
+        c[0].starts_with("slumping reached the time cap after 30.0 s with K/ΔU = 3.0e-5"),
+        "{}",
+        c[0]
+    );
+    assert_eq!(c[1], "2 bodies left the container");
+}
+
 fn tiny_world() -> impulse_lab::World {
     let path = concat!(
         env!("CARGO_MANIFEST_DIR"),
@@ -447,6 +516,12 @@ fn repose_is_the_same_whatever_jobs_and_shards() {
         extra.to_str().unwrap(),
     ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // Capped at 0.4 s, the tiny pile is still moving: each run says so on stderr.
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    for mu in ["0", "0.5"] {
+        let w = format!("warning: repose_tiny, μ = {mu}, seed 8: packing reached the time cap");
+        assert!(stderr.contains(&w), "no '{w}' in:\n{stderr}");
+    }
     let extra = without_wall_clock(&extra);
     let extra: Vec<&str> = extra.lines().collect();
     assert_eq!(extra, [lines[0], lines[2], lines[4]]);

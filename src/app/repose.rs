@@ -140,6 +140,16 @@ pub fn section(ui: &mut egui::Ui, sim: &mut Simulation, control: &mut SimControl
             "{} of {ROWS} rows fitted, {} empty cells",
             m.rows_fitted, m.empty_cells
         ));
+        // What makes the experiment's angle doubtful (capped phase, standing face, lost
+        // bodies), as the batch run prints it.
+        if let Some(r) = sim.repose.as_ref().and_then(|t| t.result()) {
+            for c in r.caveats() {
+                ui.colored_label(
+                    egui::Color32::from_rgb(230, 160, 40),
+                    format!("Caveat: {c}"),
+                );
+            }
+        }
         egui::Grid::new("repose_rows").striped(true).show(ui, |ui| {
             for (j, a) in m.row_angles_deg.iter().enumerate() {
                 ui.label(format!("row {}", j + 1));

@@ -337,7 +337,9 @@ pub fn repose(args: ReposeArgs) -> Result<(), Failure> {
 
     // The runs send their rows as they finish; this thread writes them in the canonical
     // order as soon as every earlier row is in (a sweep cut short keeps its first rows).
-    let (tx, rx) = std::sync::mpsc::channel::<(usize, Result<Vec<String>, Failure>)>();
+    // Each run sends its row and its caveats (ReposeResult::caveats), printed as warnings.
+    type Row = (Vec<String>, Vec<String>);
+    let (tx, rx) = std::sync::mpsc::channel::<(usize, Result<Row, Failure>)>();
     let mut failures = Vec::new();
     let mut write_error = None;
     std::thread::scope(|s| {
@@ -350,7 +352,10 @@ pub fn repose(args: ReposeArgs) -> Result<(), Failure> {
                 for (i, p) in points.iter().enumerate() {
                     let row = run_point_recorded(scene, config, *p, dir, scene_name).map(
                         |(p, r, bodies, wall)| {
-                            csv_row(scene_name, shape, scene, p, &r, bodies, wall)
+                            (
+                                csv_row(scene_name, shape, scene, p, &r, bodies, wall),
+                                r.caveats(),
+                            )
                         },
                     );
                     overall.inc(1);
@@ -364,7 +369,10 @@ pub fn repose(args: ReposeArgs) -> Result<(), Failure> {
                     .enumerate()
                     .for_each_with(tx, |tx, (i, p)| {
                         let row = run_point(scene, config, *p, bars).map(|(p, r, bodies, wall)| {
-                            csv_row(scene_name, shape, scene, p, &r, bodies, wall)
+                            (
+                                csv_row(scene_name, shape, scene, p, &r, bodies, wall),
+                                r.caveats(),
+                            )
                         });
                         overall.inc(1);
                         // The receiver lives until every sender is gone.
@@ -379,7 +387,15 @@ pub fn repose(args: ReposeArgs) -> Result<(), Failure> {
             while let Some(row) = pending.remove(&next) {
                 next += 1;
                 match row {
-                    Ok(row) if write_error.is_none() => {
+                    Ok((row, caveats)) if write_error.is_none() => {
+                        for c in &caveats {
+                            bars.suspend(|| {
+                                eprintln!(
+                                    "warning: {scene_name}, μ = {}, seed {}: {c}",
+                                    row[3], row[5]
+                                )
+                            });
+                        }
                         if let Err(e) = writer
                             .write_record(&row)
                             .map_err(werr)

@@ -115,6 +115,43 @@ pub struct ReposeResult {
     pub bodies_lost: usize,
 }
 
+/// A run whose pile left more than this fraction of the floor's cells bare did not
+/// spread into a slope: [`ReposeResult::caveats`] says so.
+pub const BARE_FLOOR_WARNING: f64 = 0.25;
+
+impl ReposeResult {
+    /// What makes this run's angle doubtful, one sentence each (empty: nothing):
+    /// - a phase ended at the time cap, so the wall went, or the pile was measured,
+    ///   while it was still moving (K/ΔU above the threshold);
+    /// - more than [`BARE_FLOOR_WARNING`] of the 8 × 16 cells are bare floor: the pile
+    ///   kept a standing face instead of slumping, and a line fitted over its flat top
+    ///   and the bare floor is not an angle of repose (the paper's §7.5 measurement
+    ///   assumes a slope across the grid);
+    /// - bodies left the container.
+    pub fn caveats(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for (name, phase) in [("packing", &self.packing), ("slumping", &self.slumping)] {
+            if !phase.settled {
+                out.push(format!(
+                    "{name} reached the time cap after {:.1} s with K/ΔU = {:.1e}: the pile was still moving",
+                    phase.duration, phase.ke_ratio
+                ));
+            }
+        }
+        let cells = measure::ROWS * measure::COLUMNS;
+        let bare = self.measurement.empty_cells;
+        if bare as f64 > BARE_FLOOR_WARNING * cells as f64 {
+            out.push(format!(
+                "{bare} of {cells} cells are bare floor: the pile kept a standing face instead of slumping, so the fitted angle is not an angle of repose"
+            ));
+        }
+        if self.bodies_lost > 0 {
+            out.push(format!("{} bodies left the container", self.bodies_lost));
+        }
+        out
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum ReposeError {
     /// The world is not set up for the experiment (no box with a divider, a shape the

@@ -123,10 +123,10 @@ impl ReposeResult {
     /// What makes this run's angle doubtful, one sentence each (empty: nothing):
     /// - a phase ended at the time cap, so the wall went, or the pile was measured,
     ///   while it was still moving (K/ΔU above the threshold);
-    /// - more than [`BARE_FLOOR_WARNING`] of the 8 × 16 cells are bare floor: the pile
-    ///   kept a standing face instead of slumping, and a line fitted over its flat top
-    ///   and the bare floor is not an angle of repose (the paper's §7.5 measurement
-    ///   assumes a slope across the grid);
+    /// - more than [`BARE_FLOOR_WARNING`] of the 8 × 16 cells are bare floor: no slope
+    ///   covers the floor (too few bodies, or a face that stood instead of slumping), and
+    ///   a line fitted over a flat top is not an angle of repose (the paper's §7.5
+    ///   measurement assumes a slope across the grid);
     /// - bodies left the container.
     pub fn caveats(&self) -> Vec<String> {
         let mut out = Vec::new();
@@ -142,7 +142,7 @@ impl ReposeResult {
         let bare = self.measurement.empty_cells;
         if bare as f64 > BARE_FLOOR_WARNING * cells as f64 {
             out.push(format!(
-                "{bare} of {cells} cells are bare floor: the pile kept a standing face instead of slumping, so the fitted angle is not an angle of repose"
+                "{bare} of {cells} cells are bare floor: no slope covers the floor (too few bodies, or a face that stood instead of slumping), so the fitted angle is not an angle of repose"
             ));
         }
         if self.bodies_lost > 0 {

@@ -125,6 +125,21 @@ struct Point {
     seed: u64,
 }
 
+impl Point {
+    /// How messages name the run: "μ = 0.3, seed 75".
+    fn label(&self) -> String {
+        format!("μ = {}, seed {}", self.friction, self.seed)
+    }
+
+    /// The sweep's scene with this point's seed and friction.
+    fn scene(&self, base: &Scene) -> Scene {
+        let mut scene = base.clone();
+        scene.seed = self.seed;
+        scene.params.friction = self.friction;
+        scene
+    }
+}
+
 /// The CSV columns, in order.
 pub fn columns() -> Vec<String> {
     let mut c: Vec<String> = [
@@ -337,27 +352,31 @@ pub fn repose(args: ReposeArgs) -> Result<(), Failure> {
 
     // The runs send their rows as they finish; this thread writes them in the canonical
     // order as soon as every earlier row is in (a sweep cut short keeps its first rows).
-    // Each run sends its row and its caveats (ReposeResult::caveats), printed as warnings.
+    // Each run sends its CSV row and its warnings (ReposeResult::caveats).
     type Row = (Vec<String>, Vec<String>);
     let (tx, rx) = std::sync::mpsc::channel::<(usize, Result<Row, Failure>)>();
+    let finished = |(p, r, bodies, wall): (Point, ReposeResult, usize, f64)| -> Row {
+        let warnings = r
+            .caveats()
+            .iter()
+            .map(|c| format!("warning: {scene_name}, {}: {c}", p.label()))
+            .collect();
+        (
+            csv_row(&scene_name, &shape, &scene, p, &r, bodies, wall),
+            warnings,
+        )
+    };
     let mut failures = Vec::new();
     let mut write_error = None;
     std::thread::scope(|s| {
         let (points, scene, config, bars, overall) = (&points, &scene, &config, &bars, &overall);
-        let (scene_name, shape) = (&scene_name, &shape);
+        let scene_name = &scene_name;
         let video_dir = video_dir.as_deref();
         s.spawn(move || {
             if let Some(dir) = video_dir {
                 // One renderer at a time: the runs go in order on this thread.
                 for (i, p) in points.iter().enumerate() {
-                    let row = run_point_recorded(scene, config, *p, dir, scene_name).map(
-                        |(p, r, bodies, wall)| {
-                            (
-                                csv_row(scene_name, shape, scene, p, &r, bodies, wall),
-                                r.caveats(),
-                            )
-                        },
-                    );
+                    let row = run_point_recorded(scene, config, *p, dir, scene_name).map(finished);
                     overall.inc(1);
                     let _ = tx.send((i, row));
                 }
@@ -368,12 +387,7 @@ pub fn repose(args: ReposeArgs) -> Result<(), Failure> {
                     .par_iter()
                     .enumerate()
                     .for_each_with(tx, |tx, (i, p)| {
-                        let row = run_point(scene, config, *p, bars).map(|(p, r, bodies, wall)| {
-                            (
-                                csv_row(scene_name, shape, scene, p, &r, bodies, wall),
-                                r.caveats(),
-                            )
-                        });
+                        let row = run_point(scene, config, *p, bars).map(finished);
                         overall.inc(1);
                         // The receiver lives until every sender is gone.
                         let _ = tx.send((i, row));
@@ -387,14 +401,9 @@ pub fn repose(args: ReposeArgs) -> Result<(), Failure> {
             while let Some(row) = pending.remove(&next) {
                 next += 1;
                 match row {
-                    Ok((row, caveats)) if write_error.is_none() => {
-                        for c in &caveats {
-                            bars.suspend(|| {
-                                eprintln!(
-                                    "warning: {scene_name}, μ = {}, seed {}: {c}",
-                                    row[3], row[5]
-                                )
-                            });
+                    Ok((row, warnings)) if write_error.is_none() => {
+                        for w in &warnings {
+                            bars.suspend(|| eprintln!("{w}"));
                         }
                         if let Err(e) = writer
                             .write_record(&row)
@@ -473,11 +482,9 @@ fn run_point(
     p: Point,
     bars: &MultiProgress,
 ) -> Result<(Point, ReposeResult, usize, f64), Failure> {
-    let label = format!("μ = {}, seed {}", p.friction, p.seed);
+    let label = p.label();
     let start = Instant::now();
-    let mut scene = scene.clone();
-    scene.seed = p.seed;
-    scene.params.friction = p.friction;
+    let scene = p.scene(scene);
     let world = scene
         .build_world()
         .map_err(|e| Failure::invalid(format!("{label}: {e}")))?;
@@ -563,11 +570,9 @@ fn run_point_recorded(
     use impulse_lab::app::simulation::Simulation;
     use impulse_lab::repose::Phase;
     use impulse_lab::video::VideoFormat;
-    let label = format!("μ = {}, seed {}", p.friction, p.seed);
+    let label = p.label();
     let start = Instant::now();
-    let mut scene = scene.clone();
-    scene.seed = p.seed;
-    scene.params.friction = p.friction;
+    let scene = p.scene(scene);
     let out = video_path(dir, scene_name, &scene, p);
     let mut sim = Simulation::from_scene(scene.clone(), None, None)
         .map_err(|e| Failure::invalid(format!("{label}: {e}")))?;

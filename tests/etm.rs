@@ -627,3 +627,52 @@ fn ledger_residual_stays_small_with_etm() {
         "residual {worst:e} J"
     );
 }
+
+/// Restitution above the resting speed (issue 3's collision/contact split): a sphere
+/// landing on the floor faster than `rest_velocity` is ETM's, and leaves at e × its
+/// approach speed, as it does with `rest_velocity` = 0 and as under SQM (Newton's law is
+/// exact for one frictionless-normal contact through the centre, paper 000 eq. 65 with
+/// W released in full). ETM used to stop compressing at ũ_n = −rest_velocity and release
+/// into a contact that still approached: W grew, and the sphere left at 0.101 m/s from
+/// 0.115 m/s (e ≈ 0.88 instead of 0.3), a perpetual bounce on a flat floor.
+#[test]
+fn a_landing_just_above_the_resting_speed_leaves_at_e_times_its_approach() {
+    for (rest_velocity, gap) in [(0.1, 0.0), (0.1, 7.1e-5), (0.0, 0.0), (0.0, 7.1e-5)] {
+        for kind in [SolverKind::Etm, SolverKind::Sqm] {
+            let params = SolverParams {
+                restitution: 0.3,
+                friction: 0.3,
+                lambda: 30.0,
+                rest_velocity,
+                ..Default::default()
+            };
+            let h = 1.0 / 600.0;
+            let mut w = World::new(Vec3::new(0.0, 0.0, -9.81), h, kind, params).unwrap();
+            w.sleep.enabled = false;
+            w.add_container(Container::Plane {
+                point: Vec3::zeros(),
+                normal: Vec3::z(),
+            });
+            let sphere = Shape::Sphere { radius: 1.5 };
+            let mut b = RigidBody::new(
+                &sphere,
+                2500.0,
+                Vec3::new(0.0, 0.0, 1.5 + gap),
+                Quat::identity(),
+            );
+            // Rolling without slip (v = −ω × r), so friction has nothing to do.
+            b.velocity = Vec3::new(-0.06, -0.086, -0.0985);
+            b.angular_velocity = Vec3::new(0.086 / 1.5, -0.06 / 1.5, 0.0);
+            w.add_body(b);
+            w.step().unwrap();
+            // Approach after the step's gravity kick; the contact takes it to −e × that.
+            let approach = 0.0985 + 9.81 * h;
+            let vz = w.bodies[0].velocity.z;
+            assert!(
+                (vz - 0.3 * approach).abs() < 1e-6 * approach,
+                "{kind}, rest_velocity {rest_velocity}, gap {gap}: left at {vz} m/s, want {}",
+                0.3 * approach
+            );
+        }
+    }
+}

@@ -290,14 +290,19 @@ impl ContactPass {
         let mut deepest: f64 = 0.0;
         for (k, c) in contacts.iter().enumerate() {
             deepest = deepest.max(-c.gap);
-            let p = match self.rows.get(k) {
-                Some(row) if row.p.a == c.a && row.p.b == c.b => row.p.clone(),
-                _ => PreparedContact::new(bodies, c),
-            };
             let (ra, rb) = (
                 self.rank(bodies, c.a),
                 c.b.map_or(0, |b| self.rank(bodies, b)),
             );
+            // The velocity pass's prepared data for this contact, if it ran on them.
+            let fresh;
+            let p = match self.rows.get(k) {
+                Some(row) if row.p.a == c.a && row.p.b == c.b => &row.p,
+                _ => {
+                    fresh = PreparedContact::new(bodies, c);
+                    &fresh
+                }
+            };
             let (wa, wb) = if ra > rb {
                 (1.0, 0.0)
             } else if rb > ra {

@@ -288,7 +288,12 @@ impl ContactPass {
         self.displacement.resize(n, (Vec3::zeros(), Vec3::zeros()));
         self.projection.clear();
         let mut deepest: f64 = 0.0;
-        for (k, c) in contacts.iter().enumerate() {
+        // Rows in the velocity pass's bottom-up order when it ran on these contacts (it
+        // sorted every one of them), else in the contacts' order.
+        let bottom_up = self.order.len() == contacts.len();
+        for i in 0..contacts.len() {
+            let k = if bottom_up { self.order[i].1 } else { i };
+            let c = &contacts[k];
             deepest = deepest.max(-c.gap);
             let (ra, rb) = (
                 self.rank(bodies, c.a),
@@ -331,22 +336,12 @@ impl ContactPass {
         if deepest <= 0.0 || kp == 0.0 {
             return;
         }
-        // Rows in the velocity pass's bottom-up order (it sorted every contact).
-        let mut order: Vec<usize> = (0..self.projection.len()).collect();
-        if self.order.len() == contacts.len() {
-            let mut position = vec![0; contacts.len()];
-            for (i, &(_, k)) in self.order.iter().enumerate() {
-                position[k] = i;
-            }
-            order.sort_by_key(|&r| position[self.projection[r].contact]);
-        }
         // Stop when no sweep changes a separation by more than 10⁻³ of the correction
         // asked of the deepest contact.
         let tol = 1e-3 * kp * deepest;
         for _ in 0..PROJECTION_SWEEPS {
             let mut change: f64 = 0.0;
-            for &r in &order {
-                let row = &mut self.projection[r];
+            for row in &mut self.projection {
                 let c = &contacts[row.contact];
                 let (da, ta) = self.displacement[c.a];
                 let mut s = c.gap + c.normal.dot(&(da + ta.cross(&c.r_a)));

@@ -31,7 +31,9 @@
 //!    accumulated impulses (Catto's sequential impulses): normal λ_n ≥ 0 targeting
 //!    u_n⁺ = 0 (u_n⁺ = −gap/h for a speculative contact, gap > 0, which may close its gap
 //!    in the step), then the tangential impulse that stops the slip
-//!    (Δλ_t = −K_tt⁻¹ u_t), clamped to the cone |λ_t| ≤ μ λ_n; optionally rolling and
+//!    (Δλ_t = −K_tt⁻¹ u_t), or, when that leaves the cone |λ_t| ≤ μ λ_n, the cone's
+//!    impulse nearest to it in K_tt's metric, which is opposite the slip it leaves
+//!    (Coulomb with maximum dissipation, [`nearest_in_disk`]); optionally rolling and
 //!    spinning resistance (`SolverParams::rolling_friction`, `spinning_friction`),
 //!    angular impulses clamped to μ_r λ_n and μ_s λ_n. Accumulating lets a sweep take
 //!    back an impulse an earlier one over-applied, which a one-way "push while

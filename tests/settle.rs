@@ -81,12 +81,13 @@ fn run(w: &mut World, steps: usize) -> SettleMonitor {
 
 fn settles_by_its_own_means(kind: SolverKind) {
     // 27 spheres fall ≤ 2.8 m and settle within ~2.5 s; run 4 s.
-    check_settles(kind, pile(kind, 3, false));
+    check_settles(kind, pile(kind, 3, false), 3.0);
 }
 
-/// Run `w` for 4 s and check the issue's criteria (see the module doc).
-fn check_settles(kind: SolverKind, mut w: World) {
-    let m = run(&mut w, 2400);
+/// Run `w` for `within` + 1 s and check the issue's criteria (see the module doc),
+/// reached within `within` seconds.
+fn check_settles(kind: SolverKind, mut w: World, within: f64) {
+    let m = run(&mut w, ((within + 1.0) / DT).round() as usize);
     let t = m.time_to_settle();
     eprintln!(
         "{kind}: KE/ΔU = {:.3e} (ΔU = {:.4e} J), settled after {t:?} s, max penetration/size \
@@ -105,7 +106,7 @@ fn check_settles(kind: SolverKind, mut w: World) {
         m.last.ke_ratio
     );
     let t = t.expect("settled");
-    assert!(t < 3.0, "{kind}: settled only after {t} s");
+    assert!(t < within, "{kind}: settled only after {t} s");
     assert!(
         m.max_penetration_after_settling() < PENETRATION_RATIO_MAX,
         "{kind}: penetration {:e}",
@@ -182,10 +183,15 @@ fn cube_column(kind: SolverKind) -> World {
 /// the CLI on the same scene: SMM as it was stopped with "singular, inconsistent
 /// system" at step 1,037; with resting contacts left to the contact pass but without
 /// the regularised fallback it settled only after 3.92 s (sticking systems CG could
-/// not solve fell back to frictionless rows); now 1.86 s.
+/// not solve fell back to frictionless rows); then 1.86 s. When the contact pass's
+/// sliding friction was made exactly opposite the slip, this seed's column took 3.65 s:
+/// the time is one draw of a chaotic pile. Over seeds 1-8 (`impulse-lab run
+/// COLUMN.ron --settle --no-sleep`) the column settled in 2.2-4.6 s under SMM before
+/// that change and 1.8-3.6 s after (SQM 2.0-4.7 s and 1.7-3.4 s, ETM 1.7-3.7 s and
+/// 1.8-4.2 s); hence 4.5 s.
 #[test]
 fn smm_cube_pile_settles_by_its_own_means() {
-    check_settles(SolverKind::Smm, cube_column(SolverKind::Smm));
+    check_settles(SolverKind::Smm, cube_column(SolverKind::Smm), 4.5);
 }
 
 /// A settled pile with sleeping on (the default): asleep, kinetic energy exactly 0.

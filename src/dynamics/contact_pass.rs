@@ -434,7 +434,6 @@ pub fn nearest_in_disk(
     if (kx - along * target).norm() <= 1e-12 * kx.norm() {
         return radial;
     }
-    let g = kx;
     let mut gamma = 0.0_f64;
     let mut x = *target;
     for _ in 0..50 {
@@ -442,7 +441,7 @@ pub fn nearest_in_disk(
         let Some(inv) = shifted.try_inverse() else {
             return radial;
         };
-        x = inv * g;
+        x = inv * kx;
         let nx = x.norm();
         if !(nx.is_finite() && nx > 0.0) {
             return radial;

@@ -289,14 +289,17 @@ impl ContactPass {
         self.displacement.clear();
         self.displacement.resize(n, (Vec3::zeros(), Vec3::zeros()));
         self.projection.clear();
-        let mut deepest: f64 = 0.0;
+        // Nothing overlaps (or no projection asked): no rows to build.
+        let deepest = contacts.iter().fold(0.0_f64, |d, c| d.max(-c.gap));
+        if deepest <= 0.0 || kp == 0.0 {
+            return;
+        }
         // Rows in the velocity pass's bottom-up order when it ran on these contacts (it
         // sorted every one of them), else in the contacts' order.
         let bottom_up = self.order.len() == contacts.len();
         for i in 0..contacts.len() {
             let k = if bottom_up { self.order[i].1 } else { i };
             let c = &contacts[k];
-            deepest = deepest.max(-c.gap);
             let (ra, rb) = (
                 self.rank(bodies, c.a),
                 c.b.map_or(0, |b| self.rank(bodies, b)),
@@ -334,9 +337,6 @@ impl ContactPass {
                 jb,
                 lambda: 0.0,
             });
-        }
-        if deepest <= 0.0 || kp == 0.0 {
-            return;
         }
         // Stop when no sweep changes a separation by more than 10⁻³ of the correction
         // asked of the deepest contact.

@@ -757,3 +757,46 @@ fn bundled_repose_scenes_start_as_the_papers_arrays() {
         }
     }
 }
+
+/// Paper 000's Fig. 10 sizes (a = 3 m, b = 2.4 m, 3c = 3.78 m) give the three units the
+/// same volume: πa³/6 = 14.14 m³, b³ = 13.82 m³ and, for a cross of seven c-cubes (three
+/// 3c × c × c bars through one centre), 7c³ = 14.00 m³, all within 2.3 %. So the
+/// paper's sphere size a is its diameter and its cross is that seven-cube cross: a
+/// cross of thinner or longer arms on the same 3c would have a different volume. The
+/// bundled scenes use exactly these bodies.
+#[test]
+fn bundled_repose_bodies_have_the_papers_sizes_and_equal_volumes() {
+    let mut volumes = Vec::new();
+    for (name, want) in [
+        (
+            "repose_spheres",
+            Shape::Sphere { radius: 1.5 }, // a = 3 m across
+        ),
+        (
+            "repose_cubes",
+            Shape::Cuboid {
+                half_extents: Vec3::new(1.2, 1.2, 1.2), // b = 2.4 m
+            },
+        ),
+        ("repose_crosses", Shape::Cross { c: 1.26 }), // 3c = 3.78 m
+    ] {
+        let scene = impulse_lab::scene::load_scene(&impulse_lab::scene::resolve_scene(name))
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        let world = scene.build_world().unwrap();
+        for b in &world.bodies {
+            assert_eq!(b.shape, want, "{name}");
+        }
+        volumes.push((name, want.mass_properties(1.0).mass));
+    }
+    let c: f64 = 1.26;
+    assert!((volumes[2].1 - 7.0 * c.powi(3)).abs() < 1e-9 * volumes[2].1);
+    let (lo, hi) = volumes
+        .iter()
+        .fold((f64::MAX, 0.0_f64), |(lo, hi), &(_, v)| {
+            (lo.min(v), hi.max(v))
+        });
+    assert!(
+        hi / lo < 1.025,
+        "the three units' volumes should agree within 2.5 %: {volumes:?}"
+    );
+}

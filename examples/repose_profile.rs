@@ -1,0 +1,92 @@
+//! The height profile of a repose pile along the box, before the wall is removed and
+//! every 2 s of the slump: for each of the 16 columns of paper 000's 8 × 16 grid
+//! (§7.5), the mean over the 8 rows of the highest body point (m; 0 for a bare column).
+//! It shows how tall the packed column stands, how far the slump runs out, and whether
+//! the pile reaches the far wall (then the fitted line spans the whole floor).
+//!
+//! `cargo run --release --no-default-features --example repose_profile -- SCENE SOLVER MU [SEED]`,
+//! e.g. `... -- repose_crosses sqm 0.4 75`; SCENE is a file or a bundled scene's name.
+
+use impulse_lab::dynamics::solver::SolverKind;
+use impulse_lab::repose::{
+    COLUMNS, Phase, ROWS, ReposeConfig, ReposeExperiment, ReposeMeasurement,
+};
+use impulse_lab::scene::{load_scene, resolve_scene};
+use std::process::ExitCode;
+
+/// Mean highest point per column, formatted.
+fn profile(m: &ReposeMeasurement) -> String {
+    (0..COLUMNS)
+        .map(|c| {
+            let z: Vec<f64> = (0..ROWS)
+                .filter_map(|r| m.highest[r][c].map(|p| p.z))
+                .collect();
+            let mean = if z.is_empty() {
+                0.0
+            } else {
+                z.iter().sum::<f64>() / z.len() as f64
+            };
+            format!("{mean:5.1}")
+        })
+        .collect()
+}
+
+fn run(args: &[String]) -> Result<(), String> {
+    let [scene, solver, mu, rest @ ..] = args else {
+        return Err("usage: repose_profile SCENE SOLVER MU [SEED]".into());
+    };
+    let mut scene = load_scene(&resolve_scene(scene)).map_err(|e| e.to_string())?;
+    scene.solver = solver.parse::<SolverKind>().map_err(|e| e.to_string())?;
+    scene.params.friction = mu
+        .parse::<f64>()
+        .ok()
+        .filter(|m| m.is_finite() && *m >= 0.0)
+        .ok_or(format!("MU must be a number ≥ 0, got {mu}"))?;
+    if let Some(seed) = rest.first() {
+        scene.seed = seed
+            .parse()
+            .map_err(|_| format!("SEED must be an integer, got {seed}"))?;
+    }
+    let world = scene.build_world().map_err(|e| e.to_string())?;
+    let mut e = ReposeExperiment::new(world, ReposeConfig::default()).map_err(|e| e.to_string())?;
+    let mut next = 0.0;
+    println!("columns 1-16 from the packed side; mean highest point (m)");
+    while e.phase() != Phase::Done {
+        let before = e.phase();
+        e.step().map_err(|e| e.to_string())?;
+        if before == Phase::Packing && e.phase() == Phase::Slumping {
+            let m = e.measure_now().map_err(|e| e.to_string())?;
+            println!("packed after {:5.1} s       {}", e.world.time, profile(&m));
+        }
+        if e.phase() == Phase::Slumping && e.phase_time() >= next {
+            next += 2.0;
+            let m = e.measure_now().map_err(|e| e.to_string())?;
+            println!(
+                "slump t = {:4.1} s {:5.1}°  {}",
+                e.phase_time(),
+                m.angle_deg,
+                profile(&m)
+            );
+        }
+    }
+    let r = e.result().ok_or("no result")?;
+    let m = &r.measurement;
+    println!(
+        "measured        {:5.1}°  {}  (± {:.1}°)",
+        m.angle_deg,
+        profile(m),
+        m.error_deg
+    );
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match run(&args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(msg) => {
+            eprintln!("repose_profile: {msg}");
+            ExitCode::from(2)
+        }
+    }
+}

@@ -10,11 +10,11 @@
 //! `cargo run --release --no-default-features --example repose_overlap -- SCENE SOLVER MU [SEED]`,
 //! e.g. `... -- repose_crosses sqm 0.4 75`; SCENE is a file or a bundled scene's name.
 
-use impulse_lab::dynamics::solver::SolverKind;
-use impulse_lab::repose::{Phase, ReposeConfig, ReposeExperiment};
-use impulse_lab::scene::{load_scene, resolve_scene};
+use impulse_lab::repose::{Phase, ReposeExperiment};
 use impulse_lab::settle::body_size;
 use std::process::ExitCode;
+
+mod common;
 
 /// What one second of the run showed.
 #[derive(Default)]
@@ -26,24 +26,7 @@ struct Window {
     fastest: f64,
 }
 
-fn run(args: &[String]) -> Result<(), String> {
-    let [scene, solver, mu, rest @ ..] = args else {
-        return Err("usage: repose_overlap SCENE SOLVER MU [SEED]".into());
-    };
-    let mut scene = load_scene(&resolve_scene(scene)).map_err(|e| e.to_string())?;
-    scene.solver = solver.parse::<SolverKind>().map_err(|e| e.to_string())?;
-    scene.params.friction = mu
-        .parse::<f64>()
-        .ok()
-        .filter(|m| m.is_finite() && *m >= 0.0)
-        .ok_or(format!("MU must be a number ≥ 0, got {mu}"))?;
-    if let Some(seed) = rest.first() {
-        scene.seed = seed
-            .parse()
-            .map_err(|_| format!("SEED must be an integer, got {seed}"))?;
-    }
-    let world = scene.build_world().map_err(|e| e.to_string())?;
-    let mut e = ReposeExperiment::new(world, ReposeConfig::default()).map_err(|e| e.to_string())?;
+fn run(mut e: ReposeExperiment) -> Result<(), String> {
     println!("phase     t (s)  contacts/step  >1 %    deepest/size  fastest (m/s)");
     let mut w = Window::default();
     let mut next = 1.0;
@@ -87,12 +70,5 @@ fn run(args: &[String]) -> Result<(), String> {
 }
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    match run(&args) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(msg) => {
-            eprintln!("repose_overlap: {msg}");
-            ExitCode::from(2)
-        }
-    }
+    common::main("repose_overlap", run)
 }

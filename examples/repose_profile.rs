@@ -7,12 +7,10 @@
 //! `cargo run --release --no-default-features --example repose_profile -- SCENE SOLVER MU [SEED]`,
 //! e.g. `... -- repose_crosses sqm 0.4 75`; SCENE is a file or a bundled scene's name.
 
-use impulse_lab::dynamics::solver::SolverKind;
-use impulse_lab::repose::{
-    COLUMNS, Phase, ROWS, ReposeConfig, ReposeExperiment, ReposeMeasurement,
-};
-use impulse_lab::scene::{load_scene, resolve_scene};
+use impulse_lab::repose::{COLUMNS, Phase, ROWS, ReposeExperiment, ReposeMeasurement};
 use std::process::ExitCode;
+
+mod common;
 
 /// Mean highest point per column, formatted.
 fn profile(m: &ReposeMeasurement) -> String {
@@ -31,24 +29,7 @@ fn profile(m: &ReposeMeasurement) -> String {
         .collect()
 }
 
-fn run(args: &[String]) -> Result<(), String> {
-    let [scene, solver, mu, rest @ ..] = args else {
-        return Err("usage: repose_profile SCENE SOLVER MU [SEED]".into());
-    };
-    let mut scene = load_scene(&resolve_scene(scene)).map_err(|e| e.to_string())?;
-    scene.solver = solver.parse::<SolverKind>().map_err(|e| e.to_string())?;
-    scene.params.friction = mu
-        .parse::<f64>()
-        .ok()
-        .filter(|m| m.is_finite() && *m >= 0.0)
-        .ok_or(format!("MU must be a number ≥ 0, got {mu}"))?;
-    if let Some(seed) = rest.first() {
-        scene.seed = seed
-            .parse()
-            .map_err(|_| format!("SEED must be an integer, got {seed}"))?;
-    }
-    let world = scene.build_world().map_err(|e| e.to_string())?;
-    let mut e = ReposeExperiment::new(world, ReposeConfig::default()).map_err(|e| e.to_string())?;
+fn run(mut e: ReposeExperiment) -> Result<(), String> {
     let mut next = 0.0;
     println!("columns 1-16 from the packed side; mean highest point (m)");
     while e.phase() != Phase::Done {
@@ -81,12 +62,5 @@ fn run(args: &[String]) -> Result<(), String> {
 }
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    match run(&args) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(msg) => {
-            eprintln!("repose_profile: {msg}");
-            ExitCode::from(2)
-        }
-    }
+    common::main("repose_profile", run)
 }

@@ -954,70 +954,46 @@ mod tests {
         };
         let alpha = 45f64.to_radians();
         let n1 = Vec3::new(alpha.cos(), 0.0, alpha.sin());
-        let fall = |opened_by: &mut ContactPass| {
-            let mut bodies = vec![RigidBody::new(
+        let cube = || {
+            vec![RigidBody::new(
                 &shape,
                 1000.0,
                 Vec3::new(0.0, 0.0, 1.0),
                 Quat::identity(),
-            )];
-            // The projection: out of the tilted wall, through the cube's −x face centre.
-            let wall = static_contact(&bodies, Vec3::new(-0.5, 0.0, 0.0), n1, -0.02);
-            let z0 = bodies[0].position.z;
-            opened_by.project(&mut bodies, &[wall], 0.2);
-            let lift = bodies[0].position.z - z0;
-            // The next step: a support under the cube's centre, `lift` below it, the
-            // cube falling at lift/h.
+            )]
+        };
+        // The projection: out of the tilted wall, through the cube's −x face centre.
+        let mut projected = cube();
+        let wall = static_contact(&projected, Vec3::new(-0.5, 0.0, 0.0), n1, -0.02);
+        let mut pass = ContactPass::default();
+        pass.project(&mut projected, &[wall], 0.2);
+        let lift = projected[0].position.z - 1.0;
+        // k_p × 2 cm = 4 mm along n₁, 57 % of it as translation (the rest turns the
+        // cube): Δz = 4 mm × 0.57 × sin 45° = 1.6 mm.
+        assert!(lift > 1e-3 && lift < 5e-3, "lift {lift}");
+        // The next step: a support under the cube's centre, `lift` below it, the cube
+        // falling at lift/h. Returns the cube's vertical velocity after the pass.
+        let fall = |pass: &mut ContactPass, mut bodies: Vec<RigidBody>| {
             bodies[0].velocity = Vec3::new(0.0, 0.0, -lift / dt);
             let support = static_contact(&bodies, Vec3::new(0.0, 0.0, -0.5), Vec3::z(), lift);
             let params = SolverParams {
                 rest_velocity: 0.1,
                 ..SolverParams::default()
             };
-            opened_by.run(
-                &mut bodies,
-                &[support],
-                &params,
-                Vec3::z(),
-                dt,
-                &mut SolverReport::default(),
-            );
-            (lift, bodies[0].velocity.z)
+            let mut report = SolverReport::default();
+            pass.run(&mut bodies, &[support], &params, Vec3::z(), dt, &mut report);
+            bodies[0].velocity.z
         };
-        let (lift, vz) = fall(&mut ContactPass::default());
-        // k_p × 2 cm = 4 mm along n₁, 57 % of it as translation (the rest turns the
-        // cube): Δz = 4 mm × 0.57 × sin 45° = 1.6 mm.
-        assert!(lift > 1e-3 && lift < 5e-3, "lift {lift}");
+        let vz = fall(&mut pass, projected);
         assert!(
             vz.abs() < 1e-12,
             "the fall into the opened gap was not stopped: {vz}"
         );
-
         // Without the projection the same gap is real: the cube may close it.
-        let mut bodies = vec![RigidBody::new(
-            &shape,
-            1000.0,
-            Vec3::new(0.0, 0.0, 1.0),
-            Quat::identity(),
-        )];
-        bodies[0].velocity = Vec3::new(0.0, 0.0, -lift / dt);
-        let support = static_contact(&bodies, Vec3::new(0.0, 0.0, -0.5), Vec3::z(), lift);
-        let params = SolverParams {
-            rest_velocity: 0.1,
-            ..SolverParams::default()
-        };
-        ContactPass::default().run(
-            &mut bodies,
-            &[support],
-            &params,
-            Vec3::z(),
-            dt,
-            &mut SolverReport::default(),
-        );
+        let vz = fall(&mut ContactPass::default(), cube());
         assert!(
-            (bodies[0].velocity.z + lift / dt).abs() < 1e-12,
-            "a real gap must stay room to land in: {}",
-            bodies[0].velocity.z
+            (vz + lift / dt).abs() < 1e-12,
+            "a real gap must stay room to land in: {vz}"
         );
     }
 }

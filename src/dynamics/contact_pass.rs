@@ -36,11 +36,11 @@
 //!    metric, which is opposite the slip it leaves (Coulomb with maximum dissipation,
 //!    [`nearest_in_disk`]); optionally rolling and spinning resistance
 //!    (`SolverParams::rolling_friction`, `spinning_friction`), angular impulses clamped
-//!    to μ_r λ_n and μ_s λ_n. Accumulating lets a sweep take
-//!    back an impulse an earlier one over-applied, which a one-way "push while
-//!    approaching" sweep cannot (it launches bodies: jitter). Only contacts that approach
-//!    (u_n < −tol) or were warm started take part, so contacts a converged solver left
-//!    separating are not touched. The sweeps are momentum-conserving.
+//!    to μ_r λ_n and μ_s λ_n. Accumulating lets a sweep take back an impulse an earlier
+//!    one over-applied, which a one-way "push while approaching" sweep cannot (it
+//!    launches bodies: jitter). Only contacts that approach (u_n < −tol) or were warm
+//!    started take part, so contacts a converged solver left separating are not
+//!    touched. The sweeps are momentum-conserving.
 //! 5. **Shock propagation**: one last bottom-up sweep over what still approaches, with
 //!    the lower-level body of each pair treated as infinitely heavy (left out of K), so
 //!    a support's reaction cannot push the settled layers below back into the ground. It
@@ -354,12 +354,8 @@ impl ContactPass {
             let mut change: f64 = 0.0;
             for row in &mut self.projection {
                 let c = &contacts[row.contact];
-                let (da, ta) = self.displacement[c.a];
-                let mut s = c.gap + c.normal.dot(&(da + ta.cross(&c.r_a)));
-                if let Some(b) = c.b {
-                    let (db, tb) = self.displacement[b];
-                    s -= c.normal.dot(&(db + tb.cross(&c.r_b)));
-                }
+                let (oa, ob) = opening(c, &self.displacement);
+                let s = c.gap + oa - ob;
                 let lambda = (row.lambda + (row.target - s) * row.inv_knn).max(0.0);
                 let dl = lambda - row.lambda;
                 if dl == 0.0 {
@@ -427,13 +423,21 @@ fn speculative_gap(c: &Contact, opened: &[(Vec3, Vec3)]) -> f64 {
     if c.gap <= 0.0 || opened.is_empty() {
         return c.gap;
     }
-    let (da, ta) = opened[c.a];
-    let mut o = c.normal.dot(&(da + ta.cross(&c.r_a)));
-    if let Some(b) = c.b {
-        let (db, tb) = opened[b];
-        o -= c.normal.dot(&(db + tb.cross(&c.r_b)));
-    }
-    (c.gap - o.max(0.0)).max(0.0)
+    let (oa, ob) = opening(c, opened);
+    (c.gap - (oa - ob).max(0.0)).max(0.0)
+}
+
+/// How far the per-body displacements (Δx, Δθ) open contact `c`, linearised, as the
+/// two sides' terms: n·(Δx_a + Δθ_a × r_a) and n·(Δx_b + Δθ_b × r_b) (0 for a static
+/// side); the opening is their difference (negative: they close it).
+fn opening(c: &Contact, displacement: &[(Vec3, Vec3)]) -> (f64, f64) {
+    let (da, ta) = displacement[c.a];
+    let oa = c.normal.dot(&(da + ta.cross(&c.r_a)));
+    let ob = c.b.map_or(0.0, |b| {
+        let (db, tb) = displacement[b];
+        c.normal.dot(&(db + tb.cross(&c.r_b)))
+    });
+    (oa, ob)
 }
 
 /// The point of the disk |x| ≤ r nearest to `target` x* in the metric of the symmetric
@@ -921,27 +925,16 @@ mod tests {
         }
     }
 
-    /// A contact of body 0 with a static side (container 0) at body-frame offset `r`.
+    /// A contact of body 0 with a static side, at offset `r` from its centre.
     fn static_contact(bodies: &[RigidBody], r: Vec3, normal: Vec3, gap: f64) -> Contact {
-        let (t1, t2) = crate::math::tangent_basis(&normal);
-        Contact {
-            a: 0,
-            b: None,
-            point: bodies[0].position + r,
-            normal,
-            t1,
-            t2,
-            gap,
-            r_a: r,
-            r_b: Vec3::zeros(),
-            container: Some(0),
-        }
+        let p = bodies[0].position + r;
+        crate::collision::make_contact(bodies, 0, None, p, p, normal, gap)
     }
 
     /// The ghost-velocity loop [`speculative_gap`] breaks. A 1 m cube is pushed out of
     /// a wall tilted 45° (normal n₁ up and to +x, 2 cm deep) by the projection, which
-    /// lifts it by Δz. Next step a support below it is found Δz
-    /// away, the cube falling at Δz/h. With the projection's opening taken off, the
+    /// lifts it by Δz. Next step a support below it is found Δz away, the cube falling
+    /// at Δz/h. With the projection's opening taken off, the
     /// velocity pass stops the fall (u_n⁺ = 0); read as free space it would let the cube
     /// fall back where it was, at Δz/h, step after step, its velocity growing under
     /// gravity while it stands still. A gap the projection did not make (a fresh pass)

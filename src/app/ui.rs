@@ -18,7 +18,7 @@ use super::render::{ColorMode, DisplaySettings};
 use super::simulation::{EnergyHistory, SceneWatcher, SimControl, Simulation, WallRef};
 use super::teach::TeachLayout;
 use crate::container::{BOX_WALL_NAMES, Container};
-use crate::dynamics::solver::{SolverKind, SolverParams};
+use crate::dynamics::solver::{ContactFallback, SolverKind, SolverParams};
 use crate::energy::EnergySample;
 use crate::scene;
 use bevy::camera::{CameraOutputMode, Viewport, visibility::RenderLayers};
@@ -585,13 +585,18 @@ fn solver_section(ui: &mut egui::Ui, p: &mut PanelParams) {
         .on_hover_text("Islands whose bodies have all been slower than 0.01 m/s for 0.5 s stop being simulated until something touches them or a wall is removed (as in Box2D and Rapier).");
     let r = &p.sim.world.last_report;
     ui.small(format!(
-        "last step: {} impulses, {} iterations{}",
+        "last step: {} impulses, {} iterations{}{}",
         r.impulses,
         r.iterations,
         if r.hit_iteration_cap {
             " (cap hit)"
         } else {
             ""
+        },
+        match r.contact_fallback {
+            ContactFallback::None => "",
+            ContactFallback::Cold => "; contact pass redone without warm start",
+            ContactFallback::Scaled => "; contact pass scaled back",
         }
     ));
 }

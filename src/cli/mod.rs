@@ -7,7 +7,7 @@ use clap::{Args, Parser, Subcommand};
 use impulse_lab::World;
 use impulse_lab::dynamics::rotation::RotationIntegrator;
 use impulse_lab::dynamics::solver::mdp::FrictionLaw;
-use impulse_lab::dynamics::solver::{SolverKind, TraceRow};
+use impulse_lab::dynamics::solver::{ContactFallback, SolverKind, TraceRow};
 use impulse_lab::energy::EnergySample;
 use impulse_lab::lesson;
 use impulse_lab::microscope;
@@ -706,6 +706,7 @@ fn run(args: RunArgs) -> Result<(), Failure> {
     };
     write(&sample)?;
     let mut capped = 0u64;
+    let mut fallbacks = 0u64;
     for _ in 0..steps {
         let tracing = args.trace_collision == Some(world.step_index + 1);
         world.record_trace = tracing;
@@ -719,6 +720,7 @@ fn run(args: RunArgs) -> Result<(), Failure> {
             )));
         }
         capped += u64::from(world.last_report.hit_iteration_cap);
+        fallbacks += u64::from(world.last_report.contact_fallback != ContactFallback::None);
         if args.settle {
             settle.sample(&world);
         }
@@ -743,7 +745,7 @@ fn run(args: RunArgs) -> Result<(), Failure> {
             .map_err(|e| Failure::runtime(format!("writing final state: {e}")))?;
     }
     println!(
-        "{}: {} steps of {} s with {} | bodies {} | contacts {} | kinetic {:.6e} J | total {:.6e} J | residual {:.3e} J{}",
+        "{}: {} steps of {} s with {} | bodies {} | contacts {} | kinetic {:.6e} J | total {:.6e} J | residual {:.3e} J{}{}",
         scene.name,
         steps,
         world.dt,
@@ -755,6 +757,13 @@ fn run(args: RunArgs) -> Result<(), Failure> {
         sample.residual,
         if capped > 0 {
             format!(" | iteration cap hit in {capped} steps")
+        } else {
+            String::new()
+        },
+        if fallbacks > 0 {
+            format!(
+                " | contact pass redone in {fallbacks} steps (its first result gained kinetic energy)"
+            )
         } else {
             String::new()
         }

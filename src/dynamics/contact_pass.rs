@@ -53,16 +53,22 @@
 //! none of their own (all but jolt and MDP), over all of a body's contacts at once and
 //! with rotation (Cline and Pai's post-stabilisation).
 //!
-//! Energy: every impulse's kinetic-energy change P·(v⁻ + v⁺)/2 (paper 000, eq. 16; v the
-//! relative velocity, or the moving body's point velocity when the other side is frozen)
-//! is booked, normal part as restitution and tangential part (and rolling/spinning) as
-//! friction dissipation, with its sign (a warm-start impulse taken back returns energy).
-//! Freezing does not conserve momentum (the support absorbs the reaction, as the ground
-//! would). Projection moves bodies without forces: its potential-energy change shows in
-//! the ledger's residual.
+//! Then the pass checks that it dissipated: its exact solution cannot gain kinetic energy,
+//! and a result that did (an unconverged one, at high μ) is redone without the warm
+//! start or scaled back ([`DISSIPATION_SLACK`]).
+//!
+//! Energy: the kinetic-energy change of the warm start and the sweeps, Πᵀ(w⁻ + w⁺)/2 for
+//! the accumulated impulses Π and their velocities w at the start and end of the pass
+//! (paper 000, eq. 16, summed over the contacts; [`ContactPass::book_net_work`]), is
+//! booked, normal part as restitution and tangential part (and rolling/spinning) as
+//! friction dissipation, with its sign; each shock-propagation impulse's change
+//! P·(v⁻ + v⁺)/2 (v the moving body's point velocity when the other side is frozen) is
+//! booked as it is applied. Freezing does not conserve momentum (the support absorbs the
+//! reaction, as the ground would). Projection moves bodies without forces: its
+//! potential-energy change shows in the ledger's residual.
 
 use super::solver::prepared::PreparedContact;
-use super::solver::{SolverParams, SolverReport};
+use super::solver::{ContactFallback, SolverParams, SolverReport, total_kinetic_energy};
 use crate::body::RigidBody;
 use crate::collision::Contact;
 use crate::math::{Mat3, Quat, Vec3};
@@ -79,6 +85,8 @@ pub struct ContactPass {
     projection: Vec<ProjectionRow>,
     /// Per body: the projection's translation Δx and rotation vector Δθ.
     displacement: Vec<(Vec3, Vec3)>,
+    /// Per body: v and ω before the pass (see [`DISSIPATION_SLACK`]).
+    saved: Vec<(Vec3, Vec3)>,
 }
 
 /// One contact of the position projection ([`ContactPass::project`]).
@@ -114,6 +122,26 @@ pub const REST_TOLERANCE: f64 = 1e-3;
 /// than 1 cm per second with 25 sweeps, 1-3 with 100.
 pub const PGS_SWEEPS: u32 = 100;
 
+/// How much kinetic energy, relative to its value before the pass, the contact pass may
+/// gain to rounding before its result is rejected.
+///
+/// The pass is perfectly inelastic with Coulomb friction, and its exact solution never
+/// gains energy: with P the contacts' impulses, u⁻ and u⁺ their relative velocities
+/// before and after, and A the Delassus matrix (u⁺ = u⁻ + A P), summing paper 000's
+/// eq. 16 over the contacts gives ΔK = Pᵀ(u⁻ + u⁺)/2 = Pᵀu⁺ − ½ PᵀAP, where
+/// λ_n u_n⁺ = 0 (or λ_n ≥ 0 against u_n⁺ = −gap/h < 0 for a speculative contact),
+/// λ_t·u_t⁺ ≤ 0 (friction opposes the slip it leaves) and PᵀAP ≥ 0: ΔK ≤ 0. An
+/// unconverged pass can gain. At μ = 5 on 325 crosses (`packing_crosses`, SQM) the warm
+/// start applied impulses that had grown step after step without bound (the sweeps
+/// do not converge there; the long arms couple friction to the normal), raising K from
+/// 4.4e7 J to 2.0e12 J, and the sweeps gave back all but up to 40 % of K; the pile's
+/// kinetic energy reached 3.7e10 J after 6.2 s. So a pass that ends with
+/// K > (1 + `DISSIPATION_SLACK`) K₀ is redone without the warm start, and if that one
+/// gains too, scaled back to its most dissipative multiple
+/// ([`ContactPass::scale_back`]); [`SolverReport::contact_fallback`] says which. At
+/// μ ≤ 0.6 neither has been seen to happen (the pass is then unchanged, bit for bit).
+pub const DISSIPATION_SLACK: f64 = 1e-9;
+
 /// Most projected Gauss-Seidel sweeps of the position projection per step.
 pub const PROJECTION_SWEEPS: u32 = 50;
 
@@ -139,8 +167,6 @@ impl ContactPass {
         dt: f64,
         report: &mut SolverReport,
     ) {
-        let friction = params.friction;
-        let max_sweeps = params.max_iterations;
         let n = bodies.len();
         self.level.clear();
         self.level.resize(n, NO_LEVEL);
@@ -203,29 +229,99 @@ impl ContactPass {
             let mut p = PreparedContact::new(bodies, c);
             p.gap = speculative_gap(c, opened);
             v_ref = v_ref.max(-p.relative_velocity(bodies).dot(&p.n));
-            let mut row = Row::new(p);
-            if warm {
-                row.warm_start(bodies, &self.cache, friction, report);
-            }
-            self.rows.push(row);
+            self.rows.push(Row::new(p, bodies));
         }
         self.displacement = last;
         self.displacement.clear();
         let tol = (params.tolerance * v_ref).max(REST_TOLERANCE * params.rest_velocity);
 
-        // 3. projected Gauss-Seidel sweeps over all contacts, bottom up
+        // 3-5, then the dissipation check (see `DISSIPATION_SLACK`).
+        self.saved.clear();
+        self.saved
+            .extend(bodies.iter().map(|b| (b.velocity, b.angular_velocity)));
+        let k0 = total_kinetic_energy(bodies);
+        let booked = (
+            report.dissipated_restitution,
+            report.dissipated_friction,
+            report.impulses,
+        );
+        let slack = DISSIPATION_SLACK * k0;
+        self.solve_rows(bodies, contacts, params, dt, tol, warm, report);
+        let mut scale = 1.0;
+        if total_kinetic_energy(bodies) > k0 + slack {
+            if warm {
+                // The warm start carried an unconverged step's impulses: start cold.
+                self.restore(bodies);
+                (
+                    report.dissipated_restitution,
+                    report.dissipated_friction,
+                    report.impulses,
+                ) = booked;
+                for row in &mut self.rows {
+                    row.reset();
+                }
+                self.solve_rows(bodies, contacts, params, dt, tol, false, report);
+                report.contact_fallback = ContactFallback::Cold;
+            }
+            if total_kinetic_energy(bodies) > k0 + slack {
+                scale = self.scale_back(bodies);
+                // The pass's net work, booked whole as friction (the normal/tangential
+                // split of the sweeps' bookings no longer applies to the scaled sum).
+                report.dissipated_restitution = booked.0;
+                report.dissipated_friction = booked.1 + k0 - total_kinetic_energy(bodies);
+                report.contact_fallback = ContactFallback::Scaled;
+            }
+        }
+        // 6. remember the accumulated impulses (as applied) for the next warm start
+        self.cache.clear();
+        if warm {
+            for (c, row) in contacts.iter().zip(&self.rows) {
+                if row.lambda_n > 0.0 && scale > 0.0 {
+                    let body_frame = bodies[c.a].orientation.inverse() * c.r_a;
+                    let pt = row.lambda_t.x * row.p.t1 + row.lambda_t.y * row.p.t2;
+                    self.cache
+                        .entry((c.a, c.b, c.container))
+                        .or_default()
+                        .push((body_frame, scale * row.lambda_n, scale * pt));
+                }
+            }
+        }
+    }
+
+    /// Steps 3-5 of the pass over the rows built by [`Self::run`]: the warm start (if
+    /// `warm`), the projected Gauss-Seidel sweeps and the shock-propagation sweep.
+    #[allow(clippy::too_many_arguments)]
+    fn solve_rows(
+        &mut self,
+        bodies: &mut [RigidBody],
+        contacts: &[Contact],
+        params: &SolverParams,
+        dt: f64,
+        tol: f64,
+        warm: bool,
+        report: &mut SolverReport,
+    ) {
+        let friction = params.friction;
+        let max_sweeps = params.max_iterations;
+        if warm {
+            for row in &mut self.rows {
+                row.warm_start(bodies, &self.cache, friction, report);
+            }
+        }
+        // projected Gauss-Seidel sweeps over all contacts, bottom up
         for _ in 0..max_sweeps.min(PGS_SWEEPS) {
             let mut change: f64 = 0.0;
             for &(_, k) in &self.order {
                 change = change.max(self.rows[k].solve(bodies, friction, dt, tol, report));
                 if params.rolling_friction > 0.0 || params.spinning_friction > 0.0 {
-                    self.rows[k].resist_rotation(bodies, params, report);
+                    self.rows[k].resist_rotation(bodies, params);
                 }
             }
             if change <= tol {
                 break;
             }
         }
+        self.book_net_work(bodies, report);
         // 4. one shock-propagation sweep, bottom up, lower side frozen
         for &(_, k) in &self.order {
             let c = &contacts[k];
@@ -247,24 +343,83 @@ impl ContactPass {
                     moving = Some((c.a, p.r_a, 1.0));
                 }
             }
-            let mut row = Row::new(p);
+            let mut row = Row::new(p, bodies);
             row.moving = moving;
+            row.book_each = true;
             row.solve(bodies, friction, dt, tol, report);
         }
-        // 5. remember the accumulated impulses for the next step's warm start
-        self.cache.clear();
-        if warm {
-            for (c, row) in contacts.iter().zip(&self.rows) {
-                if row.lambda_n > 0.0 {
-                    let body_frame = bodies[c.a].orientation.inverse() * c.r_a;
-                    let pt = row.lambda_t.x * row.p.t1 + row.lambda_t.y * row.p.t2;
-                    self.cache
-                        .entry((c.a, c.b, c.container))
-                        .or_default()
-                        .push((body_frame, row.lambda_n, pt));
-                }
+    }
+
+    /// Book the work of the warm start and the sweeps: the net work of each contact's
+    /// accumulated impulses over the pass.
+    ///
+    /// All of them act through the same Jacobian J (positions do not move in the pass),
+    /// so with Π the generalised impulses (λ_n, λ_t at each contact; the rolling and
+    /// spinning angular impulses τ) and w = J v their velocities, v⁺ = v⁻ + M⁻¹JᵀΠ and
+    /// ΔK = Πᵀ(w⁻ + w⁺)/2 exactly (paper 000, eq. 16, summed over the contacts). Its
+    /// normal part λ_n n·(u⁻ + u⁺)/2 is booked as restitution, the rest as friction.
+    /// Booking each increment instead gives the same sum, but at high μ, where the warm
+    /// start applies large impulses and the sweeps take most of them back, the
+    /// increments' normal and tangential parts cancel in sums of ±1e11 J: the split
+    /// would be noise.
+    fn book_net_work(&self, bodies: &[RigidBody], report: &mut SolverReport) {
+        for row in &self.rows {
+            if !row.started {
+                continue;
             }
+            let p = &row.p;
+            let u = 0.5 * (row.u_start + p.relative_velocity(bodies));
+            let w = 0.5 * (row.w_start + relative_angular_velocity(p, bodies));
+            let normal = row.lambda_n * p.n.dot(&u);
+            let tangent = row.lambda_t.x * p.t1.dot(&u) + row.lambda_t.y * p.t2.dot(&u);
+            let turning = (row.spin * p.n + row.roll).dot(&w);
+            report.dissipated_restitution -= normal;
+            report.dissipated_friction -= tangent + turning;
         }
+    }
+
+    /// Put back the velocities saved before the pass.
+    fn restore(&self, bodies: &mut [RigidBody]) {
+        for (b, (v, w)) in bodies.iter_mut().zip(&self.saved) {
+            b.velocity = *v;
+            b.angular_velocity = *w;
+        }
+    }
+
+    /// Scale the pass's velocity change back to the most dissipative multiple of it and
+    /// return the factor s ∈ [0, 1].
+    ///
+    /// With Δv, Δω each body's change since the saved v₀, ω₀, the kinetic energy of
+    /// v₀ + s Δv, ω₀ + s Δω is K(s) = K₀ + a s + c s², with
+    /// a = Σ (m v₀·Δv + ω₀ᵀ I Δω) and c = ½ Σ (m |Δv|² + Δωᵀ I Δω) ≥ 0. Its minimum
+    /// over s ≥ 0 is at s* = −a / (2c) when a < 0, where K(s*) = K₀ − a²/(4c) ≤ K₀; when
+    /// a ≥ 0 no multiple dissipates and s = 0 (the pass is undone). Called only when
+    /// K(1) > K₀, i.e. a + c > 0, so s* < ½. Every impulse of the pass is scaled by
+    /// the same s, which keeps λ_n ≥ 0 and |λ_t| ≤ μ λ_n.
+    fn scale_back(&self, bodies: &mut [RigidBody]) -> f64 {
+        let (mut a, mut c) = (0.0, 0.0);
+        for (b, (v0, w0)) in bodies.iter().zip(&self.saved) {
+            if b.is_static() {
+                continue;
+            }
+            let (dv, dw) = (b.velocity - v0, b.angular_velocity - w0);
+            let i_dw = b.inertia_world() * dw;
+            a += b.mass * v0.dot(&dv) + w0.dot(&i_dw);
+            c += 0.5 * (b.mass * dv.norm_squared() + dw.dot(&i_dw));
+        }
+        let s = if a < 0.0 && c > 0.0 {
+            (-a / (2.0 * c)).min(1.0)
+        } else {
+            0.0
+        };
+        for (b, (v0, w0)) in bodies.iter_mut().zip(&self.saved) {
+            if b.is_static() {
+                continue;
+            }
+            b.velocity = v0 + s * (b.velocity - v0);
+            b.angular_velocity = w0 + s * (b.angular_velocity - w0);
+        }
+        s
     }
 
     /// Position projection after the last [`Self::run`], over the same `contacts`.
@@ -525,10 +680,17 @@ struct Row {
     roll: Vec3,
     /// (body, lever arm, sign of P on it) of the single moving side, if one is frozen.
     moving: Option<(usize, Vec3, f64)>,
+    /// Relative velocity and relative angular velocity ω_a − ω_b at the start of the
+    /// pass (for [`ContactPass::book_net_work`]).
+    u_start: Vec3,
+    w_start: Vec3,
+    /// Book each impulse's work as it is applied (the shock-propagation rows), instead
+    /// of the net work of the accumulated impulses at the end of the sweeps.
+    book_each: bool,
 }
 
 impl Row {
-    fn new(p: PreparedContact) -> Self {
+    fn new(p: PreparedContact, bodies: &[RigidBody]) -> Self {
         let knn = p.n.dot(&(p.k * p.n));
         let (t1, t2) = (p.t1, p.t2);
         let ktt = nalgebra::Matrix2::new(
@@ -550,8 +712,20 @@ impl Row {
             spin: 0.0,
             roll: Vec3::zeros(),
             moving: None,
+            u_start: p.relative_velocity(bodies),
+            w_start: relative_angular_velocity(&p, bodies),
+            book_each: false,
             p,
         }
+    }
+
+    /// Forget the accumulated impulses (for a pass that starts again).
+    fn reset(&mut self) {
+        self.started = false;
+        self.lambda_n = 0.0;
+        self.lambda_t = nalgebra::Vector2::zeros();
+        self.spin = 0.0;
+        self.roll = Vec3::zeros();
     }
 
     /// Apply the impulse the same contact point carried at the end of the last step
@@ -655,22 +829,15 @@ impl Row {
     /// Rolling and spinning resistance (see `SolverParams::rolling_friction`): angular
     /// impulses τ on a (−τ on b) that stop the relative rotation, clamped to
     /// |τ_n| ≤ μ_s λ_n about the normal and |τ_t| ≤ μ_r λ_n about the tangent plane.
-    /// Their work τ·(ω_rel⁻ + ω_rel⁺)/2 is booked as friction dissipation.
-    fn resist_rotation(
-        &mut self,
-        bodies: &mut [RigidBody],
-        params: &SolverParams,
-        report: &mut SolverReport,
-    ) {
+    /// Their work τ·(ω_rel⁻ + ω_rel⁺)/2 is booked as friction dissipation, with the
+    /// pass's net work ([`ContactPass::book_net_work`]).
+    fn resist_rotation(&mut self, bodies: &mut [RigidBody], params: &SolverParams) {
         if self.lambda_n <= 0.0 {
             return;
         }
         let p = &self.p;
         let inv = p.inv_inertia_a + p.inv_inertia_b;
-        let omega = |bodies: &[RigidBody]| {
-            bodies[p.a].angular_velocity - p.b.map_or(Vec3::zeros(), |b| bodies[b].angular_velocity)
-        };
-        let w = omega(bodies);
+        let w = relative_angular_velocity(p, bodies);
         let n = p.n;
         let mut tau = Vec3::zeros();
         // Spin about n.
@@ -700,19 +867,21 @@ impl Row {
         if tau == Vec3::zeros() {
             return;
         }
-        let w_before = omega(bodies);
         bodies[p.a].angular_velocity += p.inv_inertia_a * tau;
         if let Some(b) = p.b {
             bodies[b].angular_velocity -= p.inv_inertia_b * tau;
         }
-        let w_after = omega(bodies);
-        report.dissipated_friction -= tau.dot(&(0.5 * (w_before + w_after)));
     }
 
     /// Apply `impulse` and book its work against the moving side's point velocity (one
     /// side frozen) or the relative velocity: ΔK = P·(v⁻ + v⁺)/2 (paper 000, eq. 16).
     fn apply(&self, bodies: &mut [RigidBody], impulse: &Vec3, report: &mut SolverReport) {
         let p = &self.p;
+        report.impulses += 1;
+        if !self.book_each {
+            p.apply_impulse(bodies, impulse);
+            return;
+        }
         let moving = self.moving;
         let point_velocity = |bodies: &[RigidBody]| match moving {
             Some((i, r, _)) => bodies[i].velocity + bodies[i].angular_velocity.cross(&r),
@@ -730,8 +899,12 @@ impl Row {
         let w_total = pw.dot(&avg);
         report.dissipated_restitution -= w_normal;
         report.dissipated_friction -= w_total - w_normal;
-        report.impulses += 1;
     }
+}
+
+/// ω_a − ω_b of a contact's bodies (ω_b = 0 for a container).
+fn relative_angular_velocity(p: &PreparedContact, bodies: &[RigidBody]) -> Vec3 {
+    bodies[p.a].angular_velocity - p.b.map_or(Vec3::zeros(), |b| bodies[b].angular_velocity)
 }
 
 /// Leave body a out of the contact's collision matrix (treat it as infinitely heavy).
@@ -988,5 +1161,196 @@ mod tests {
             (vz + lift / dt).abs() < 1e-12,
             "a real gap must stay room to land in: {vz}"
         );
+    }
+
+    /// A unit cube resting flat on the floor (a static support under each bottom
+    /// corner, gap 0) after a step's gravity kick, at μ = 5.
+    fn kicked_cube(dt: f64) -> (Vec<RigidBody>, Vec<Contact>) {
+        let shape = Shape::Cuboid {
+            half_extents: Vec3::new(0.5, 0.5, 0.5),
+        };
+        let mut bodies = vec![RigidBody::new(
+            &shape,
+            1000.0,
+            Vec3::new(0.0, 0.0, 0.5),
+            Quat::identity(),
+        )];
+        bodies[0].velocity = Vec3::new(0.0, 0.0, -9.81 * dt);
+        let contacts = [(-0.5, -0.5), (0.5, -0.5), (0.5, 0.5), (-0.5, 0.5)]
+            .iter()
+            .map(|&(x, y)| static_contact(&bodies, Vec3::new(x, y, -0.5), Vec3::z(), 0.0))
+            .collect();
+        (bodies, contacts)
+    }
+
+    fn kinetic(bodies: &[RigidBody]) -> f64 {
+        total_kinetic_energy(bodies)
+    }
+
+    /// A warm start carrying impulses that grew without bound (as an unconverged pass
+    /// leaves them at μ = 5) and one sweep to take them back: the pass's result would
+    /// gain kinetic energy, so it is redone from zero impulses, bit for bit the pass
+    /// with nothing to warm-start from, and what is remembered for the next step is
+    /// that pass's impulses, not the runaway ones.
+    #[test]
+    fn a_warm_start_that_gains_energy_is_dropped() {
+        let dt = 1.0 / 600.0;
+        let params = SolverParams {
+            rest_velocity: 0.1,
+            friction: 5.0,
+            max_iterations: 1,
+            ..SolverParams::default()
+        };
+        let (bodies, contacts) = kicked_cube(dt);
+        let weight_impulse = bodies[0].mass * 9.81 * dt;
+        let k0 = kinetic(&bodies);
+
+        // The cold pass: nothing to warm-start from.
+        let mut cold = bodies.clone();
+        let mut report = SolverReport::default();
+        ContactPass::default().run(&mut cold, &contacts, &params, Vec3::z(), dt, &mut report);
+        assert_eq!(report.contact_fallback, ContactFallback::None);
+        assert!(kinetic(&cold) <= k0);
+
+        // Runaway impulses at the same four points: 10³ times the weight's, tangential
+        // at the cone's edge, all turning the cube the same way about z.
+        let mut pass = ContactPass::default();
+        let runaway = contacts
+            .iter()
+            .map(|c| {
+                let turn = Vec3::z().cross(&c.r_a).normalize();
+                (c.r_a, 1e3 * weight_impulse, 5e3 * weight_impulse * turn)
+            })
+            .collect();
+        pass.cache.insert((0, None, None), runaway);
+        let mut warm = bodies.clone();
+        let mut report = SolverReport::default();
+        pass.run(&mut warm, &contacts, &params, Vec3::z(), dt, &mut report);
+        assert_eq!(report.contact_fallback, ContactFallback::Cold);
+        assert!(kinetic(&warm) <= k0, "{} > {k0}", kinetic(&warm));
+        assert_eq!(warm[0].velocity, cold[0].velocity);
+        assert_eq!(warm[0].angular_velocity, cold[0].angular_velocity);
+        let remembered: f64 = pass.cache.values().flatten().map(|e| e.1).sum();
+        assert!(
+            remembered <= 2.0 * weight_impulse,
+            "remembered {remembered}, the weight's impulse is {weight_impulse}"
+        );
+    }
+
+    /// K(s) = ½ m |v₀ + sΔv|² + ½ (ω₀ + sΔω)ᵀ I (ω₀ + sΔω) is smallest at
+    /// s* = −a/(2c); a pass whose change only adds energy (a ≥ 0) is undone.
+    #[test]
+    fn scale_back_takes_the_most_dissipative_multiple() {
+        let shape = Shape::Cuboid {
+            half_extents: Vec3::new(0.5, 1.0, 1.5),
+        };
+        let mut bodies = vec![RigidBody::new(
+            &shape,
+            1000.0,
+            Vec3::zeros(),
+            Quat::from_axis_angle(&Vec3::x_axis(), 0.3),
+        )];
+        let (v0, w0) = (Vec3::new(1.0, 0.0, 2.0), Vec3::new(0.0, 1.0, 0.0));
+        let (dv, dw) = (Vec3::new(-3.0, 0.0, -6.0), Vec3::new(0.0, -3.0, 0.0));
+        let pass = ContactPass {
+            saved: vec![(v0, w0)],
+            ..ContactPass::default()
+        };
+        let set = |bodies: &mut Vec<RigidBody>, s: f64| {
+            bodies[0].velocity = v0 + s * dv;
+            bodies[0].angular_velocity = w0 + s * dw;
+        };
+        // Δ = −3 × (v₀, ω₀): K(s) = (1 − 3s)² K₀, smallest (0) at s = 1/3.
+        set(&mut bodies, 1.0);
+        let k0 = 0.5 * bodies[0].mass * v0.norm_squared()
+            + 0.5 * w0.dot(&(bodies[0].inertia_world() * w0));
+        assert!(kinetic(&bodies) > k0);
+        let s = pass.scale_back(&mut bodies);
+        assert!((s - 1.0 / 3.0).abs() < 1e-15, "s = {s}");
+        assert!(kinetic(&bodies) <= 1e-28 * k0, "{}", kinetic(&bodies));
+        // Δ = +(v₀, ω₀) only adds energy: s = 0, the saved velocities come back.
+        bodies[0].velocity = 2.0 * v0;
+        bodies[0].angular_velocity = 2.0 * w0;
+        assert_eq!(pass.scale_back(&mut bodies), 0.0);
+        assert_eq!((bodies[0].velocity, bodies[0].angular_velocity), (v0, w0));
+    }
+
+    /// The booked restitution and friction work add up to the pass's kinetic-energy
+    /// change (rolling and spinning resistance included), and without friction nothing
+    /// is booked as friction. A cube landing flat while it slides and spins.
+    #[test]
+    fn booked_work_is_the_kinetic_energy_the_pass_removes() {
+        let dt = 1.0 / 600.0;
+        for (mu, rolling) in [(0.0, 0.0), (0.4, 0.0), (0.4, 0.05), (5.0, 0.05)] {
+            let params = SolverParams {
+                rest_velocity: 0.1,
+                friction: mu,
+                rolling_friction: rolling,
+                spinning_friction: rolling,
+                ..SolverParams::default()
+            };
+            let (mut bodies, contacts) = kicked_cube(dt);
+            bodies[0].velocity = Vec3::new(0.7, -0.2, -0.5);
+            bodies[0].angular_velocity = Vec3::new(0.3, 0.1, 2.0);
+            let k0 = kinetic(&bodies);
+            let mut report = SolverReport::default();
+            let mut pass = ContactPass::default();
+            // Two steps (the second warm-started), booked into one report.
+            for _ in 0..2 {
+                pass.run(&mut bodies, &contacts, &params, Vec3::z(), dt, &mut report);
+            }
+            let booked = report.dissipated_restitution + report.dissipated_friction;
+            assert!(
+                (booked - (k0 - kinetic(&bodies))).abs() <= 1e-12 * k0,
+                "μ = {mu}: booked {booked}, removed {}",
+                k0 - kinetic(&bodies)
+            );
+            assert!(report.dissipated_restitution > 0.0);
+            if mu == 0.0 {
+                assert_eq!(report.dissipated_friction, 0.0);
+            } else {
+                assert!(report.dissipated_friction > 0.0, "μ = {mu}");
+            }
+        }
+    }
+
+    /// A warm start 10³ times too large that the sweeps take back (they converge, so the
+    /// pass stands): booked increment by increment, its normal and tangential parts
+    /// would cancel only in their sum (±10¹ J here, a pass that removes 10⁻² J); the
+    /// net work of the accumulated impulses splits into a restitution and a friction
+    /// part that are each a dissipation no larger than what the pass removed.
+    #[test]
+    fn a_warm_start_taken_back_leaves_no_trace_in_the_split() {
+        let dt = 1.0 / 600.0;
+        let params = SolverParams {
+            rest_velocity: 0.1,
+            friction: 0.4,
+            ..SolverParams::default()
+        };
+        let (mut bodies, contacts) = kicked_cube(dt);
+        bodies[0].velocity.x = 0.05;
+        let weight_impulse = bodies[0].mass * 9.81 * dt;
+        let mut pass = ContactPass::default();
+        let runaway = contacts
+            .iter()
+            .map(|c| {
+                let turn = Vec3::z().cross(&c.r_a).normalize();
+                (c.r_a, 1e3 * weight_impulse, 4e2 * weight_impulse * turn)
+            })
+            .collect();
+        pass.cache.insert((0, None, None), runaway);
+        let k0 = kinetic(&bodies);
+        let mut report = SolverReport::default();
+        pass.run(&mut bodies, &contacts, &params, Vec3::z(), dt, &mut report);
+        assert_eq!(report.contact_fallback, ContactFallback::None);
+        let removed = k0 - kinetic(&bodies);
+        let (r, f) = (report.dissipated_restitution, report.dissipated_friction);
+        assert!(removed > 0.0 && (r + f - removed).abs() <= 1e-9 * k0);
+        for part in [r, f] {
+            assert!(
+                part >= -1e-9 * k0 && part <= removed + 1e-9 * k0,
+                "restitution {r}, friction {f}, removed {removed}"
+            );
+        }
     }
 }

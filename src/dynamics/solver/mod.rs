@@ -298,6 +298,22 @@ pub struct SolverReport {
     /// post-impulse relative velocity in the last sweep, ‖D_ii Δλ_i‖ (m/s).
     pub residual: f64,
     pub drift_work: f64,
+    /// Whether the contact pass had to fall back because its result gained kinetic
+    /// energy (see `dynamics::contact_pass::DISSIPATION_SLACK`).
+    pub contact_fallback: ContactFallback,
+}
+
+/// How the contact pass ended (see `dynamics::contact_pass::DISSIPATION_SLACK`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ContactFallback {
+    /// Its result did not gain kinetic energy (or it did not run).
+    #[default]
+    None,
+    /// The warm-started pass gained; it was redone from zero impulses.
+    Cold,
+    /// The pass without warm start gained too; it was scaled back to its most
+    /// dissipative multiple.
+    Scaled,
 }
 
 /// A solver failure the caller must not paper over (e.g. a singular system, divergence).

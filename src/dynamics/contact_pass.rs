@@ -272,7 +272,7 @@ impl ContactPass {
                 report.contact_fallback = ContactFallback::Scaled;
             }
         }
-        // 6. remember the accumulated impulses (as applied) for the next warm start
+        // Remember the accumulated impulses (as applied) for the next warm start.
         self.cache.clear();
         if warm {
             for (c, row) in contacts.iter().zip(&self.rows) {
@@ -303,12 +303,13 @@ impl ContactPass {
     ) {
         let friction = params.friction;
         let max_sweeps = params.max_iterations;
+        // 3. warm start
         if warm {
             for row in &mut self.rows {
                 row.warm_start(bodies, &self.cache, friction, report);
             }
         }
-        // projected Gauss-Seidel sweeps over all contacts, bottom up
+        // 4. projected Gauss-Seidel sweeps over all contacts, bottom up
         for _ in 0..max_sweeps.min(PGS_SWEEPS) {
             let mut change: f64 = 0.0;
             for &(_, k) in &self.order {
@@ -322,7 +323,7 @@ impl ContactPass {
             }
         }
         self.book_net_work(bodies, report);
-        // 4. one shock-propagation sweep, bottom up, lower side frozen
+        // 5. one shock-propagation sweep, bottom up, lower side frozen
         for &(_, k) in &self.order {
             let c = &contacts[k];
             let un = self.rows[k].p.relative_velocity(bodies).dot(&c.normal);

@@ -1184,6 +1184,22 @@ mod tests {
         (bodies, contacts)
     }
 
+    /// A pass whose warm start holds, at each of the cube's `contacts`, the normal
+    /// impulse `normal` and a tangential one of `ratio` × `normal` turning the cube
+    /// about z (at the cone's edge when `ratio` = μ).
+    fn runaway_warm_start(contacts: &[Contact], normal: f64, ratio: f64) -> ContactPass {
+        let mut pass = ContactPass::default();
+        let runaway = contacts
+            .iter()
+            .map(|c| {
+                let turn = Vec3::z().cross(&c.r_a).normalize();
+                (c.r_a, normal, ratio * normal * turn)
+            })
+            .collect();
+        pass.cache.insert((0, None, None), runaway);
+        pass
+    }
+
     fn kinetic(bodies: &[RigidBody]) -> f64 {
         total_kinetic_energy(bodies)
     }
@@ -1215,15 +1231,7 @@ mod tests {
 
         // Runaway impulses at the same four points: 10³ times the weight's, tangential
         // at the cone's edge, all turning the cube the same way about z.
-        let mut pass = ContactPass::default();
-        let runaway = contacts
-            .iter()
-            .map(|c| {
-                let turn = Vec3::z().cross(&c.r_a).normalize();
-                (c.r_a, 1e3 * weight_impulse, 5e3 * weight_impulse * turn)
-            })
-            .collect();
-        pass.cache.insert((0, None, None), runaway);
+        let mut pass = runaway_warm_start(&contacts, 1e3 * weight_impulse, 5.0);
         let mut warm = bodies.clone();
         let mut report = SolverReport::default();
         pass.run(&mut warm, &contacts, &params, Vec3::z(), dt, &mut report);
@@ -1331,15 +1339,7 @@ mod tests {
         let (mut bodies, contacts) = kicked_cube(dt);
         bodies[0].velocity.x = 0.05;
         let weight_impulse = bodies[0].mass * 9.81 * dt;
-        let mut pass = ContactPass::default();
-        let runaway = contacts
-            .iter()
-            .map(|c| {
-                let turn = Vec3::z().cross(&c.r_a).normalize();
-                (c.r_a, 1e3 * weight_impulse, 4e2 * weight_impulse * turn)
-            })
-            .collect();
-        pass.cache.insert((0, None, None), runaway);
+        let mut pass = runaway_warm_start(&contacts, 1e3 * weight_impulse, 0.4);
         let k0 = kinetic(&bodies);
         let mut report = SolverReport::default();
         pass.run(&mut bodies, &contacts, &params, Vec3::z(), dt, &mut report);

@@ -361,8 +361,9 @@ impl ContactPass {
     /// normal part λ_n n·(u⁻ + u⁺)/2 is booked as restitution, the rest as friction.
     /// Booking each increment instead gives the same sum, but at high μ, where the warm
     /// start applies large impulses and the sweeps take most of them back, the
-    /// increments' normal and tangential parts cancel in sums of ±1e11 J: the split
-    /// would be noise.
+    /// increments' normal and tangential parts cancel in their sum only: +2.1e15 J of
+    /// friction against −2.1e15 J of restitution after 7 s of `packing_crosses` at
+    /// μ = 5 (SQM), where the net booking gives 5.2e8 J and 5.1e8 J.
     fn book_net_work(&self, bodies: &[RigidBody], report: &mut SolverReport) {
         for row in &self.rows {
             if !row.started {

@@ -164,13 +164,7 @@ fn draw(out: &str, panels: &[(String, Snapshot)], x: std::ops::Range<f64>) -> Re
     root.present().map_err(e)?;
     drop(root);
     let file = std::fs::File::create(out).map_err(|e| format!("cannot create {out}: {e}"))?;
-    let mut enc = png::Encoder::new(std::io::BufWriter::new(file), w, h);
-    enc.set_color(png::ColorType::Rgb);
-    enc.set_depth(png::BitDepth::Eight);
-    let e = |e: png::EncodingError| format!("writing {out}: {e}");
-    let mut writer = enc.write_header().map_err(e)?;
-    writer.write_image_data(&rgb).map_err(e)?;
-    writer.finish().map_err(e)
+    impulse_lab::repose::plot::write_rgb_png(&rgb, w, h, std::io::BufWriter::new(file))
 }
 
 fn run(mut e: ReposeExperiment) -> Result<(), String> {

@@ -206,13 +206,17 @@ pub fn render(runs: &[PlotRun], width: u32, height: u32) -> Result<Vec<u8>, Stri
 
 /// Draw the figure and write it as PNG to `out`.
 pub fn write_png(runs: &[PlotRun], width: u32, height: u32, out: impl Write) -> Result<(), String> {
-    let rgb = render(runs, width, height)?;
+    write_rgb_png(&render(runs, width, height)?, width, height, out)
+}
+
+/// Write RGB pixels (row-major, `width` × `height`) as an 8-bit PNG to `out`.
+pub fn write_rgb_png(rgb: &[u8], width: u32, height: u32, out: impl Write) -> Result<(), String> {
     let mut enc = png::Encoder::new(out, width, height);
     enc.set_color(png::ColorType::Rgb);
     enc.set_depth(png::BitDepth::Eight);
     let e = |e: png::EncodingError| format!("writing the plot: {e}");
     let mut w = enc.write_header().map_err(e)?;
-    w.write_image_data(&rgb).map_err(e)?;
+    w.write_image_data(rgb).map_err(e)?;
     w.finish().map_err(e)
 }
 

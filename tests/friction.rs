@@ -131,3 +131,86 @@ fn a_cube_on_a_slope_within_its_friction_angle_stays() {
         }
     }
 }
+
+/// A cross (3c = 3.78 m, the repose scenes' size) seated in the notch of a static cross
+/// of the same size, both axis-aligned, under gravity tilted by `tilt_deg` towards −x
+/// (negative: towards +x), friction μ = 0.3.
+///
+/// The static cross B sits at the origin. The dynamic cross A stands on two of B's
+/// faces: the end of A's −z arm on the top of B's +x arm (z = c/2) and A's −x arm on
+/// the end of B's +z arm (z = 3c/2), so A's centre is at (c + δ, 0, 2c), its −z arm a
+/// gap δ = 1 cm from B's +z arm. Tilted towards −x, A is pushed into the notch: its −z
+/// arm comes up against the side of B's +z arm, a contact whose normal is horizontal,
+/// and no friction is needed to hold it (the interlocking of paper 000 §7.5). Tilted
+/// towards +x, nothing but friction holds it: both supports are faces with normal +z,
+/// so it slides at a = g (sin θ − μ cos θ) like a block on a plane. It slides without
+/// turning only while its supports can balance the moment of friction about its centre
+/// (2c high): the end of A's −z arm, 1.5c below the centre, can bear at most c/2 − δ − d
+/// ahead of it (B's +x arm ends at x = 3c/2), so after sliding d > c/2 − 1.5 μ c − δ
+/// = 5.3 cm both supports turn A the same way and it tips over the end of B's arm (the
+/// run does, from about 6 cm).
+fn cross_in_a_notch(solver: SolverKind, tilt_deg: f64) -> World {
+    let tilt = tilt_deg.to_radians();
+    let params = SolverParams {
+        restitution: 0.3,
+        friction: 0.3,
+        kp: 0.2,
+        rest_velocity: 0.1,
+        ..SolverParams::default()
+    };
+    let gravity = G * Vec3::new(-tilt.sin(), 0.0, -tilt.cos());
+    let mut w = World::new(gravity, H, solver, params).unwrap();
+    let c = 3.78 / 3.0;
+    let cross = Shape::Cross { c };
+    let b = RigidBody::new(&cross, 2500.0, Vec3::zeros(), Quat::identity()).into_static();
+    w.add_body(b);
+    let a = RigidBody::new(
+        &cross,
+        2500.0,
+        Vec3::new(c + 0.01, 0.0, 2.0 * c + 1e-4),
+        Quat::identity(),
+    );
+    w.add_body(a);
+    w
+}
+
+#[test]
+fn a_cross_pushed_into_another_crosss_notch_holds_where_a_block_would_slide() {
+    // tan 45° = 1 > μ = 0.3: a block on a 45° plane slides at 4.86 m/s² (the test
+    // below); the seated cross must not move more than the 1 cm gap.
+    for solver in SOLVERS {
+        let mut w = cross_in_a_notch(solver, 45.0);
+        let start = w.bodies[1].position;
+        run(&mut w, 2.0);
+        let moved = w.bodies[1].position - start;
+        let v = w.bodies[1].velocity.norm();
+        let turned = w.bodies[1].orientation.angle();
+        assert!(
+            moved.norm() < 0.011 && v < 1e-3 && turned < 1e-3,
+            "{solver:?}: the seated cross moved by {moved:?} m (gap 0.01 m), v = {v} m/s, \
+             turned {turned} rad"
+        );
+    }
+}
+
+#[test]
+fn a_cross_pulled_out_of_the_notch_slides_at_g_sin_minus_mu_cos() {
+    let theta = 45f64.to_radians();
+    let a = G * (theta.sin() - 0.3 * theta.cos());
+    for solver in SOLVERS {
+        let mut w = cross_in_a_notch(solver, -45.0);
+        // 0.1 s: it slides a t²/2 = 2.4 cm, short of the 5.3 cm where it starts to tip.
+        run(&mut w, 0.1);
+        let v = w.bodies[1].velocity;
+        assert!(
+            (v.x - a * 0.1).abs() < 1e-3 && v.y.abs() < 1e-3 && v.z.abs() < 1e-3,
+            "{solver:?}: v = {v:?} after 0.1 s, want ({:.4}, 0, 0)",
+            a * 0.1
+        );
+        assert!(
+            w.bodies[1].angular_velocity.norm() < 1e-3,
+            "{solver:?}: the sliding cross turns at {:?} rad/s",
+            w.bodies[1].angular_velocity
+        );
+    }
+}

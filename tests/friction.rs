@@ -23,19 +23,24 @@ use impulse_lab::{RigidBody, Shape, SolverKind, SolverParams, World};
 const G: f64 = 9.81;
 const H: f64 = 1.0 / 600.0;
 
-/// A 2.4 m cube (the repose scenes' size) resting on the plane through the origin
-/// inclined at `theta_deg` (downhill along +x), turned by `yaw` about the plane normal,
-/// launched at `v0` along the downhill direction.
-fn cube_on_plane(solver: SolverKind, mu: f64, theta_deg: f64, yaw: f64, v0: f64) -> (World, Vec3) {
-    let theta = theta_deg.to_radians();
-    let params = SolverParams {
+/// The repose scenes' parameters (e = 0.3, k_p = 0.2, rest velocity 0.1 m/s) with
+/// friction μ.
+fn repose_params(mu: f64) -> SolverParams {
+    SolverParams {
         restitution: 0.3,
         friction: mu,
         kp: 0.2,
         rest_velocity: 0.1,
         ..SolverParams::default()
-    };
-    let mut w = World::new(Vec3::new(0.0, 0.0, -G), H, solver, params).unwrap();
+    }
+}
+
+/// A 2.4 m cube (the repose scenes' size) resting on the plane through the origin
+/// inclined at `theta_deg` (downhill along +x), turned by `yaw` about the plane normal,
+/// launched at `v0` along the downhill direction.
+fn cube_on_plane(solver: SolverKind, mu: f64, theta_deg: f64, yaw: f64, v0: f64) -> (World, Vec3) {
+    let theta = theta_deg.to_radians();
+    let mut w = World::new(Vec3::new(0.0, 0.0, -G), H, solver, repose_params(mu)).unwrap();
     let normal = Vec3::new(theta.sin(), 0.0, theta.cos());
     let downhill = Vec3::new(theta.cos(), 0.0, -theta.sin());
     w.add_container(Container::Plane {
@@ -151,15 +156,8 @@ fn a_cube_on_a_slope_within_its_friction_angle_stays() {
 /// run does, from about 6 cm).
 fn cross_in_a_notch(solver: SolverKind, tilt_deg: f64) -> World {
     let tilt = tilt_deg.to_radians();
-    let params = SolverParams {
-        restitution: 0.3,
-        friction: 0.3,
-        kp: 0.2,
-        rest_velocity: 0.1,
-        ..SolverParams::default()
-    };
     let gravity = G * Vec3::new(-tilt.sin(), 0.0, -tilt.cos());
-    let mut w = World::new(gravity, H, solver, params).unwrap();
+    let mut w = World::new(gravity, H, solver, repose_params(0.3)).unwrap();
     let c = 3.78 / 3.0;
     let cross = Shape::Cross { c };
     let b = RigidBody::new(&cross, 2500.0, Vec3::zeros(), Quat::identity()).into_static();

@@ -60,15 +60,11 @@ fn node_measure(e: &ReposeExperiment) -> ReposeMeasurement {
     from_highest(grid, highest)
 }
 
-/// Per column, the mean over the rows of the highest point (m; 0 for a bare column).
+/// The pile's height profile (`ReposeMeasurement::column_profile`), formatted.
 fn profile(m: &ReposeMeasurement) -> String {
-    (0..COLUMNS)
-        .map(|c| {
-            let z: Vec<f64> = (0..ROWS)
-                .filter_map(|r| m.highest[r][c].map(|p| p.z))
-                .collect();
-            format!("{:5.1}", z.iter().sum::<f64>() / z.len().max(1) as f64)
-        })
+    m.column_profile()
+        .iter()
+        .map(|z| format!("{z:5.1}"))
         .collect()
 }
 

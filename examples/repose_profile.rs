@@ -7,25 +7,16 @@
 //! `cargo run --release --no-default-features --example repose_profile -- SCENE SOLVER MU [SEED]`,
 //! e.g. `... -- repose_crosses sqm 0.4 75`; SCENE is a file or a bundled scene's name.
 
-use impulse_lab::repose::{COLUMNS, Phase, ROWS, ReposeExperiment, ReposeMeasurement};
+use impulse_lab::repose::{Phase, ReposeExperiment, ReposeMeasurement};
 use std::process::ExitCode;
 
 mod common;
 
-/// Mean highest point per column, formatted.
+/// The pile's height profile (`ReposeMeasurement::column_profile`), formatted.
 fn profile(m: &ReposeMeasurement) -> String {
-    (0..COLUMNS)
-        .map(|c| {
-            let z: Vec<f64> = (0..ROWS)
-                .filter_map(|r| m.highest[r][c].map(|p| p.z))
-                .collect();
-            let mean = if z.is_empty() {
-                0.0
-            } else {
-                z.iter().sum::<f64>() / z.len() as f64
-            };
-            format!("{mean:5.1}")
-        })
+    m.column_profile()
+        .iter()
+        .map(|z| format!("{z:5.1}"))
         .collect()
 }
 

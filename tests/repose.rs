@@ -250,6 +250,20 @@ fn error_is_half_the_spread_and_empty_cells_are_left_out() {
     // θ̄ = mean of 20°..26° = 23°, ε = ½ (26° − 20°) = 3°   (paper 000, §7.5)
     assert!((m.angle_deg - 23.0).abs() < 1e-9, "{}", m.angle_deg);
     assert!((m.error_deg - 3.0).abs() < 1e-9, "{}", m.error_deg);
+    // The height profile: per column the mean of the 7 rows' heights, 0 where bare.
+    let profile = m.column_profile();
+    for (i, z) in profile.iter().enumerate() {
+        let x = -30.0 + 3.75 * (i as f64 + 0.3);
+        let want = if i < 10 {
+            (0..7)
+                .map(|j| 40.0 - x * (20.0 + j as f64).to_radians().tan())
+                .sum::<f64>()
+                / 7.0
+        } else {
+            0.0
+        };
+        assert!((z - want).abs() < 1e-9, "column {i}: {z} against {want}");
+    }
 }
 
 /// A run is flagged when its angle is doubtful: a phase ended at the time cap, the pile

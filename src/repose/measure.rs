@@ -200,6 +200,22 @@ pub struct ReposeMeasurement {
     pub empty_cells: usize,
 }
 
+impl ReposeMeasurement {
+    /// The pile's height profile along the long side: per column (uphill first), the
+    /// mean over the rows of the highest points' heights z (0 for a column with no
+    /// body over it). A diagnostic of the pile's shape, not part of the paper's measure.
+    pub fn column_profile(&self) -> [f64; COLUMNS] {
+        std::array::from_fn(|c| {
+            let z: Vec<f64> = self
+                .highest
+                .iter()
+                .filter_map(|row| row[c].map(|p| p.z))
+                .collect();
+            z.iter().sum::<f64>() / z.len().max(1) as f64
+        })
+    }
+}
+
 /// The highest point of `body` whose horizontal position lies in the rectangle
 /// `rect = [x_min, x_max, y_min, y_max]`, or `None` if the body does not reach over it.
 /// Exact for spheres and polyhedral shapes (cuboid, cross, convex polyhedron); `Err`

@@ -60,14 +60,6 @@ fn node_measure(e: &ReposeExperiment) -> ReposeMeasurement {
     from_highest(grid, highest)
 }
 
-/// The pile's height profile (`ReposeMeasurement::column_profile`), formatted.
-fn profile(m: &ReposeMeasurement) -> String {
-    m.column_profile()
-        .iter()
-        .map(|z| format!("{z:5.1}"))
-        .collect()
-}
-
 fn run(mut e: ReposeExperiment) -> Result<(), String> {
     while e.phase() != Phase::Done {
         e.step().map_err(|e| e.to_string())?;
@@ -80,7 +72,7 @@ fn run(mut e: ReposeExperiment) -> Result<(), String> {
             m.angle_deg,
             m.error_deg,
             m.empty_cells,
-            profile(m)
+            m.column_profile().map(|z| format!("{z:5.1}")).concat()
         );
     }
     let mut normals: BTreeMap<(usize, usize), Vec<Vec3>> = BTreeMap::new();

@@ -140,6 +140,11 @@ fn a_cube_on_a_slope_within_its_friction_angle_stays() {
     }
 }
 
+/// The repose scenes' cross bar width c (3c = 3.78 m).
+const CROSS_C: f64 = 3.78 / 3.0;
+/// δ: the gap between the seated cross's −z arm and the side of the fixed cross's +z arm.
+const NOTCH_GAP: f64 = 0.01;
+
 /// A cross (3c = 3.78 m, the repose scenes' size) seated in the notch of a static cross
 /// of the same size, both axis-aligned, under gravity tilted by `tilt_deg` towards −x
 /// (negative: towards +x), friction μ = 0.3.
@@ -157,11 +162,6 @@ fn a_cube_on_a_slope_within_its_friction_angle_stays() {
 /// ahead of it (B's +x arm ends at x = 3c/2), so after sliding d > c/2 − 1.5 μ c − δ
 /// = 5.3 cm both supports turn A the same way and it tips over the end of B's arm (the
 /// run does, from about 6 cm).
-/// The repose scenes' cross bar width c (3c = 3.78 m).
-const CROSS_C: f64 = 3.78 / 3.0;
-/// δ: the gap between the seated cross's −z arm and the side of the fixed cross's +z arm.
-const NOTCH_GAP: f64 = 0.01;
-
 fn cross_in_a_notch(solver: SolverKind, tilt_deg: f64) -> World {
     let tilt = tilt_deg.to_radians();
     let gravity = G * Vec3::new(-tilt.sin(), 0.0, -tilt.cos());

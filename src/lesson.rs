@@ -837,7 +837,7 @@ fn repose_slump(
         let world = world_of(&s)?;
         let config = ReposeConfig {
             max_time,
-            ..Default::default()
+            ..ReposeConfig::for_scene(&s)
         };
         let mut exp = ReposeExperiment::new(world, config)?;
         let angle = exp.run(|_| {})?.measurement.angle_deg;

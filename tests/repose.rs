@@ -295,6 +295,7 @@ fn caveats_flag_capped_phases_standing_faces_and_lost_bodies() {
         packing: settled,
         slumping: settled,
         bodies_lost: 0,
+        pack_friction: 0.3,
     };
     assert!(good.caveats().is_empty(), "{:?}", good.caveats());
     // 12 of 16 columns: 32 bare cells, exactly a quarter: still no caveat.
@@ -410,6 +411,55 @@ fn experiment_refuses_a_box_without_divider() {
         .err()
         .unwrap();
     assert!(e.to_string().contains("divider"), "{e}");
+}
+
+/// Paper 000 §7.5 packs its stacks at μ = 0.3 (Fig. 11) and repositions them at each μ:
+/// with `pack_friction` the packing phase runs at that μ whatever the run's, and the
+/// wall's removal brings the run's μ back.
+#[test]
+fn pack_friction_packs_every_run_alike_and_the_wall_brings_the_runs_mu_back() {
+    let run = |mu: f64, pack: Option<f64>| {
+        let mut world = tiny_world();
+        world.params.friction = mu;
+        let config = ReposeConfig {
+            max_time: 1.5,
+            pack_friction: pack,
+            ..Default::default()
+        };
+        let mut exp = ReposeExperiment::new(world, config).unwrap();
+        while exp.phase() == Phase::Packing {
+            assert_eq!(exp.world.params.friction, pack.unwrap_or(mu));
+            exp.step().unwrap();
+        }
+        assert_eq!(
+            exp.world.params.friction, mu,
+            "the wall's removal restores μ"
+        );
+        let packed: Vec<Vec3> = exp.world.bodies.iter().map(|b| b.position).collect();
+        let result = exp.run(|_| {}).unwrap().clone();
+        assert_eq!(result.pack_friction, pack.unwrap_or(mu));
+        let reach = exp
+            .world
+            .bodies
+            .iter()
+            .map(|b| b.position.x)
+            .fold(f64::NEG_INFINITY, f64::max);
+        (packed, result.measurement.angle_deg, reach)
+    };
+    let (packed_0, angle_0, reach_0) = run(0.0, Some(0.5));
+    let (packed_half, angle_half, reach_half) = run(0.5, Some(0.5));
+    let (packed_plain, angle_plain, _) = run(0.5, None);
+    // The packing does not depend on the run's μ: bit for bit the same pile.
+    assert_eq!(packed_0, packed_half);
+    // Packing at the run's own μ is the run without pack_friction, to the last bit.
+    assert_eq!(packed_half, packed_plain);
+    assert_eq!(angle_half.to_bits(), angle_plain.to_bits());
+    // The same pile let go without friction spreads further and ends lower (here 1.04
+    // against 0.94 m, 0.5° against 2.0°).
+    assert!(
+        reach_0 > reach_half && angle_0 + 1.0 < angle_half,
+        "μ = 0: reach {reach_0:.2} m, {angle_0:.1}°; μ = 0.5: reach {reach_half:.2} m, {angle_half:.1}°"
+    );
 }
 
 // ---------------------------------------------------------------- the command line
@@ -588,7 +638,7 @@ fn repose_bad_input_exits_2_before_running() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("r.csv");
     let out = out.to_str().unwrap();
-    let cases: [(&[&str], &str); 10] = [
+    let cases: [(&[&str], &str); 12] = [
         (&["--seeds", "1000000000000"], "seeds"),
         (&["--friction", "NaN"], "friction"),
         (&["--friction", "0.1,-0.2"], "friction"),
@@ -598,6 +648,8 @@ fn repose_bad_input_exits_2_before_running() {
         (&["--restitution", "1.5"], "restitution"),
         (&["--max-time", "0"], "max-time"),
         (&["--seeds", "0"], "seeds"),
+        (&["--pack-friction=-0.1"], "pack-friction"),
+        (&["--pack-friction", "x"], "pack-friction"),
         // A directory that cannot be created (its "parent" is a device file).
         (&["--video-dir", "/dev/null/videos"], "video-dir"),
     ];

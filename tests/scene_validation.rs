@@ -66,6 +66,7 @@ fn valid_fixture_parses_with_every_feature() {
     assert_eq!(scene.name, "Fixture: everything");
     assert_eq!(scene.solver, SolverKind::Jolt);
     assert_eq!(scene.seed, 42);
+    assert_eq!(scene.pack_friction, Some(0.25));
     assert_eq!(scene.params.restitution, 0.3);
     // Not given in the file: SolverParams' default.
     assert_eq!(scene.params.max_iterations, 100);
@@ -88,6 +89,7 @@ fn defaults_apply_to_a_minimal_scene() {
         impulse_lab::dynamics::rotation::RotationIntegrator::Theta { theta: 0.5 }
     );
     assert!(scene.bodies.is_empty() && scene.containers.is_empty());
+    assert_eq!(scene.pack_friction, None);
 }
 
 #[test]
@@ -525,6 +527,11 @@ fn solver_parameters_out_of_range_are_rejected() {
     expect_error("lambda: 30.0,", "lambda: 0.5,", "params.lambda");
     expect_error("kp: 0.2,", "kp: 1.5,", "params.kp");
     expect_error("kp: 0.2,", "kp: -0.1,", "params.kp");
+    expect_error(
+        "pack_friction: 0.25,",
+        "pack_friction: -0.1,",
+        "pack_friction",
+    );
 }
 
 #[test]

@@ -1,9 +1,10 @@
 //! The angle-of-repose panel (paper 000 §7.5, Figs. 11-14): runs the core's
 //! [`ReposeTracker`] on the app's world and draws the eight fitted lines over the pile.
 //!
-//! "Run experiment" resets the scene and starts the scripted run: packing, settling
-//! (K/ΔU below the threshold for the hold time, or the time cap), the wall's removal,
-//! slumping, settling again, and the 8 × 16 measurement. "Remove wall now" ends packing
+//! "Run experiment" resets the scene and starts the scripted run: packing (at the
+//! scene's `pack_friction` if it sets one), settling (K/ΔU below the threshold for the
+//! hold time, or the time cap), the wall's removal, slumping (at the run's μ), settling
+//! again, and the 8 × 16 measurement. "Remove wall now" ends packing
 //! early; "Measure now" measures the pile as it stands in any phase. The measurement is
 //! drawn as the eight least-squares lines (one per row of the grid, across the floor's
 //! long side) and the highest point found in each cell.
@@ -31,7 +32,7 @@ impl Simulation {
     /// experiment from its initial state.
     pub fn start_repose(&mut self, config: ReposeConfig) -> Result<(), String> {
         self.reset()?;
-        let tracker = ReposeTracker::new(&self.world, config).map_err(|e| e.to_string())?;
+        let tracker = ReposeTracker::new(&mut self.world, config).map_err(|e| e.to_string())?;
         self.repose = Some(tracker);
         Ok(())
     }
@@ -74,7 +75,7 @@ pub fn section(ui: &mut egui::Ui, sim: &mut Simulation, control: &mut SimControl
             )
             .clicked()
         {
-            match sim.start_repose(ReposeConfig::default()) {
+            match sim.start_repose(ReposeConfig::for_scene(&sim.scene)) {
                 Ok(()) => control.paused = false,
                 Err(e) => sim.error = Some(e),
             }
@@ -100,6 +101,11 @@ pub fn section(ui: &mut egui::Ui, sim: &mut Simulation, control: &mut SimControl
         let c = &t.config;
         let time = t.phase_time(&sim.world);
         ui.label(match t.phase() {
+            Phase::Packing if t.pack_friction() != t.friction() => format!(
+                "Phase: packing behind the wall ({time:.1} s) at μ = {}; the run's μ = {} comes with the wall's removal",
+                t.pack_friction(),
+                t.friction()
+            ),
             Phase::Packing => format!("Phase: packing behind the wall ({time:.1} s)"),
             Phase::Slumping => format!("Phase: wall removed, slumping ({time:.1} s)"),
             Phase::Done => "Phase: done, measured".to_string(),

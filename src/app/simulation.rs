@@ -109,7 +109,7 @@ impl Simulation {
             scene.solver = kind;
         }
         let mut world = scene.build_world().map_err(|e| e.to_string())?;
-        let repose_grid = ReposeTracker::new(&world, ReposeConfig::default())
+        let repose_grid = ReposeTracker::new(&mut world, ReposeConfig::default())
             .map(|t| t.grid)
             .map_err(|e| e.to_string());
         let last_sample = world.start_ledger();

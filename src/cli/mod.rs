@@ -281,10 +281,10 @@ fn gui(args: GuiArgs) -> Result<(), Failure> {
     let loaded = load(&scene)?;
     if args.repose {
         // Not a repose scene (no removable wall): say so before any window opens.
-        let world = loaded
+        let mut world = loaded
             .build_world()
             .map_err(|e| Failure::invalid(e.to_string()))?;
-        impulse_lab::repose::ReposeTracker::new(&world, Default::default())
+        impulse_lab::repose::ReposeTracker::new(&mut world, Default::default())
             .map_err(|e| Failure::invalid(format!("--repose: {scene}: {e}")))?;
     }
     if let Some(path) = &args.record {

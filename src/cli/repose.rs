@@ -74,6 +74,11 @@ pub struct ReposeArgs {
     /// See --ke-ratio (s, simulated).
     #[arg(long, default_value_t = 0.5)]
     hold: f64,
+    /// Friction coefficient μ ≥ 0 of the packing phase; the wall's removal brings each
+    /// run's μ back. `run`: pack at each run's μ. Default: the scene's `pack_friction`
+    /// (the repose scenes: 0.3, as paper 000's Fig. 11), else `run`.
+    #[arg(long)]
+    pack_friction: Option<String>,
 }
 
 #[derive(Args)]
@@ -165,6 +170,7 @@ pub fn columns() -> Vec<String> {
             "slumping_s",
             "slumping_settled",
             "bodies_lost",
+            "pack_friction",
             "wall_clock_s",
         ]
         .map(String::from),
@@ -261,10 +267,18 @@ pub fn repose(args: ReposeArgs) -> Result<(), Failure> {
         Some(s) => parse_shard(s).map_err(Failure::invalid)?,
         None => (1, 1),
     };
+    let pack_friction = match args.pack_friction.as_deref() {
+        None => scene.pack_friction,
+        Some("run") => None,
+        Some(s) => Some(s.parse::<f64>().map_err(|_| {
+            Failure::invalid(format!("--pack-friction: '{s}' is not a number or 'run'"))
+        })?),
+    };
     let config = ReposeConfig {
         ke_ratio: args.ke_ratio,
         hold: args.hold,
         max_time: args.max_time,
+        pack_friction,
     };
     config
         .validate()
@@ -470,6 +484,7 @@ fn csv_row(
         result.slumping.duration.to_string(),
         result.slumping.settled.to_string(),
         result.bodies_lost.to_string(),
+        result.pack_friction.to_string(),
         format!("{wall:.3}"),
     ]);
     row

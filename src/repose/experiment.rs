@@ -4,9 +4,11 @@
 //! ([`ReposeExperiment`], which owns its world) and the app shows it live on the world it
 //! owns ([`ReposeTracker`], told of each step the app takes):
 //! 1. **Packing**: the bodies, released on one side of a box split by a removable
-//!    divider, fall and pack (Fig. 11);
+//!    divider, fall and pack (Fig. 11), at the friction coefficient
+//!    [`ReposeConfig::pack_friction`] if one is set;
 //! 2. **settle**: until the pile is at rest or the phase's time cap is reached;
-//! 3. **remove the wall**: every present divider of the box is removed (Fig. 12);
+//! 3. **remove the wall**: every present divider of the box is removed (Fig. 12), and
+//!    the run's own friction coefficient replaces the packing one;
 //! 4. **Slumping**: the pile slumps into the empty side, and settles again (same test);
 //! 5. **measure**: the 8 × 16 measurement of [`super::measure`] (Fig. 14).
 //!
@@ -26,6 +28,7 @@
 use super::measure::{self, ReposeGrid, ReposeMeasurement};
 use crate::container::Container;
 use crate::dynamics::solver::SolverError;
+use crate::scene::Scene;
 use crate::world::World;
 
 /// Parameters of the experiment's script.
@@ -38,6 +41,13 @@ pub struct ReposeConfig {
     /// Time cap of each settle phase (s, simulated): the phase ends unsettled after it.
     /// Default: 30.
     pub max_time: f64,
+    /// Friction coefficient μ of the packing phase (`None`: the run's own μ throughout).
+    /// With it set, the bodies pack at this μ and the wall's removal gives the world back
+    /// the μ it had when the experiment was set up. Paper 000 §7.5 packs its stacks at
+    /// μ = 0.3 (Fig. 11) and repositions "the previously generated stacks" at each μ of
+    /// its sweep (Figs. 12, 13, 15); the bundled repose scenes say so with
+    /// `pack_friction: 0.3`. Default: None.
+    pub pack_friction: Option<f64>,
 }
 
 impl Default for ReposeConfig {
@@ -46,12 +56,22 @@ impl Default for ReposeConfig {
             ke_ratio: 1e-6,
             hold: 0.5,
             max_time: 30.0,
+            pack_friction: None,
         }
     }
 }
 
 impl ReposeConfig {
-    /// Range checks: every field finite, `ke_ratio` and `max_time` > 0, `hold` ≥ 0.
+    /// The defaults, with the scene's packing friction ([`Scene::pack_friction`]).
+    pub fn for_scene(scene: &Scene) -> Self {
+        ReposeConfig {
+            pack_friction: scene.pack_friction,
+            ..Default::default()
+        }
+    }
+
+    /// Range checks: every field finite, `ke_ratio` and `max_time` > 0, `hold` and
+    /// `pack_friction` ≥ 0.
     pub fn validate(&self) -> Result<(), String> {
         let ok = |x: f64| x.is_finite() && x > 0.0;
         if !ok(self.ke_ratio) {
@@ -68,6 +88,11 @@ impl ReposeConfig {
                 "max_time must be finite and > 0, got {}",
                 self.max_time
             ));
+        }
+        if let Some(mu) = self.pack_friction
+            && !(mu.is_finite() && mu >= 0.0)
+        {
+            return Err(format!("pack_friction must be finite and ≥ 0, got {mu}"));
         }
         Ok(())
     }
@@ -113,6 +138,9 @@ pub struct ReposeResult {
     pub slumping: PhaseReport,
     /// Bodies that left the container (module doc).
     pub bodies_lost: usize,
+    /// The friction coefficient μ the pile packed at ([`ReposeConfig::pack_friction`],
+    /// else the run's).
+    pub pack_friction: f64,
 }
 
 /// A run whose pile left more than this fraction of the floor's cells bare did not
@@ -179,6 +207,8 @@ pub struct ReposeTracker {
     potential_release: f64,
     /// Start of the current run of steps with K / ΔU below the threshold.
     below_since: Option<f64>,
+    /// The run's friction coefficient: the world's when the experiment was set up.
+    friction: f64,
     packing: Option<PhaseReport>,
     result: Option<ReposeResult>,
 }
@@ -186,8 +216,11 @@ pub struct ReposeTracker {
 impl ReposeTracker {
     /// Set up the experiment on `world` as it is now (t₀). The world needs a box
     /// container with at least one present divider, and every dynamic body on one side
-    /// of it; the grid's downhill direction points from that side to the other.
-    pub fn new(world: &World, config: ReposeConfig) -> Result<Self, ReposeError> {
+    /// of it; the grid's downhill direction points from that side to the other. The
+    /// world's friction coefficient is the run's; with
+    /// [`ReposeConfig::pack_friction`] set, the world packs at that one until the wall
+    /// goes.
+    pub fn new(world: &mut World, config: ReposeConfig) -> Result<Self, ReposeError> {
         config.validate().map_err(ReposeError::Setup)?;
         let (box_index, center, half_size, divider_x) = world
             .containers
@@ -236,6 +269,10 @@ impl ReposeTracker {
         }
         // Packed on −x: the pile slumps towards +x.
         let grid = ReposeGrid::new(center, half_size, left != 0).map_err(ReposeError::Setup)?;
+        let friction = world.params.friction;
+        if let Some(mu) = config.pack_friction {
+            world.params.friction = mu;
+        }
         Ok(ReposeTracker {
             config,
             box_index,
@@ -244,6 +281,7 @@ impl ReposeTracker {
             phase_start: world.time,
             potential_release: world.energies().2,
             below_since: None,
+            friction,
             packing: None,
             result: None,
         })
@@ -251,6 +289,16 @@ impl ReposeTracker {
 
     pub fn phase(&self) -> Phase {
         self.phase
+    }
+
+    /// The run's friction coefficient μ, in force once the wall is removed.
+    pub fn friction(&self) -> f64 {
+        self.friction
+    }
+
+    /// The friction coefficient μ the pile packs at.
+    pub fn pack_friction(&self) -> f64 {
+        self.config.pack_friction.unwrap_or(self.friction)
     }
 
     /// Simulated time since the current phase began (s).
@@ -355,6 +403,9 @@ impl ReposeTracker {
                         d.present = false;
                     }
                 }
+                if self.config.pack_friction.is_some() {
+                    world.params.friction = self.friction;
+                }
                 // The world wakes a sleeping pile itself when its containers change.
                 self.phase = Phase::Slumping;
             }
@@ -372,6 +423,7 @@ impl ReposeTracker {
                     packing: self.packing.unwrap_or(report),
                     slumping: report,
                     bodies_lost: self.bodies_lost(world),
+                    pack_friction: self.pack_friction(),
                 });
                 self.phase = Phase::Done;
             }
@@ -389,8 +441,8 @@ pub struct ReposeExperiment {
 impl ReposeExperiment {
     /// Set up the experiment on `world` as built from its scene (t₀ is now); see
     /// [`ReposeTracker::new`].
-    pub fn new(world: World, config: ReposeConfig) -> Result<Self, ReposeError> {
-        let tracker = ReposeTracker::new(&world, config)?;
+    pub fn new(mut world: World, config: ReposeConfig) -> Result<Self, ReposeError> {
+        let tracker = ReposeTracker::new(&mut world, config)?;
         Ok(ReposeExperiment { world, tracker })
     }
 

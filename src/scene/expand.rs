@@ -105,6 +105,14 @@ impl Scene {
         if let Err((field, msg)) = self.params.validate() {
             return Err(self.invalid(&r.field("params").field(field), msg));
         }
+        if let Some(mu) = self.pack_friction
+            && !(mu.is_finite() && mu >= 0.0)
+        {
+            return Err(self.invalid(
+                &r.field("pack_friction"),
+                format!("μ must be finite and ≥ 0, got {mu}"),
+            ));
+        }
         if let RotationIntegrator::Theta { theta } = self.rotation
             && !(theta.is_finite() && (0.0..=1.0).contains(&theta))
         {

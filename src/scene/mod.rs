@@ -89,6 +89,17 @@ pub struct Scene {
     /// Seed of the random orientations and jitters. Default: 0.
     #[serde(default)]
     pub seed: u64,
+    /// The angle-of-repose experiment's packing friction μ ≥ 0 (`impulse-lab repose`,
+    /// the app's repose panel): the bodies pack at it and the wall's removal brings the
+    /// run's μ back ([`crate::repose::ReposeConfig::pack_friction`]; paper 000 §7.5
+    /// packs at μ = 0.3, Fig. 11). Written bare: `pack_friction: 0.3`. Default: none
+    /// (packing at the run's μ).
+    #[serde(
+        default,
+        with = "spec::bare_option",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub pack_friction: Option<f64>,
     #[serde(default)]
     pub containers: Vec<ContainerSpec>,
     #[serde(default)]
@@ -218,6 +229,7 @@ impl Scene {
             params: SolverParams::default(),
             rotation: RotationIntegrator::default(),
             seed: 0,
+            pack_friction: None,
             containers: Vec::new(),
             bodies: Vec::new(),
             generators: Vec::new(),

@@ -111,7 +111,7 @@ impl<'de, const N: usize> Deserialize<'de> for Vector<N> {
 }
 
 /// Optional fields written without `Some(...)`: present means `Some(value)`.
-mod bare_option {
+pub(super) mod bare_option {
     use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
     pub fn serialize<T: Serialize, S: Serializer>(v: &Option<T>, s: S) -> Result<S::Ok, S::Error> {

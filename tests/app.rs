@@ -379,17 +379,20 @@ fn spawned_bodies_start_above_what_the_cursor_points_at() {
 }
 
 /// The app's repose experiment (the panel's "Run experiment") follows the same script as
-/// the CLI's batch run: stepped through the plugin, it removes the divider when packing
-/// ends and gives the same measurement, bit for bit, as `ReposeExperiment` on a world
-/// built from the same scene.
+/// the CLI's batch run: stepped through the plugin, it packs at the packing friction,
+/// removes the divider and brings the run's μ back when packing ends, and gives the same
+/// measurement, bit for bit, as `ReposeExperiment` on a world built from the same scene.
 #[test]
 fn repose_experiment_in_the_app_matches_the_batch_run() {
     use impulse_lab::repose::{Phase, ReposeConfig, ReposeExperiment};
     let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/repose_tiny.ron");
+    // The fixture's μ is 0.3.
     let config = ReposeConfig {
         max_time: 0.4,
+        pack_friction: Some(0.5),
         ..Default::default()
     };
+    let friction = |app: &App| app.world().resource::<Simulation>().world.params.friction;
     let mut s = Simulation::load(fixture.to_str().unwrap(), None).unwrap();
     assert!(s.repose_grid.is_ok(), "{:?}", s.repose_grid);
     s.start_repose(config.clone()).unwrap();
@@ -409,11 +412,17 @@ fn repose_experiment_in_the_app_matches_the_batch_run() {
     let mut steps = 0;
     while phase(&app) == Phase::Packing {
         assert!(divider(&app), "the wall goes only when packing ends");
+        assert_eq!(friction(&app), 0.5, "packing at the packing friction");
         step_app(&mut app, 1);
         steps += 1;
         assert!(steps < 10_000);
     }
     assert!(!divider(&app), "packing ended but the wall is still there");
+    assert_eq!(
+        friction(&app),
+        0.3,
+        "the wall's removal brings the run's μ back"
+    );
     while phase(&app) != Phase::Done {
         step_app(&mut app, 1);
         steps += 1;
@@ -423,7 +432,7 @@ fn repose_experiment_in_the_app_matches_the_batch_run() {
     let shown = sim.repose_measurement.clone().expect("measurement shown");
 
     let scene = scene::load_scene(&fixture).unwrap();
-    let mut batch = ReposeExperiment::new(scene.build_world().unwrap(), config).unwrap();
+    let mut batch = ReposeExperiment::new(scene.build_world().unwrap(), config.clone()).unwrap();
     let result = batch.run(|_| {}).unwrap().clone();
     assert_eq!(batch.world.step_index, steps, "same number of steps");
     assert_eq!(shown, result.measurement, "same measurement");
@@ -437,6 +446,22 @@ fn repose_experiment_in_the_app_matches_the_batch_run() {
     let sim = app.world().resource::<Simulation>();
     assert!(sim.repose.is_none() && sim.repose_measurement.is_none());
     assert!(divider(&app), "reset restores the wall");
+
+    // A reset while packing keeps the run's μ, not the packing one.
+    app.world_mut()
+        .resource_mut::<Simulation>()
+        .start_repose(config)
+        .unwrap();
+    step_app(&mut app, 3);
+    assert_eq!(phase(&app), Phase::Packing);
+    assert_eq!(friction(&app), 0.5);
+    app.world_mut().resource_mut::<SimControl>().reset_requested = true;
+    app.update();
+    assert_eq!(
+        friction(&app),
+        0.3,
+        "reset during packing kept the packing μ"
+    );
 }
 
 /// While a video is recorded (`SimControl::lockstep`), the clock does not move the world:

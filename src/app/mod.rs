@@ -97,7 +97,8 @@ impl Default for AppOptions {
 pub fn build_app(options: &AppOptions) -> Result<App, String> {
     let mut sim = Simulation::load(&options.scene, options.solver)?;
     if options.repose {
-        sim.start_repose(crate::repose::ReposeConfig::default())
+        let config = crate::repose::ReposeConfig::for_scene(&sim.scene);
+        sim.start_repose(config)
             .map_err(|e| format!("{}: {e}", options.scene))?;
     }
     let title = format!("Impulse Lab — {}", sim.scene.name);

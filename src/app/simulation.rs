@@ -18,7 +18,7 @@ use crate::body::RigidBody;
 use crate::dynamics::solver::{SolverError, SolverKind};
 use crate::energy::EnergySample;
 use crate::math::Vec3;
-use crate::repose::{ReposeConfig, ReposeGrid, ReposeMeasurement, ReposeTracker};
+use crate::repose::{Phase, ReposeConfig, ReposeGrid, ReposeMeasurement, ReposeTracker};
 use crate::scene::{self, Scene};
 use crate::world::{AppliedForce, World};
 use bevy::prelude::*;
@@ -145,13 +145,17 @@ impl Simulation {
     }
 
     /// Back to the scene's initial state. The solver, its parameters and the time step
-    /// chosen in the app are kept (so a tuned run can be replayed from the start).
+    /// chosen in the app are kept (so a tuned run can be replayed from the start); a
+    /// repose experiment still packing at its own μ keeps the run's μ, not that one.
     pub fn reset(&mut self) -> Result<(), String> {
         let mut world = self.scene.build_world().map_err(|e| e.to_string())?;
         world
             .set_solver(self.world.solver_kind())
             .map_err(|e| e.to_string())?;
         world.params = self.world.params.clone();
+        if let Some(t) = self.repose.as_ref().filter(|t| t.phase() == Phase::Packing) {
+            world.params.friction = t.friction();
+        }
         world.dt = self.world.dt;
         world.sleep = self.world.sleep.clone();
         self.last_sample = world.start_ledger();

@@ -780,6 +780,8 @@ fn bundled_repose_scenes_start_as_the_papers_arrays() {
         let scene = impulse_lab::scene::load_scene(&impulse_lab::scene::resolve_scene(name))
             .unwrap_or_else(|e| panic!("{name}: {e}"));
         assert_eq!(scene.params.restitution, 0.3, "{name}");
+        // Fig. 11: the stacks are packed at μ = 0.3.
+        assert_eq!(scene.pack_friction, Some(0.3), "{name}");
         let world = scene.build_world().unwrap();
         assert!(
             (world.dt - 1.0 / 600.0).abs() < 1e-15,

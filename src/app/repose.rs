@@ -4,10 +4,10 @@
 //! "Run experiment" resets the scene and starts the scripted run: packing (at the
 //! scene's `pack_friction` if it sets one), settling (K/ΔU below the threshold for the
 //! hold time, or the time cap), the wall's removal, slumping (at the run's μ), settling
-//! again, and the 8 × 16 measurement. "Remove wall now" ends packing
-//! early; "Measure now" measures the pile as it stands in any phase. The measurement is
-//! drawn as the eight least-squares lines (one per row of the grid, across the floor's
-//! long side) and the highest point found in each cell.
+//! again, and the 8 × 16 measurement. "Remove wall now" ends packing early; "Measure
+//! now" measures the pile as it stands in any phase. The measurement is drawn as the
+//! eight least-squares lines (one per row of the grid, across the floor's long side) and
+//! the highest point found in each cell.
 
 use super::render::to_render;
 use super::simulation::{SimControl, Simulation};

@@ -13,7 +13,7 @@
 //!   notch touches both of its faces (normals 90° apart), whereas two convex bodies
 //!   touch along one normal. It also prints the pairs in contact per body.
 //!
-//! `cargo run --release --no-default-features --example repose_census -- SCENE SOLVER MU [SEED]`,
+//! `cargo run --release --no-default-features --example repose_census -- SCENE SOLVER MU [SEED] [--pack-friction MU|run]`,
 //! e.g. `... -- repose_crosses sqm 0.4 75`; SCENE is a file or a bundled scene's name.
 
 use impulse_lab::math::Vec3;
@@ -60,7 +60,7 @@ fn node_measure(e: &ReposeExperiment) -> ReposeMeasurement {
     from_highest(grid, highest)
 }
 
-fn run(mut e: ReposeExperiment) -> Result<(), String> {
+fn run(mut e: ReposeExperiment, _: &[String]) -> Result<(), String> {
     while e.phase() != Phase::Done {
         e.step().map_err(|e| e.to_string())?;
     }

@@ -4,7 +4,7 @@
 //! It shows how tall the packed column stands, how far the slump runs out, and whether
 //! the pile reaches the far wall (then the fitted line spans the whole floor).
 //!
-//! `cargo run --release --no-default-features --example repose_profile -- SCENE SOLVER MU [SEED]`,
+//! `cargo run --release --no-default-features --example repose_profile -- SCENE SOLVER MU [SEED] [--pack-friction MU|run]`,
 //! e.g. `... -- repose_crosses sqm 0.4 75`; SCENE is a file or a bundled scene's name.
 
 use impulse_lab::repose::{Phase, ReposeExperiment, ReposeMeasurement};
@@ -20,7 +20,7 @@ fn profile(m: &ReposeMeasurement) -> String {
         .collect()
 }
 
-fn run(mut e: ReposeExperiment) -> Result<(), String> {
+fn run(mut e: ReposeExperiment, _: &[String]) -> Result<(), String> {
     let mut next = 0.0;
     println!("columns 1-16 from the packed side; mean highest point (m)");
     while e.phase() != Phase::Done {

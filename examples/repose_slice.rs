@@ -6,7 +6,7 @@
 //! the bodies packed (a random pack, or towers with empty shafts between them) and what
 //! the slump left. It also prints the packed pile's mean height and packing fraction.
 //!
-//! `cargo run --release --no-default-features --example repose_slice -- SCENE SOLVER MU SEED OUT.png`,
+//! `cargo run --release --no-default-features --example repose_slice -- SCENE SOLVER MU SEED OUT.png [--pack-friction MU|run]`,
 //! e.g. `... -- repose_cubes sqm 0.4 75 slice.png`; SCENE is a file or a bundled scene's name.
 
 use impulse_lab::body::RigidBody;
@@ -167,10 +167,10 @@ fn draw(out: &str, panels: &[(String, Snapshot)], x: std::ops::Range<f64>) -> Re
     impulse_lab::repose::plot::write_rgb_png(&rgb, w, h, std::io::BufWriter::new(file))
 }
 
-fn run(mut e: ReposeExperiment) -> Result<(), String> {
-    let out = &std::env::args()
-        .nth(5)
-        .ok_or("usage: repose_slice SCENE SOLVER MU SEED OUT.png")?;
+fn run(mut e: ReposeExperiment, rest: &[String]) -> Result<(), String> {
+    let out = rest
+        .first()
+        .ok_or("usage: repose_slice SCENE SOLVER MU SEED OUT.png [--pack-friction MU|run]")?;
     let mut panels = Vec::new();
     while e.phase() != Phase::Done {
         let before = e.phase();

@@ -15,7 +15,7 @@ use std::process::ExitCode;
 
 /// Split off `--pack-friction MU|run` (or `--pack-friction=…`) from the arguments:
 /// (the positional arguments, `None` for the scene's packing μ, `Some(None)` for
-/// `run`, `Some(Some(μ))` for a μ ≥ 0).
+/// `run`, `Some(Some(μ))` for a number; [`ReposeConfig::validate`] checks its range).
 fn pack_friction_option(args: &[String]) -> Result<(Vec<String>, Option<Option<f64>>), String> {
     let mut positional = Vec::new();
     let mut pack = None;
@@ -31,19 +31,7 @@ fn pack_friction_option(args: &[String]) -> Result<(Vec<String>, Option<Option<f
             positional.push(a.clone());
             continue;
         };
-        pack = Some(if value == "run" {
-            None
-        } else {
-            Some(
-                value
-                    .parse::<f64>()
-                    .ok()
-                    .filter(|m| m.is_finite() && *m >= 0.0)
-                    .ok_or(format!(
-                        "--pack-friction must be a number ≥ 0 or `run`, got {value}"
-                    ))?,
-            )
-        });
+        pack = Some(ReposeConfig::parse_pack_friction(&value)?);
     }
     Ok((positional, pack))
 }

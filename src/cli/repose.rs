@@ -269,10 +269,7 @@ pub fn repose(args: ReposeArgs) -> Result<(), Failure> {
     };
     let pack_friction = match args.pack_friction.as_deref() {
         None => scene.pack_friction,
-        Some("run") => None,
-        Some(s) => Some(s.parse::<f64>().map_err(|_| {
-            Failure::invalid(format!("--pack-friction: '{s}' is not a number or 'run'"))
-        })?),
+        Some(s) => ReposeConfig::parse_pack_friction(s).map_err(Failure::invalid)?,
     };
     let config = ReposeConfig {
         ke_ratio: args.ke_ratio,

@@ -70,6 +70,18 @@ impl ReposeConfig {
         }
     }
 
+    /// The packing μ as a user writes it (`repose --pack-friction`, the diagnostics in
+    /// `examples/`): `run` → `None` (pack at the run's own μ), a number → `Some(μ)`.
+    /// The range (finite, ≥ 0) is [`ReposeConfig::validate`]'s to check.
+    pub fn parse_pack_friction(s: &str) -> Result<Option<f64>, String> {
+        if s == "run" {
+            return Ok(None);
+        }
+        s.parse::<f64>()
+            .map(Some)
+            .map_err(|_| format!("--pack-friction: '{s}' is not a number or 'run'"))
+    }
+
     /// Range checks: every field finite, `ke_ratio` and `max_time` > 0, `hold` and
     /// `pack_friction` ≥ 0.
     pub fn validate(&self) -> Result<(), String> {

@@ -1,5 +1,5 @@
 //! What the repose diagnostics share: `SCENE SOLVER MU [SEED] [--pack-friction MU|run]`
-//! on the command line, a repose experiment built from them, and a `main` that prints
+//! on the command line (parsed by clap), a repose experiment built from them, and a `main` that prints
 //! errors instead of panicking.
 //!
 //! The experiment packs as `impulse-lab repose` does: at the scene's `pack_friction`
@@ -8,59 +8,44 @@
 //! the run's own MU throughout. So a diagnostic's pile is the pile of the `repose` row
 //! with the same scene, solver, μ, seed and packing μ, step for step.
 
+use clap::Parser;
 use impulse_lab::dynamics::solver::SolverKind;
 use impulse_lab::repose::{ReposeConfig, ReposeExperiment};
 use impulse_lab::scene::{load_scene, resolve_scene};
 use std::process::ExitCode;
 
-/// Split off `--pack-friction MU|run` (or `--pack-friction=…`) from the arguments:
-/// (the positional arguments, `None` for the scene's packing μ, `Some(None)` for
-/// `run`, `Some(Some(μ))` for a number; [`ReposeConfig::validate`] checks its range).
-fn pack_friction_option(args: &[String]) -> Result<(Vec<String>, Option<Option<f64>>), String> {
-    let mut positional = Vec::new();
-    let mut pack = None;
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        let value = if a == "--pack-friction" {
-            it.next()
-                .ok_or("--pack-friction needs a value: a μ ≥ 0 or `run`")?
-                .clone()
-        } else if let Some(v) = a.strip_prefix("--pack-friction=") {
-            v.to_string()
-        } else {
-            positional.push(a.clone());
-            continue;
-        };
-        pack = Some(ReposeConfig::parse_pack_friction(&value)?);
-    }
-    Ok((positional, pack))
+/// The diagnostics' command line.
+#[derive(Parser)]
+struct Args {
+    /// A scene file or a bundled scene's name.
+    scene: String,
+    /// The solver (sqm, etm, ...).
+    solver: SolverKind,
+    /// The run's friction coefficient μ ≥ 0.
+    mu: f64,
+    /// The seed (default: the scene's).
+    seed: Option<u64>,
+    /// What the diagnostic takes after SEED (repose_slice: OUT.png).
+    rest: Vec<String>,
+    /// The packing μ ≥ 0, or `run` to pack at MU (default: the scene's `pack_friction`).
+    #[arg(long, allow_hyphen_values = true)]
+    pack_friction: Option<String>,
 }
 
-/// The repose experiment of `SCENE` (a file or a bundled scene's name) under `SOLVER`
-/// at friction `MU` (≥ 0), with the scene's seed or `SEED`, packed as the module doc
-/// says; with the positional arguments after `SEED` (e.g. an output file).
-pub fn experiment(name: &str, args: &[String]) -> Result<(ReposeExperiment, Vec<String>), String> {
-    let (args, pack) = pack_friction_option(args)?;
-    let [scene, solver, mu, rest @ ..] = args.as_slice() else {
-        return Err(format!(
-            "usage: {name} SCENE SOLVER MU [SEED] [--pack-friction MU|run]"
-        ));
-    };
-    let mut scene = load_scene(&resolve_scene(scene)).map_err(|e| e.to_string())?;
-    scene.solver = solver.parse::<SolverKind>().map_err(|e| e.to_string())?;
-    scene.params.friction = mu
-        .parse::<f64>()
-        .ok()
-        .filter(|m| m.is_finite() && *m >= 0.0)
-        .ok_or(format!("MU must be a number ≥ 0, got {mu}"))?;
-    if let Some(seed) = rest.first() {
-        scene.seed = seed
-            .parse()
-            .map_err(|_| format!("SEED must be an integer, got {seed}"))?;
+/// The repose experiment of the command line's scene under its solver at friction MU,
+/// with the scene's seed or SEED, packed as the module doc says; with the positional
+/// arguments after SEED.
+fn experiment(args: Args) -> Result<(ReposeExperiment, Vec<String>), String> {
+    let mut scene = load_scene(&resolve_scene(&args.scene)).map_err(|e| e.to_string())?;
+    scene.solver = args.solver;
+    if !(args.mu.is_finite() && args.mu >= 0.0) {
+        return Err(format!("MU must be a number ≥ 0, got {}", args.mu));
     }
+    scene.params.friction = args.mu;
+    scene.seed = args.seed.unwrap_or(scene.seed);
     let mut config = ReposeConfig::for_scene(&scene);
-    if let Some(pack) = pack {
-        config.pack_friction = pack;
+    if let Some(pack) = &args.pack_friction {
+        config.pack_friction = ReposeConfig::parse_pack_friction(pack)?;
     }
     let world = scene.build_world().map_err(|e| e.to_string())?;
     let experiment = ReposeExperiment::new(world, config).map_err(|e| e.to_string())?;
@@ -72,14 +57,13 @@ pub fn experiment(name: &str, args: &[String]) -> Result<(ReposeExperiment, Vec<
         experiment.tracker.pack_friction(),
         experiment.tracker.friction()
     );
-    Ok((experiment, rest.iter().skip(1).cloned().collect()))
+    Ok((experiment, args.rest))
 }
 
 /// Run `run` on the command-line arguments (the experiment and the positional arguments
 /// after `SEED`); an error goes to stderr with exit code 2.
 pub fn main(name: &str, run: fn(ReposeExperiment, &[String]) -> Result<(), String>) -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    match experiment(name, &args).and_then(|(e, rest)| run(e, &rest)) {
+    match experiment(Args::parse()).and_then(|(e, rest)| run(e, &rest)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(msg) => {
             eprintln!("{name}: {msg}");

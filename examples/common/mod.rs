@@ -38,10 +38,11 @@ struct Args {
 fn experiment(args: Args) -> Result<(ReposeExperiment, Vec<String>), String> {
     let mut scene = load_scene(&resolve_scene(&args.scene)).map_err(|e| e.to_string())?;
     scene.solver = args.solver;
-    if !(args.mu.is_finite() && args.mu >= 0.0) {
-        return Err(format!("MU must be a number ≥ 0, got {}", args.mu));
-    }
     scene.params.friction = args.mu;
+    scene
+        .params
+        .validate()
+        .map_err(|(field, msg)| format!("MU ({field}): {msg}"))?;
     scene.seed = args.seed.unwrap_or(scene.seed);
     let mut config = ReposeConfig::for_scene(&scene);
     if let Some(pack) = &args.pack_friction {

@@ -13,7 +13,7 @@
 //!   notch touches both of its faces (normals 90° apart), whereas two convex bodies
 //!   touch along one normal. It also prints the pairs in contact per body.
 //!
-//! `cargo run --release --no-default-features --example repose_census -- SCENE SOLVER MU [SEED] [--pack-friction MU|run]`,
+//! `cargo run --release --no-default-features --example repose_census -- SCENE SOLVER MU [SEED] [--pack-friction MU|run] [--no-sleep]`,
 //! e.g. `... -- repose_crosses sqm 0.4 75`; SCENE is a file or a bundled scene's name.
 
 use impulse_lab::math::Vec3;

@@ -7,7 +7,7 @@
 //! showed a 0.76 c overlap in the second before t = 10.5 s, during packing; after it,
 //! 0.012 c at most over the whole run.
 //!
-//! `cargo run --release --no-default-features --example repose_overlap -- SCENE SOLVER MU [SEED] [--pack-friction MU|run]`,
+//! `cargo run --release --no-default-features --example repose_overlap -- SCENE SOLVER MU [SEED] [--pack-friction MU|run] [--no-sleep]`,
 //! e.g. `... -- repose_crosses sqm 0.4 75`; SCENE is a file or a bundled scene's name.
 
 use impulse_lab::repose::{Phase, ReposeExperiment};

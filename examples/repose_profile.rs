@@ -2,9 +2,10 @@
 //! every 2 s of the slump: for each of the 16 columns of paper 000's 8 × 16 grid
 //! (§7.5), the mean over the 8 rows of the highest body point (m; 0 for a bare column).
 //! It shows how tall the packed column stands, how far the slump runs out, and whether
-//! the pile reaches the far wall (then the fitted line spans the whole floor).
+//! the pile reaches the far wall (then the fitted line spans the whole floor). Each
+//! slump line ends with the number of bodies asleep (none with `--no-sleep`).
 //!
-//! `cargo run --release --no-default-features --example repose_profile -- SCENE SOLVER MU [SEED] [--pack-friction MU|run]`,
+//! `cargo run --release --no-default-features --example repose_profile -- SCENE SOLVER MU [SEED] [--pack-friction MU|run] [--no-sleep]`,
 //! e.g. `... -- repose_crosses sqm 0.4 75`; SCENE is a file or a bundled scene's name.
 
 use impulse_lab::repose::{Phase, ReposeExperiment, ReposeMeasurement};
@@ -34,10 +35,11 @@ fn run(mut e: ReposeExperiment, _: &[String]) -> Result<(), String> {
             next += 2.0;
             let m = e.measure_now().map_err(|e| e.to_string())?;
             println!(
-                "slump t = {:4.1} s {:5.1}°  {}",
+                "slump t = {:4.1} s {:5.1}°  {}  ({} asleep)",
                 e.phase_time(),
                 m.angle_deg,
-                profile(&m)
+                profile(&m),
+                e.world.sleeping_bodies()
             );
         }
     }

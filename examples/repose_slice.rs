@@ -6,7 +6,7 @@
 //! the bodies packed (a random pack, or towers with empty shafts between them) and what
 //! the slump left. It also prints the packed pile's mean height and packing fraction.
 //!
-//! `cargo run --release --no-default-features --example repose_slice -- SCENE SOLVER MU SEED OUT.png [--pack-friction MU|run]`,
+//! `cargo run --release --no-default-features --example repose_slice -- SCENE SOLVER MU SEED OUT.png [--pack-friction MU|run] [--no-sleep]`,
 //! e.g. `... -- repose_cubes sqm 0.4 75 slice.png`; SCENE is a file or a bundled scene's name.
 
 use impulse_lab::body::RigidBody;

@@ -1,6 +1,6 @@
-//! What the repose diagnostics share: `SCENE SOLVER MU [SEED] [--pack-friction MU|run]`
-//! on the command line (parsed by clap), a repose experiment built from them, and a `main` that prints
-//! errors instead of panicking.
+//! What the repose diagnostics share: `SCENE SOLVER MU [SEED] [--pack-friction MU|run]
+//! [--no-sleep]` on the command line (parsed by clap), a repose experiment built from
+//! them, and a `main` that prints errors instead of panicking.
 //!
 //! The experiment packs as `impulse-lab repose` does: at the scene's `pack_friction`
 //! (the repose scenes: μ = 0.3, paper 000 §7.5, Fig. 11), then takes the run's MU when
@@ -30,6 +30,10 @@ struct Args {
     /// The packing μ ≥ 0, or `run` to pack at MU (default: the scene's `pack_friction`).
     #[arg(long, allow_hyphen_values = true)]
     pack_friction: Option<String>,
+    /// Disable island sleeping (as `impulse-lab run --no-sleep`): every body is stepped
+    /// until the run ends, so a pile stops only when the solver stops it.
+    #[arg(long)]
+    no_sleep: bool,
 }
 
 /// The repose experiment of the command line's scene under its solver at friction MU,
@@ -48,15 +52,17 @@ fn experiment(args: Args) -> Result<(ReposeExperiment, Vec<String>), String> {
     if let Some(pack) = &args.pack_friction {
         config.pack_friction = ReposeConfig::parse_pack_friction(pack)?;
     }
-    let world = scene.build_world().map_err(|e| e.to_string())?;
+    let mut world = scene.build_world().map_err(|e| e.to_string())?;
+    world.sleep.enabled = !args.no_sleep;
     let experiment = ReposeExperiment::new(world, config).map_err(|e| e.to_string())?;
     println!(
-        "{} under {}, seed {}: packs at μ = {}, slumps at μ = {}",
+        "{} under {}, seed {}: packs at μ = {}, slumps at μ = {}{}",
         scene.name,
         scene.solver,
         scene.seed,
         experiment.tracker.pack_friction(),
-        experiment.tracker.friction()
+        experiment.tracker.friction(),
+        if args.no_sleep { ", no sleeping" } else { "" }
     );
     Ok((experiment, args.rest))
 }

@@ -36,13 +36,14 @@ fn run(mut e: ReposeExperiment, _: &[String]) -> Result<(), String> {
             let m = e.measure_now().map_err(|e| e.to_string())?;
             println!("packed after {:5.1} s       {}", e.world.time, profile(&m));
         }
-        if e.phase() == Phase::Slumping {
-            let (kt, kr, _) = e.world.energies();
-            kt_sum += kt;
-            kr_sum += kr;
-            n += 1;
+        if e.phase() != Phase::Slumping {
+            continue;
         }
-        if e.phase() == Phase::Slumping && e.phase_time() >= next {
+        let (kt, kr, _) = e.world.energies();
+        kt_sum += kt;
+        kr_sum += kr;
+        n += 1;
+        if e.phase_time() >= next {
             next += 2.0;
             let m = e.measure_now().map_err(|e| e.to_string())?;
             let k = kt_sum + kr_sum;
@@ -53,7 +54,7 @@ fn run(mut e: ReposeExperiment, _: &[String]) -> Result<(), String> {
                 m.angle_deg,
                 profile(&m),
                 e.world.sleeping_bodies(),
-                k / f64::from(n.max(1)),
+                k / f64::from(n),
                 share
             );
             (kt_sum, kr_sum, n) = (0.0, 0.0, 0);

@@ -53,7 +53,9 @@ fn experiment(args: Args) -> Result<(ReposeExperiment, Vec<String>), String> {
         config.pack_friction = ReposeConfig::parse_pack_friction(pack)?;
     }
     let mut world = scene.build_world().map_err(|e| e.to_string())?;
-    world.sleep.enabled = !args.no_sleep;
+    if args.no_sleep {
+        world.sleep.enabled = false;
+    }
     let experiment = ReposeExperiment::new(world, config).map_err(|e| e.to_string())?;
     println!(
         "{} under {}, seed {}: packs at μ = {}, slumps at μ = {}{}",

@@ -318,8 +318,7 @@ fn pack(world: &World, time: f64) -> ImpactRecord {
         .iter()
         .filter(|r| r.elastic_total > 0.0)
         .max_by(|x, y| x.elastic_total.total_cmp(&y.elastic_total));
-    let solver = world.solver_kind();
-    let resolution_order = if matches!(solver, SolverKind::Sqm | SolverKind::Jolt) {
+    let resolution_order = if world.solver().sequential() {
         rows.iter().map(|r| r.contact).collect()
     } else {
         Vec::new()
@@ -344,7 +343,7 @@ fn pack(world: &World, time: f64) -> ImpactRecord {
         step: frame.step,
         time,
         dt: world.dt,
-        solver,
+        solver: world.solver_kind(),
         contacts,
         rows,
         iterations,

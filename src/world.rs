@@ -206,6 +206,11 @@ impl World {
         self.solver.kind()
     }
 
+    /// The current collision method (for its capabilities).
+    pub fn solver(&self) -> &dyn CollisionSolver {
+        self.solver.as_ref()
+    }
+
     /// Switch the collision method; bodies keep their state.
     pub fn set_solver(&mut self, kind: SolverKind) -> Result<(), SolverError> {
         self.solver = kind.create()?;
@@ -469,11 +474,13 @@ impl World {
             self.trace_frame.normal_velocity_after = normal_velocities(&self.bodies, contacts);
         }
         let t3a = Instant::now();
-        // 3b. resolve contacts (shock propagation), only what the solver left approaching.
-        // Not after a Newmark solver: its contact law bounds the step's displacement
-        // h (vₙ + v⁺)/2, so an approaching v⁺ can be its exact answer (paper 002, eq. 44).
+        // 3b. resolve contacts (shock propagation), only what the solver left approaching,
+        // for the methods that use the contact pass (not CCP: its Newmark contact law
+        // bounds the step's displacement h (vₙ + v⁺)/2, so an approaching v⁺ can be its
+        // exact answer, paper 002 eq. 44). Then position projection (paper 001) for the
+        // methods that do not correct positions themselves.
         let newmark = self.solver.position_update() == PositionUpdate::Newmark;
-        if self.params.contact_pass && !newmark {
+        if self.params.contact_pass && self.solver.uses_contact_pass() {
             self.contact_pass.run(
                 &mut self.bodies,
                 contacts,
@@ -482,11 +489,7 @@ impl World {
                 h,
                 &mut report,
             );
-            // Position projection (paper 001) for the methods without their own.
-            // (Jolt projects in its own sweep; MDP has its error-reduction term.)
-            if self.params.kp > 0.0
-                && !matches!(self.solver.kind(), SolverKind::Jolt | SolverKind::Mdp)
-            {
+            if self.params.kp > 0.0 && !self.solver.corrects_positions() {
                 self.contact_pass
                     .project(&mut self.bodies, contacts, self.params.kp);
             }

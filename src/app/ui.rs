@@ -18,7 +18,7 @@ use super::render::{ColorMode, DisplaySettings};
 use super::simulation::{EnergyHistory, SceneWatcher, SimControl, Simulation, WallRef};
 use super::teach::TeachLayout;
 use crate::container::{BOX_WALL_NAMES, Container};
-use crate::dynamics::solver::{ContactFallback, SolverKind, SolverParams};
+use crate::dynamics::solver::{ContactFallback, Param, SolverKind, SolverParams};
 use crate::energy::EnergySample;
 use crate::scene;
 use bevy::camera::{CameraOutputMode, Viewport, visibility::RenderLayers};
@@ -443,26 +443,6 @@ pub fn open_scene(p: &mut PanelParams, path: &std::path::Path) {
     }
 }
 
-/// Which parameters a method reads (the panel shows only these).
-struct Applies {
-    restitution: bool,
-    lambda: bool,
-    kp: bool,
-    iterations: bool,
-    rest_velocity: bool,
-}
-
-fn applies(kind: SolverKind) -> Applies {
-    use SolverKind::*;
-    Applies {
-        restitution: !matches!(kind, Ccp | Mdp),
-        lambda: kind == Etm,
-        kp: kind == Jolt,
-        iterations: matches!(kind, Sqm | Smm | Jolt | Ccp | Mdp),
-        rest_velocity: matches!(kind, Etm | Sqm | Smm | Jolt),
-    }
-}
-
 fn solver_section(ui: &mut egui::Ui, p: &mut PanelParams) {
     let current = p.sim.world.solver_kind();
     let mut chosen = current;
@@ -480,10 +460,12 @@ fn solver_section(ui: &mut egui::Ui, p: &mut PanelParams) {
     {
         p.state.message = Some((e.to_string(), false));
     }
-    let a = applies(chosen);
+    // Only the parameters the method reads, as the method states them.
+    let read = chosen.parameters();
+    let reads = |p: Param| read.contains(&p);
     let before: SolverParams = p.sim.world.params.clone();
     let params = &mut p.sim.world.params;
-    if a.restitution {
+    if reads(Param::Restitution) {
         ui.add(egui::Slider::new(&mut params.restitution, 0.0..=1.0).text("restitution e"))
             .on_hover_text(match chosen {
                 SolverKind::Etm => {
@@ -494,9 +476,11 @@ fn solver_section(ui: &mut egui::Ui, p: &mut PanelParams) {
                 }
             });
     }
-    ui.add(egui::Slider::new(&mut params.friction, 0.0..=1.5).text("friction μ"))
-        .on_hover_text("Coulomb friction coefficient: tangential impulse ≤ μ × normal impulse (paper 000, eqs. 50-55). Dimensionless, ≥ 0.");
-    if a.lambda {
+    if reads(Param::Friction) {
+        ui.add(egui::Slider::new(&mut params.friction, 0.0..=1.5).text("friction μ"))
+            .on_hover_text("Coulomb friction coefficient: tangential impulse ≤ μ × normal impulse (paper 000, eqs. 50-55). Dimensionless, ≥ 0.");
+    }
+    if reads(Param::Lambda) {
         ui.add(
             egui::Slider::new(&mut params.lambda, 1.0..=500.0)
                 .logarithmic(true)
@@ -504,17 +488,19 @@ fn solver_section(ui: &mut egui::Ui, p: &mut PanelParams) {
         )
         .on_hover_text("ETM's number of increments the stored elastic energy is released in (paper 000, eq. 62): larger λ is more accurate and slower. ≥ 1.");
     }
-    if a.kp {
+    if reads(Param::Kp) {
         ui.add(egui::Slider::new(&mut params.kp, 0.0..=1.0).text("k_p"))
             .on_hover_text("Position-projection factor: the fraction of a penetration removed per step (paper 001, eqs. 5.27, B.18); stable below 0.5 (eq. B.22). Dimensionless.");
     }
-    if a.iterations {
+    if reads(Param::MaxIterations) {
         ui.add(
             egui::Slider::new(&mut params.max_iterations, 1..=1000)
                 .logarithmic(true)
                 .text("iterations"),
         )
         .on_hover_text("Iteration cap of the solver's sweeps; the stats report when it is hit.");
+    }
+    if reads(Param::Tolerance) {
         ui.add(
             egui::Slider::new(&mut params.tolerance, 1e-12..=1e-2)
                 .logarithmic(true)
@@ -522,19 +508,25 @@ fn solver_section(ui: &mut egui::Ui, p: &mut PanelParams) {
         )
         .on_hover_text("Relative convergence tolerance of the iteration.");
     }
-    if chosen == SolverKind::Ccp {
+    if reads(Param::Cohesion) {
         ui.add(egui::Slider::new(&mut params.cohesion, 0.0..=1000.0).text("cohesion c (N)"))
             .on_hover_text("Inner cohesion of the contact law: the shear force limit is μ p_n + c (paper 002, eqs. 31, 57). N, ≥ 0.");
+    }
+    if reads(Param::EquivalentFriction) {
         ui.add(
             egui::Slider::new(&mut params.equivalent_friction, 0.0..=1.5).text("equivalent friction μ*"),
         )
         .on_hover_text("When > 0 the shear limit is μ* p_n, the friction cone of paper 002 eq. 43, instead of μ p_n + c (eq. 40); 0 derives it from μ and c. Dimensionless.");
+    }
+    if reads(Param::CcpOmega) {
         ui.add(egui::Slider::new(&mut params.ccp_omega, 0.01..=1.99).text("relaxation ω"))
             .on_hover_text("Relaxation of the fixed-point step P − ω A (N P + b) (paper 002, eq. 52; the paper uses 0.2). In (0, 2).");
+    }
+    if reads(Param::CcpTau) {
         ui.add(egui::Slider::new(&mut params.ccp_tau, 0.01..=1.0).text("relaxation τ"))
             .on_hover_text("Relaxation of the update P ← τ Proj{…} + (1 − τ) P (paper 002, eq. 52; the paper uses 1). In (0, 1].");
     }
-    if chosen == SolverKind::Mdp {
+    if reads(Param::MdpFriction) {
         use crate::dynamics::solver::mdp::FrictionLaw;
         ui.horizontal(|ui| {
             ui.label("friction law");
@@ -543,22 +535,28 @@ fn solver_section(ui: &mut egui::Ui, p: &mut PanelParams) {
             ui.radio_value(&mut params.mdp_friction, FrictionLaw::Coulomb, "Coulomb")
                 .on_hover_text("Friction opposes the post-impulse slip: can have several solutions (paper 003, §4.1); the most dissipative is taken.");
         });
+    }
+    if reads(Param::ErrorReduction) {
         ui.add(egui::Slider::new(&mut params.error_reduction, 0.0..=1.0).text("error reduction ε"))
             .on_hover_text("Fraction of a penetration closed per step: u_n⁺ ≥ −ε g/h (paper 003, §3.1); 0 adds no energy. Dimensionless, 0 to 1.");
     }
-    if a.rest_velocity {
+    if reads(Param::RestVelocity) {
         ui.add(
             egui::Slider::new(&mut params.rest_velocity, 0.0..=1.0).text("rest velocity (m/s)"),
         )
         .on_hover_text("Approach speeds below this are resting contact: no restitution (stops resting piles from jittering). m/s, ≥ 0.");
     }
-    if chosen != SolverKind::Ccp {
+    if reads(Param::ContactPass) {
         ui.checkbox(&mut params.contact_pass, "contact pass")
             .on_hover_text("After the method, a warm-started contact pass (projected Gauss-Seidel, then shock propagation: Guendelman et al. 2003, paper 000 ref. 54) takes the resting contacts, so piles come to rest. Never after CCP, whose Newmark contact law bounds the displacement itself.");
+    }
+    if reads(Param::RollingFriction) {
         ui.add(
             egui::Slider::new(&mut params.rolling_friction, 0.0..=0.1).text("rolling resistance μ_r (m)"),
         )
         .on_hover_text("The contact pass resists rolling with a torque up to μ_r × the normal force (a rigid sphere on a plane otherwise rolls forever). m, ≥ 0.");
+    }
+    if reads(Param::SpinningFriction) {
         ui.add(
             egui::Slider::new(&mut params.spinning_friction, 0.0..=0.1).text("spinning friction μ_s (m)"),
         )

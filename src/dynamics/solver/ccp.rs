@@ -66,7 +66,8 @@
 //! bodies' velocities are taken as both vₙ and v⁻ (an impact with no force in the step).
 
 use super::{
-    CollisionSolver, PositionUpdate, SolverContext, SolverError, SolverKind, SolverReport, TraceRow,
+    CollisionSolver, Param, PositionUpdate, SolverContext, SolverError, SolverKind, SolverReport,
+    TraceRow,
 };
 use crate::body::RigidBody;
 use crate::math::{Mat3, Vec3, skew};
@@ -228,6 +229,23 @@ fn project(p: &Vec3, mu: f64, cohesion_impulse: f64, mu_star: f64) -> Vec3 {
 impl CollisionSolver for CcpSolver {
     fn kind(&self) -> SolverKind {
         SolverKind::Ccp
+    }
+
+    fn own_parameters(&self) -> &'static [Param] {
+        &[
+            Param::Friction,
+            Param::Kp,
+            Param::MaxIterations,
+            Param::Tolerance,
+            Param::Cohesion,
+            Param::EquivalentFriction,
+            Param::CcpOmega,
+            Param::CcpTau,
+        ]
+    }
+
+    fn uses_contact_pass(&self) -> bool {
+        false
     }
 
     fn begin_step(&mut self, bodies: &[RigidBody]) {

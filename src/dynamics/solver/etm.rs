@@ -91,7 +91,7 @@
 
 use super::prepared::PreparedContact;
 use super::{
-    CollisionSolver, SolverContext, SolverError, SolverKind, SolverReport, TraceRow,
+    CollisionSolver, Param, SolverContext, SolverError, SolverKind, SolverReport, TraceRow,
     total_kinetic_energy,
 };
 use crate::body::RigidBody;
@@ -359,6 +359,18 @@ struct Tally {
 impl CollisionSolver for EtmSolver {
     fn kind(&self) -> SolverKind {
         SolverKind::Etm
+    }
+
+    fn own_parameters(&self) -> &'static [Param] {
+        &[
+            Param::Restitution,
+            Param::Friction,
+            Param::Lambda,
+            Param::MaxIterations,
+            Param::Tolerance,
+            Param::RestVelocity,
+            Param::ContactPass,
+        ]
     }
 
     fn resolve(&mut self, ctx: SolverContext<'_>) -> Result<SolverReport, SolverError> {

@@ -24,7 +24,7 @@
 //! is artificial and shows up in the ledger's residual.
 
 use super::prepared::PreparedContact;
-use super::{CollisionSolver, SolverContext, SolverError, SolverKind, SolverReport};
+use super::{CollisionSolver, Param, SolverContext, SolverError, SolverKind, SolverReport};
 
 #[derive(Default)]
 pub struct JoltSolver {
@@ -36,6 +36,25 @@ pub struct JoltSolver {
 impl CollisionSolver for JoltSolver {
     fn kind(&self) -> SolverKind {
         SolverKind::Jolt
+    }
+
+    fn own_parameters(&self) -> &'static [Param] {
+        &[
+            Param::Restitution,
+            Param::Friction,
+            Param::Kp,
+            Param::MaxIterations,
+            Param::Tolerance,
+            Param::RestVelocity,
+        ]
+    }
+
+    fn corrects_positions(&self) -> bool {
+        true
+    }
+
+    fn sequential(&self) -> bool {
+        true
     }
 
     fn resolve(&mut self, ctx: SolverContext<'_>) -> Result<SolverReport, SolverError> {

@@ -52,8 +52,9 @@
 //! ΔK = p·(u⁻ + u⁺)/2 (paper 000, eq. 16), split into normal and tangential parts.
 
 use super::prepared::PreparedContact;
-use super::sqm::resolvable;
-use super::{CollisionSolver, SolverContext, SolverError, SolverKind, SolverReport, TraceRow};
+use super::{
+    CollisionSolver, Param, SolverContext, SolverError, SolverKind, SolverReport, TraceRow,
+};
 use crate::math::{Mat3, Vec3};
 use nalgebra::{Cholesky, Matrix2, Matrix4, U3, Vector2};
 use serde::{Deserialize, Serialize};
@@ -598,6 +599,20 @@ impl CollisionSolver for MdpSolver {
         SolverKind::Mdp
     }
 
+    fn own_parameters(&self) -> &'static [Param] {
+        &[
+            Param::Friction,
+            Param::MaxIterations,
+            Param::Tolerance,
+            Param::MdpFriction,
+            Param::ErrorReduction,
+        ]
+    }
+
+    fn corrects_positions(&self) -> bool {
+        true
+    }
+
     fn resolve(&mut self, ctx: SolverContext<'_>) -> Result<SolverReport, SolverError> {
         let SolverContext {
             bodies,
@@ -621,7 +636,7 @@ impl CollisionSolver for MdpSolver {
             // D_ii = Qᵀ K Q, Q = [n t₁ t₂]   (paper 003 eq. 2)
             let q = Mat3::from_columns(&[c.n, c.t1, c.t2]);
             let d = q.transpose() * c.k * q;
-            let chol = if resolvable(c) {
+            let chol = if c.resolvable() {
                 Some(d.cholesky().ok_or_else(|| {
                     diverged(format!(
                         "Delassus block of contact {ci} (body {}) is not positive definite",

@@ -62,13 +62,17 @@ impl SolverKind {
 
     /// A fresh solver instance.
     pub fn create(self) -> Result<Box<dyn CollisionSolver>, SolverError> {
+        Ok(self.instance())
+    }
+
+    fn instance(self) -> Box<dyn CollisionSolver> {
         match self {
-            SolverKind::Jolt => Ok(Box::new(jolt::JoltSolver::default())),
-            SolverKind::Etm => Ok(Box::new(etm::EtmSolver::default())),
-            SolverKind::Sqm => Ok(Box::new(sqm::SqmSolver::default())),
-            SolverKind::Smm => Ok(Box::new(smm::SmmSolver::default())),
-            SolverKind::Ccp => Ok(Box::new(ccp::CcpSolver::default())),
-            SolverKind::Mdp => Ok(Box::new(mdp::MdpSolver::default())),
+            SolverKind::Jolt => Box::new(jolt::JoltSolver::default()),
+            SolverKind::Etm => Box::new(etm::EtmSolver::default()),
+            SolverKind::Sqm => Box::new(sqm::SqmSolver::default()),
+            SolverKind::Smm => Box::new(smm::SmmSolver::default()),
+            SolverKind::Ccp => Box::new(ccp::CcpSolver::default()),
+            SolverKind::Mdp => Box::new(mdp::MdpSolver::default()),
         }
     }
 }
@@ -419,9 +423,95 @@ pub enum PositionUpdate {
     Newmark,
 }
 
+/// One user-tunable field of [`SolverParams`], named so that panels and command lines
+/// can show only the parameters a method reads ([`SolverKind::parameters`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Param {
+    Restitution,
+    Friction,
+    Lambda,
+    Kp,
+    MaxIterations,
+    Tolerance,
+    RestVelocity,
+    ContactPass,
+    RollingFriction,
+    SpinningFriction,
+    Cohesion,
+    EquivalentFriction,
+    CcpOmega,
+    CcpTau,
+    MdpFriction,
+    ErrorReduction,
+}
+
+/// What the world's shared contact pass reads ([`crate::dynamics::contact_pass`]).
+const CONTACT_PASS_PARAMS: [Param; 7] = [
+    Param::ContactPass,
+    Param::Friction,
+    Param::MaxIterations,
+    Param::Tolerance,
+    Param::RestVelocity,
+    Param::RollingFriction,
+    Param::SpinningFriction,
+];
+
+impl SolverKind {
+    /// Every parameter a step with this method reads: the method's own
+    /// ([`CollisionSolver::own_parameters`]), the contact pass's when the method uses it
+    /// ([`CollisionSolver::uses_contact_pass`]) and k_p when the world's position
+    /// projection runs after it ([`CollisionSolver::corrects_positions`]). In the order
+    /// of [`SolverParams`]' fields.
+    pub fn parameters(self) -> Vec<Param> {
+        let solver = self.instance();
+        let mut read: Vec<Param> = solver.own_parameters().to_vec();
+        if solver.uses_contact_pass() {
+            read.extend(CONTACT_PASS_PARAMS);
+            if !solver.corrects_positions() {
+                read.push(Param::Kp);
+            }
+        }
+        let order = |p: &Param| p.field_order();
+        read.sort_by_key(order);
+        read.dedup();
+        read
+    }
+}
+
+impl Param {
+    /// Position of the field in [`SolverParams`].
+    fn field_order(&self) -> u8 {
+        *self as u8
+    }
+}
+
 /// A collision-resolution method.
+///
+/// Besides resolving contacts, a method states what the world must do around it
+/// (capabilities), so that the world, the app and the CLI ask the method instead of
+/// matching its name.
 pub trait CollisionSolver: Send + Sync {
     fn kind(&self) -> SolverKind;
+    /// The [`SolverParams`] fields [`Self::resolve`] reads.
+    fn own_parameters(&self) -> &'static [Param];
+    /// Whether the world runs the shared contact pass after this method (when
+    /// `SolverParams::contact_pass` is on). Default: true. A method whose contact law
+    /// bounds the step's displacement itself (CCP's Newmark gap, paper 002 eq. 44) says
+    /// no: an approaching v⁺ can be its exact answer.
+    fn uses_contact_pass(&self) -> bool {
+        true
+    }
+    /// Whether the method removes overlap itself inside [`Self::resolve`] (jolt's
+    /// projection, paper 001 eq. B.18; MDP's error reduction, paper 003 §3.1), so the
+    /// world's position projection after the contact pass does not run. Default: false.
+    fn corrects_positions(&self) -> bool {
+        false
+    }
+    /// Whether each recorded [`TraceRow`] is one impulse applied in turn, so the rows'
+    /// order is the order in which contacts were resolved. Default: false.
+    fn sequential(&self) -> bool {
+        false
+    }
     /// Resolve the step's contacts (see the module doc).
     fn resolve(&mut self, ctx: SolverContext<'_>) -> Result<SolverReport, SolverError>;
     /// Called by the world at the start of a step, before external forces act, with the

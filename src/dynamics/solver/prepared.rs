@@ -98,6 +98,18 @@ impl PreparedContact {
         u_after
     }
 
+    /// Whether the contact can receive an impulse at all (at least one dynamic body).
+    pub fn resolvable(&self) -> bool {
+        self.inv_mass_a + self.inv_mass_b > 0.0
+    }
+
+    /// Whether the contact, with normal velocity `un`, must be resolved in a step of
+    /// length `dt`: it approaches faster than `threshold` (≥ 0) and either overlaps or,
+    /// if speculative (gap > 0), would close its gap within the step.
+    pub fn approaching(&self, un: f64, dt: f64, threshold: f64) -> bool {
+        un < -threshold && (self.gap <= 0.0 || self.gap + dt * un < 0.0)
+    }
+
     /// Same pair of objects (body–body or body–container) as `other`.
     pub fn same_pair(&self, other: &PreparedContact) -> bool {
         self.a == other.a && self.b == other.b && self.container == other.container

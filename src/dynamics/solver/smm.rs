@@ -135,9 +135,8 @@
 //! is the total number of CG/CGLS iterations over all islands and rounds.
 
 use super::prepared::PreparedContact;
-use super::sqm::{approaching, resolvable};
 use super::{
-    CollisionSolver, SolverContext, SolverError, SolverKind, SolverReport, TraceRow,
+    CollisionSolver, Param, SolverContext, SolverError, SolverKind, SolverReport, TraceRow,
     total_kinetic_energy,
 };
 use crate::body::RigidBody;
@@ -703,7 +702,7 @@ impl SmmSolver {
                     ),
                 });
             }
-            if resolvable(c) && approaching(c, un, dt, resting) {
+            if c.resolvable() && c.approaching(un, dt, resting) {
                 v_ref = v_ref.max(-un);
                 self.in_system[ci] = true;
                 self.rows.push(Row {
@@ -777,7 +776,7 @@ impl SmmSolver {
             for k in island.clone() {
                 let ci = self.order[k].1;
                 let c = &self.prepared[ci];
-                if self.in_system[ci] || !resolvable(c) {
+                if self.in_system[ci] || !c.resolvable() {
                     continue;
                 }
                 let u0 = c.relative_velocity(bodies);
@@ -785,7 +784,7 @@ impl SmmSolver {
                 // Round-off approach speeds (below tolerance × the largest approach speed
                 // before the impact) do not count, nor resting ones (≤ the resting speed,
                 // the contact pass's).
-                if approaching(c, un_after, dt, grow_threshold) {
+                if c.approaching(un_after, dt, grow_threshold) {
                     self.in_system[ci] = true;
                     let target_n = target(c.n.dot(&u0));
                     self.rows.push(Row {
@@ -872,6 +871,17 @@ impl SmmSolver {
 impl CollisionSolver for SmmSolver {
     fn kind(&self) -> SolverKind {
         SolverKind::Smm
+    }
+
+    fn own_parameters(&self) -> &'static [Param] {
+        &[
+            Param::Restitution,
+            Param::Friction,
+            Param::MaxIterations,
+            Param::Tolerance,
+            Param::RestVelocity,
+            Param::ContactPass,
+        ]
     }
 
     fn resolve(&mut self, ctx: SolverContext<'_>) -> Result<SolverReport, SolverError> {

@@ -64,7 +64,7 @@
 //! and the ledger must show it).
 
 use super::prepared::PreparedContact;
-use super::{CollisionSolver, SolverContext, SolverError, SolverKind, SolverReport};
+use super::{CollisionSolver, Param, SolverContext, SolverError, SolverKind, SolverReport};
 use crate::body::RigidBody;
 use crate::math::{Mat3, Vec3};
 
@@ -205,18 +205,6 @@ impl ContactHeap {
     }
 }
 
-/// Whether a contact with normal velocity `un` must be resolved: it approaches faster
-/// than `threshold` (≥ 0) and either overlaps or, if speculative (gap > 0), would close
-/// its gap within the step.
-pub(crate) fn approaching(c: &PreparedContact, un: f64, dt: f64, threshold: f64) -> bool {
-    un < -threshold && (c.gap <= 0.0 || c.gap + dt * un < 0.0)
-}
-
-/// Whether a contact can receive an impulse at all (at least one dynamic body).
-pub(crate) fn resolvable(c: &PreparedContact) -> bool {
-    c.inv_mass_a + c.inv_mass_b > 0.0
-}
-
 /// Single-point SQM impulse (paper 000, eqs. 71-76) bringing the normal velocity from
 /// `un` to `target_n` with Coulomb friction `mu`; `u` is the relative velocity.
 fn sqm_impulse(
@@ -272,6 +260,21 @@ impl CollisionSolver for SqmSolver {
         SolverKind::Sqm
     }
 
+    fn own_parameters(&self) -> &'static [Param] {
+        &[
+            Param::Restitution,
+            Param::Friction,
+            Param::MaxIterations,
+            Param::Tolerance,
+            Param::RestVelocity,
+            Param::ContactPass,
+        ]
+    }
+
+    fn sequential(&self) -> bool {
+        true
+    }
+
     fn resolve(&mut self, ctx: SolverContext<'_>) -> Result<SolverReport, SolverError> {
         let SolverContext {
             bodies,
@@ -315,9 +318,9 @@ impl CollisionSolver for SqmSolver {
         // tolerance × (largest approach speed before the first impulse). Without it a
         // resting pile converges only geometrically towards u_n = 0 and never stops.
         let mut v_ref: f64 = 0.0;
-        for c in prepared.iter().filter(|c| resolvable(c)) {
+        for c in prepared.iter().filter(|c| c.resolvable()) {
             let un = c.relative_velocity(bodies).dot(&c.n);
-            if approaching(c, un, dt, 0.0) {
+            if c.approaching(un, dt, 0.0) {
                 v_ref = v_ref.max(-un);
             }
         }
@@ -336,7 +339,7 @@ impl CollisionSolver for SqmSolver {
                     c.a
                 )));
             }
-            if approaching(c, un, dt, threshold) {
+            if c.approaching(un, dt, threshold) {
                 heap.set(ci, un);
             } else {
                 heap.remove(ci);
@@ -344,7 +347,7 @@ impl CollisionSolver for SqmSolver {
             Ok(())
         };
         for (ci, c) in prepared.iter().enumerate() {
-            if resolvable(c) {
+            if c.resolvable() {
                 rekey(heap, bodies, c, ci)?;
             }
         }

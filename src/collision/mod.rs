@@ -4,7 +4,7 @@
 //! scratch buffers, and produces the step's contacts in a deterministic order: body–body
 //! contacts by pair (i < j), then body–container contacts by body and container.
 
-mod broad_phase;
+pub mod broad_phase;
 mod collider;
 mod contact;
 mod containers;
@@ -29,7 +29,7 @@ pub struct CollisionPipeline {
     /// Distance each body's surface can travel in the step (speculative margin).
     travel: Vec<f64>,
     reach: Vec<f64>,
-    order: Vec<(f64, usize)>,
+    grid: broad_phase::Grid,
     /// Candidate pairs of the last broad phase.
     pub pairs: Vec<(usize, usize)>,
     surfaces: Vec<Surface>,
@@ -74,7 +74,7 @@ impl CollisionPipeline {
         self.reach.clear();
         self.reach
             .extend((0..bodies.len()).map(|i| self.radii[i] + 0.5 * margin + self.travel[i]));
-        broad_phase::sweep_and_prune(bodies, &self.reach, &mut self.order, &mut self.pairs);
+        broad_phase::uniform_grid(bodies, &self.reach, &mut self.grid, &mut self.pairs);
     }
 
     /// Narrow phase over the broad phase's pairs and every body against every container:

@@ -20,6 +20,7 @@ pub use narrow_phase::make_contact;
 
 use crate::body::RigidBody;
 use crate::container::Container;
+use rayon::prelude::*;
 
 /// Collision geometry and scratch space for the bodies of a world.
 #[derive(Default)]
@@ -32,7 +33,8 @@ pub struct CollisionPipeline {
     grid: broad_phase::Grid,
     /// Candidate pairs of the last broad phase.
     pub pairs: Vec<(usize, usize)>,
-    surfaces: Vec<Surface>,
+    /// Per parallel chunk of the narrow phase: its contacts and container surfaces.
+    buffers: Vec<(Vec<Contact>, Vec<Surface>)>,
 }
 
 impl CollisionPipeline {
@@ -80,6 +82,11 @@ impl CollisionPipeline {
     /// Narrow phase over the broad phase's pairs and every body against every container:
     /// all contacts with gap < `margin` plus the pair's travel in one step (see
     /// [`Self::broad_phase`]).
+    ///
+    /// Pairs and bodies are cut into chunks of [`NARROW_CHUNK`] that run in parallel
+    /// (rayon's current pool), each into its own buffer; the buffers are appended in
+    /// chunk order, so the contact list is the same, bit for bit, whatever the number
+    /// of threads.
     pub fn narrow_phase(
         &mut self,
         bodies: &[RigidBody],
@@ -88,26 +95,60 @@ impl CollisionPipeline {
         out: &mut Vec<Contact>,
     ) {
         out.clear();
-        for &(a, b) in &self.pairs {
-            let m = margin + self.travel[a] + self.travel[b];
-            narrow_phase::body_body(bodies, &self.colliders, a, b, m, out);
+        let (colliders, travel) = (&self.colliders, &self.travel);
+        let chunks = self.pairs.len().div_ceil(NARROW_CHUNK);
+        if self.buffers.len() < chunks {
+            self.buffers.resize_with(chunks, Default::default);
         }
-        for (i, body) in bodies.iter().enumerate() {
-            if body.is_static() {
-                continue;
-            }
-            for (ci, c) in containers.iter().enumerate() {
-                containers::body_container(
-                    bodies,
-                    &self.colliders,
-                    i,
-                    ci,
-                    c,
-                    margin + self.travel[i],
-                    &mut self.surfaces,
-                    out,
-                );
-            }
+        self.buffers[..chunks]
+            .par_iter_mut()
+            .zip(self.pairs.par_chunks(NARROW_CHUNK))
+            .for_each(|((buffer, _), pairs)| {
+                buffer.clear();
+                for &(a, b) in pairs {
+                    let m = margin + travel[a] + travel[b];
+                    narrow_phase::body_body(bodies, colliders, a, b, m, buffer);
+                }
+            });
+        for (buffer, _) in &mut self.buffers[..chunks] {
+            out.append(buffer);
+        }
+        if containers.is_empty() {
+            return;
+        }
+        let chunks = bodies.len().div_ceil(NARROW_CHUNK);
+        if self.buffers.len() < chunks {
+            self.buffers.resize_with(chunks, Default::default);
+        }
+        self.buffers[..chunks]
+            .par_iter_mut()
+            .enumerate()
+            .for_each(|(k, (buffer, surfaces))| {
+                buffer.clear();
+                let first = k * NARROW_CHUNK;
+                for (i, body) in bodies.iter().enumerate().skip(first).take(NARROW_CHUNK) {
+                    if body.is_static() {
+                        continue;
+                    }
+                    for (ci, c) in containers.iter().enumerate() {
+                        containers::body_container(
+                            bodies,
+                            colliders,
+                            i,
+                            ci,
+                            c,
+                            margin + travel[i],
+                            surfaces,
+                            buffer,
+                        );
+                    }
+                }
+            });
+        for (buffer, _) in &mut self.buffers[..chunks] {
+            out.append(buffer);
         }
     }
 }
+
+/// Pairs (or bodies, against the containers) per parallel task of the narrow phase.
+pub const NARROW_CHUNK: usize = 64;

@@ -613,9 +613,10 @@ fn opening(c: &Contact, displacement: &[(Vec3, Vec3)]) -> (f64, f64) {
 /// at μ = 0.2 decelerated at 0.187 g instead of 0.2 g.
 ///
 /// x(γ) = (K + γ I)⁻¹ K x*, and γ solves the secular equation 1/|x(γ)| = 1/r, whose
-/// left side is concave and increasing in γ: Newton's method from γ = 0 (where
-/// |x(0)| = |x*| > r) climbs to the root from below without overshooting (Moré and
-/// Sorensen, 1983). The result is scaled onto the circle exactly.
+/// left side is concave and increasing in γ: Newton's method from any γ₀ below the
+/// root climbs to it from below without overshooting (Moré and Sorensen, 1983). γ₀ is
+/// the lower bound |K x*|/r − κ_max (or 0), which is nearly the root when K is nearly
+/// isotropic. The result is scaled onto the circle exactly.
 pub fn nearest_in_disk(
     k: &nalgebra::Matrix2<f64>,
     target: &nalgebra::Vector2<f64>,
@@ -635,7 +636,13 @@ pub fn nearest_in_disk(
     if (kx - along * target).norm() <= 1e-12 * kx.norm() {
         return radial;
     }
-    let mut gamma = 0.0_f64;
+    // Start from a lower bound of the root: |x(γ)| ≥ |K x*| / (κ_max + γ), κ_max the
+    // larger eigenvalue of K, so |x(γ₀)| ≥ r at γ₀ = |K x*|/r − κ_max (when positive)
+    // and Newton still climbs from below; for a nearly isotropic K, γ₀ is nearly the
+    // root.
+    let (a, b, d) = (k[(0, 0)], 0.5 * (k[(0, 1)] + k[(1, 0)]), k[(1, 1)]);
+    let kappa_max = 0.5 * (a + d) + (0.25 * (a - d) * (a - d) + b * b).sqrt();
+    let mut gamma = (kx.norm() / r - kappa_max).max(0.0);
     let mut x = *target;
     for _ in 0..50 {
         let shifted = k + nalgebra::Matrix2::identity() * gamma;

@@ -696,6 +696,14 @@ struct Row {
     /// Book each impulse's work as it is applied (the shock-propagation rows), instead
     /// of the net work of the accumulated impulses at the end of the sweeps.
     book_each: bool,
+    /// K t₁, K t₂ and (t₁·Kn, t₂·Kn), copied next to the row so that a sweep does no
+    /// 3 × 3 product (Box2D keeps its rows' effective masses the same way).
+    k_t: [Vec3; 2],
+    kn_t: nalgebra::Vector2<f64>,
+    /// I⁻¹ (r × d) of side a and of side b for d = n, t₁, t₂: the change of ω per unit
+    /// impulse along d (zero for a static or frozen side).
+    turn_a: [Vec3; 3],
+    turn_b: [Vec3; 3],
 }
 
 impl Row {
@@ -709,7 +717,15 @@ impl Row {
             t2.dot(&(p.k * t2)),
         );
         let usable = knn > 0.0 && knn.is_finite();
+        let k_n = p.k * p.n;
+        let dirs = [p.n, t1, t2];
+        let turn_a = dirs.map(|d| p.inv_inertia_a * p.r_a.cross(&d));
+        let turn_b = dirs.map(|d| p.inv_inertia_b * p.r_b.cross(&d));
         Row {
+            k_t: [p.k * t1, p.k * t2],
+            kn_t: nalgebra::Vector2::new(t1.dot(&k_n), t2.dot(&k_n)),
+            turn_a,
+            turn_b,
             normal_mass: if usable { 1.0 / knn } else { 0.0 },
             tangent_mass: ktt
                 .try_inverse()
@@ -807,32 +823,58 @@ impl Row {
         let new_n = (self.lambda_n + self.normal_mass * (floor - un)).max(0.0);
         let dn = new_n - self.lambda_n;
         self.lambda_n = new_n;
-        let mut impulse = dn * p.n;
         let mut change = (dn / self.normal_mass).abs();
         // Tangent rows: stop the slip, |λ_t| ≤ μ λ_n; if the cone does not allow it,
         // the nearest impulse of the cone in K_tt's metric (friction opposite the slip
-        // it leaves: see `nearest_in_disk`).
+        // it leaves: see `nearest_in_disk`). The slip after the normal impulse is
+        // u_t + dn (t·K n).
+        let mut dt = nalgebra::Vector2::zeros();
         if mu > 0.0
             && let Some(m) = self.tangent_mass
         {
-            let u1 = u + p.k * impulse;
-            let ut = nalgebra::Vector2::new(u1.dot(&p.t1), u1.dot(&p.t2));
+            let ut = nalgebra::Vector2::new(u.dot(&p.t1), u.dot(&p.t2)) + dn * self.kn_t;
             let mut new_t = self.lambda_t - m * ut;
             let limit = mu * self.lambda_n;
-            if new_t.norm() > limit {
+            if new_t.norm_squared() > limit * limit {
                 new_t = nearest_in_disk(&self.tangent_k, &new_t, limit);
             }
-            let d = new_t - self.lambda_t;
+            dt = new_t - self.lambda_t;
             self.lambda_t = new_t;
-            let pt = d.x * p.t1 + d.y * p.t2;
-            change = change.max((p.k * pt).norm());
-            impulse += pt;
+            change = change.max((dt.x * self.k_t[0] + dt.y * self.k_t[1]).norm());
         }
-        if impulse == Vec3::zeros() {
+        if dn == 0.0 && dt == nalgebra::Vector2::zeros() {
             return 0.0;
         }
-        self.apply(bodies, &impulse, report);
+        if self.book_each {
+            let impulse = dn * p.n + dt.x * p.t1 + dt.y * p.t2;
+            self.apply(bodies, &impulse, report);
+        } else {
+            self.apply_components(bodies, dn, dt, report);
+        }
         change
+    }
+
+    /// Apply the impulse dn n + dt₁ t₁ + dt₂ t₂ (on a; its opposite on b) through the
+    /// row's copied I⁻¹ (r × d), without booking (the sweeps book their net work).
+    fn apply_components(
+        &self,
+        bodies: &mut [RigidBody],
+        dn: f64,
+        dt: nalgebra::Vector2<f64>,
+        report: &mut SolverReport,
+    ) {
+        let p = &self.p;
+        report.impulses += 1;
+        let impulse = dn * p.n + dt.x * p.t1 + dt.y * p.t2;
+        let ba = &mut bodies[p.a];
+        ba.velocity += impulse * p.inv_mass_a;
+        ba.angular_velocity += dn * self.turn_a[0] + dt.x * self.turn_a[1] + dt.y * self.turn_a[2];
+        if let Some(b) = p.b {
+            let bb = &mut bodies[b];
+            bb.velocity -= impulse * p.inv_mass_b;
+            bb.angular_velocity -=
+                dn * self.turn_b[0] + dt.x * self.turn_b[1] + dt.y * self.turn_b[2];
+        }
     }
 
     /// Rolling and spinning resistance (see `SolverParams::rolling_friction`): angular

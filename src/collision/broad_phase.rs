@@ -12,6 +12,7 @@
 //! that overlaps in x, so a pile spread over a wide floor costs it O(n^1.5).
 
 use crate::body::RigidBody;
+use crate::math::Vec3;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
@@ -71,28 +72,54 @@ pub struct Grid {
 }
 
 /// Uniform grid: candidate pairs `(i, j)`, `i < j`, sorted (the same list as
-/// [`sweep_and_prune`]).
-///
-/// The cell edge is s = 2 ρ, ρ the largest reach of the bodies in the grid; each body
-/// sits in the cell of its centre. Two balls overlap only if their centres are at most
-/// reach_i + reach_j ≤ 2ρ = s apart, i.e. in the same or an adjacent cell along each
-/// axis, so each body is tested against the bodies of its own cell and of the 26 around
-/// it, half of them (13 + the cell itself) from each side. A few very large bodies
-/// (reach above 8 × the median, such as a static slab) would make every cell coarse;
-/// they stay out of the grid and are tested against every body instead. With bounded
-/// body sizes a cell holds O(1) bodies, so the cost is O(n) plus the sort of the n cell
-/// keys, whatever the layout.
+/// [`sweep_and_prune`]); see [`ball_pairs`].
 pub fn uniform_grid(
     bodies: &[RigidBody],
     reach: &[f64],
     grid: &mut Grid,
     pairs: &mut Vec<(usize, usize)>,
 ) {
+    ball_pairs(
+        |i| bodies[i].position,
+        reach,
+        |i| bodies[i].is_static(),
+        grid,
+        pairs,
+    );
+}
+
+/// The pairs `(i, j)`, `i < j`, sorted, of balls (centre `centre(i)`, radius
+/// `reach[i]`) that overlap or touch, |c_i − c_j| ≤ reach_i + reach_j, leaving out the
+/// pairs of two `fixed` balls. Used by the broad phase and by scene validation.
+///
+/// The cell edge is s = 2 ρ, ρ the largest reach of the balls in the grid; each ball
+/// sits in the cell of its centre. Two balls overlap only if their centres are at most
+/// reach_i + reach_j ≤ 2ρ = s apart, i.e. in the same or an adjacent cell along each
+/// axis, so each ball is tested against the balls of its own cell and of the 26 around
+/// it, half of them (13 + the cell itself) from each side. A few very large balls
+/// (reach above 8 × the median, such as a static slab) would make every cell coarse;
+/// they stay out of the grid and are tested against every ball instead. With bounded
+/// sizes a cell holds O(1) balls, so the cost is O(n) plus the sort of the n cell
+/// keys, whatever the layout.
+pub fn ball_pairs(
+    centre: impl Fn(usize) -> Vec3 + Copy,
+    reach: &[f64],
+    fixed: impl Fn(usize) -> bool + Copy,
+    grid: &mut Grid,
+    pairs: &mut Vec<(usize, usize)>,
+) {
+    let overlap = |i: usize, j: usize| {
+        if fixed(i) && fixed(j) {
+            return false;
+        }
+        let r = reach[i] + reach[j];
+        (centre(i) - centre(j)).norm_squared() <= r * r
+    };
     pairs.clear();
     grid.entries.clear();
     grid.cells.clear();
     grid.large.clear();
-    let n = bodies.len();
+    let n = reach.len();
     if n < 2 {
         return;
     }
@@ -103,7 +130,7 @@ pub fn uniform_grid(
     let large_above = 8.0 * median;
     let mut rho: f64 = 0.0;
     for (i, &r) in reach.iter().enumerate() {
-        if r > large_above || !bodies[i].position.iter().all(|x| x.is_finite()) {
+        if r > large_above || !centre(i).iter().all(|x| x.is_finite()) {
             grid.large.push(i);
         } else {
             rho = rho.max(r);
@@ -113,17 +140,17 @@ pub fn uniform_grid(
     if cell > 0.0 && cell.is_finite() {
         let inv = 1.0 / cell;
         let mut in_large = grid.large.iter().peekable();
-        for (i, b) in bodies.iter().enumerate() {
+        for i in 0..n {
             if in_large.peek() == Some(&&i) {
                 in_large.next();
                 continue;
             }
-            let c = b.position * inv;
+            let c = centre(i) * inv;
             grid.entries
                 .push((cell_key(c.x.floor(), c.y.floor(), c.z.floor()), i));
         }
     } else {
-        // Every body in the grid is a point (reach 0): none can overlap another one.
+        // Every ball in the grid is a point (reach 0): test all against all.
         grid.large.clear();
         grid.large.extend(0..n);
     }
@@ -143,7 +170,7 @@ pub fn uniform_grid(
         // Pairs inside the cell.
         for (k, &(_, i)) in here.iter().enumerate() {
             for &(_, j) in &here[k + 1..] {
-                if overlap(bodies, reach, i, j) {
+                if overlap(i, j) {
                     pairs.push((i.min(j), i.max(j)));
                 }
             }
@@ -155,18 +182,18 @@ pub fn uniform_grid(
             };
             for &(_, i) in here {
                 for &(_, j) in &grid.entries[s2 as usize..e2 as usize] {
-                    if overlap(bodies, reach, i, j) {
+                    if overlap(i, j) {
                         pairs.push((i.min(j), i.max(j)));
                     }
                 }
             }
         }
     }
-    // Large bodies against every other body (each pair once).
+    // Large balls against every other ball (each pair once).
     for (k, &i) in grid.large.iter().enumerate() {
         for j in 0..n {
             let other_large = grid.large[..k].binary_search(&j).is_ok() || j == i;
-            if !other_large && overlap(bodies, reach, i, j) {
+            if !other_large && overlap(i, j) {
                 pairs.push((i.min(j), i.max(j)));
             }
         }
@@ -237,7 +264,7 @@ impl Hasher for KeyHasher {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::math::{Quat, Vec3};
+    use crate::math::Quat;
     use crate::shapes::Shape;
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;

@@ -279,13 +279,16 @@ impl ContactPass {
                 if row.lambda_n > 0.0 && scale > 0.0 {
                     let body_frame = bodies[c.a].orientation.inverse() * c.r_a;
                     let pt = row.lambda_t.x * row.p.t1 + row.lambda_t.y * row.p.t2;
-                    self.cache
-                        .entry((c.a, c.b, c.container))
-                        .or_default()
-                        .push((body_frame, scale * row.lambda_n, scale * pt));
+                    self.cache.push(
+                        (c.a, c.b, c.container),
+                        body_frame,
+                        scale * row.lambda_n,
+                        scale * pt,
+                    );
                 }
             }
         }
+        self.cache.finish();
     }
 
     /// Steps 3-5 of the pass over the rows built by [`Self::run`]: the warm start (if
@@ -667,10 +670,57 @@ pub fn nearest_in_disk(
     x * (r / x.norm())
 }
 
-/// Accumulated impulses of the last step, by pair (a, b, container): the contact point
-/// in a's body frame, λ_n and the tangential impulse (world).
-type ImpulseCache =
-    std::collections::HashMap<(usize, Option<usize>, Option<usize>), Vec<(Vec3, f64, Vec3)>>;
+/// A contact's pair: body a, body b or a container.
+type PairKey = (usize, Option<usize>, Option<usize>);
+
+/// One contact's accumulated impulses at the end of the last step.
+#[derive(Clone, Copy, Debug)]
+struct CachedImpulse {
+    key: PairKey,
+    /// Order of insertion (ties within a pair keep the contacts' order).
+    order: u32,
+    /// The contact point in a's body frame.
+    point: Vec3,
+    /// λ_n and the tangential impulse (world).
+    normal: f64,
+    tangent: Vec3,
+}
+
+/// Accumulated impulses of the last step, one flat list sorted by pair, reused from
+/// step to step (no allocation once it has grown to the pile's contact count).
+#[derive(Default)]
+struct ImpulseCache {
+    entries: Vec<CachedImpulse>,
+}
+
+impl ImpulseCache {
+    fn clear(&mut self) {
+        self.entries.clear();
+    }
+
+    fn push(&mut self, key: PairKey, point: Vec3, normal: f64, tangent: Vec3) {
+        let order = self.entries.len() as u32;
+        self.entries.push(CachedImpulse {
+            key,
+            order,
+            point,
+            normal,
+            tangent,
+        });
+    }
+
+    /// Sort by pair once all are pushed (before [`Self::of`]).
+    fn finish(&mut self) {
+        self.entries.sort_unstable_by_key(|e| (e.key, e.order));
+    }
+
+    /// The impulses remembered for one pair.
+    fn of(&self, key: PairKey) -> &[CachedImpulse] {
+        let lo = self.entries.partition_point(|e| e.key < key);
+        let hi = lo + self.entries[lo..].partition_point(|e| e.key <= key);
+        &self.entries[lo..hi]
+    }
+}
 
 /// One contact of the pass: its prepared data and accumulated impulses.
 struct Row {
@@ -766,18 +816,23 @@ impl Row {
             return;
         }
         let p = &self.p;
-        let Some(list) = cache.get(&(p.a, p.b, p.container)) else {
+        let list = cache.of((p.a, p.b, p.container));
+        if list.is_empty() {
             return;
-        };
+        }
         let here = bodies[p.a].orientation.inverse() * p.r_a;
         let tol2 = (0.01 * p.r_a.norm().max(1e-6)).powi(2);
-        let Some(&(_, ln, pt)) = list
+        let Some(&CachedImpulse {
+            normal: ln,
+            tangent: pt,
+            ..
+        }) = list
             .iter()
-            .filter(|(x, _, _)| (x - here).norm_squared() <= tol2)
+            .filter(|e| (e.point - here).norm_squared() <= tol2)
             .min_by(|x, y| {
-                (x.0 - here)
+                (x.point - here)
                     .norm_squared()
-                    .total_cmp(&(y.0 - here).norm_squared())
+                    .total_cmp(&(y.point - here).norm_squared())
             })
         else {
             return;
@@ -1239,14 +1294,12 @@ mod tests {
     /// about z (at the cone's edge when `ratio` = μ).
     fn runaway_warm_start(contacts: &[Contact], normal: f64, ratio: f64) -> ContactPass {
         let mut pass = ContactPass::default();
-        let runaway = contacts
-            .iter()
-            .map(|c| {
-                let turn = Vec3::z().cross(&c.r_a).normalize();
-                (c.r_a, normal, ratio * normal * turn)
-            })
-            .collect();
-        pass.cache.insert((0, None, None), runaway);
+        for c in contacts {
+            let turn = Vec3::z().cross(&c.r_a).normalize();
+            pass.cache
+                .push((0, None, None), c.r_a, normal, ratio * normal * turn);
+        }
+        pass.cache.finish();
         pass
     }
 
@@ -1289,7 +1342,7 @@ mod tests {
         assert!(kinetic(&warm) <= k0, "{} > {k0}", kinetic(&warm));
         assert_eq!(warm[0].velocity, cold[0].velocity);
         assert_eq!(warm[0].angular_velocity, cold[0].angular_velocity);
-        let remembered: f64 = pass.cache.values().flatten().map(|e| e.1).sum();
+        let remembered: f64 = pass.cache.entries.iter().map(|e| e.normal).sum();
         assert!(
             remembered <= 2.0 * weight_impulse,
             "remembered {remembered}, the weight's impulse is {weight_impulse}"

@@ -2,8 +2,10 @@
 //! default settings) and in this project's world under each collision method.
 //!
 //! `cargo bench --no-default-features --bench peer [-- SCENE[,SCENE...] [STEPS] [METHOD...]
-//! [--threads N] [--chunk N] [--budget SECONDS]]` (default: the five scenes below, 3,000
-//! steps = 5 s at dt = 1/600, every method, one thread, chunks of 100 steps, no budget).
+//! [--threads N] [--chunk N] [--budget SECONDS]]` (default: `all`, the five scenes below;
+//! 3,000 steps = 5 s at dt = 1/600; every method; one thread; chunks of 100 steps; no
+//! budget). `--no-default-features` only spares building the app; `cargo bench --bench
+//! peer` runs the same program.
 //!
 //! **Scenes** ([`PILES`]), each built once as an engine-neutral [`Pile`] (the bodies'
 //! principal-frame shapes, masses, principal inertias, poses and velocities, the open box,
@@ -441,7 +443,10 @@ struct Options {
 
 fn main() {
     let args = BenchArgs::from_env(&["threads", "chunk", "budget"]).unwrap_or_else(|e| fail(&e));
-    let scenes = args.scenes(&PILES);
+    let mut scenes = args.scenes(&PILES);
+    if scenes == ["all"] {
+        scenes = PILES.map(str::to_string).to_vec();
+    }
     let steps = args.steps(3000).unwrap_or_else(|e| fail(&e));
     let chosen = args.solvers().unwrap_or_else(|e| fail(&e));
     let methods: Vec<SolverKind> = METHODS.into_iter().filter(|k| chosen.contains(k)).collect();
@@ -590,6 +595,17 @@ fn bench_pile(p: &Pile, methods: &[SolverKind], o: &Options) -> Vec<Run> {
             }
         }
         done += n;
+        // Progress on stderr (a full run takes minutes per scene).
+        let times: Vec<String> = runs
+            .iter()
+            .map(|r| format!("{} {:.1} s", r.label, r.sums.wall.as_secs_f64()))
+            .collect();
+        eprintln!(
+            "{}: {done}/{} steps; step time {}",
+            p.name,
+            o.steps,
+            times.join(", ")
+        );
     }
     runs
 }

@@ -1,60 +1,50 @@
 //! Benchmark program: time per step of piles settling in a box, split by phase.
 //!
-//! `cargo bench --bench pile [-- SCENE[,SCENE...] [STEPS] [SOLVER...]]` (default: the
-//! 1,080-sphere pile, 600 steps, every implemented solver). For each scene it prints a
-//! table and writes `target/bench/pile.csv` with one row per scene and solver and one
-//! column per phase (µs per step), the phase names being the world step's
-//! (`src/world.rs`: broad phase, narrow phase, solve = velocity kick + collision solver,
-//! contact pass = contact pass + position projection, integrate = drift + sleeping,
-//! measure), plus the solver's iterations per step and the steps that hit its iteration
-//! cap. Speed is reported as ratios against baselines measured in the same run:
-//! each solver's steps/s against jolt's on the same scene (jolt is always run first), and
-//! the broad phase against the brute-force all-pairs test it replaces.
+//! `cargo bench --bench pile [-- SCENE[,SCENE...] [STEPS] [SOLVER...] [--threads N]]`
+//! (default: the 1,080-sphere pile, 600 steps, every implemented solver, one thread).
+//! For each scene it prints a table and writes `target/bench/pile.csv` with one row per
+//! scene and solver and one column per phase (µs per step), the phase names being the
+//! world step's (`src/world.rs`: broad phase, narrow phase, solve = velocity kick +
+//! collision solver, contact pass = contact pass + position projection, integrate =
+//! drift + sleeping, measure), plus the solver's iterations per step and the steps that
+//! hit its iteration cap. Speed is reported as ratios against baselines measured in the
+//! same run: each solver's steps/s against jolt's on the same scene (jolt is always run
+//! first), and the broad phase against the brute-force all-pairs test it replaces.
 //!
 //! The issue-3 figures: `cargo bench --bench pile -- packing_spheres,etm_spheres_1080,pile_spheres_1080 600 etm sqm smm`.
 
-use impulse_lab::World;
+mod common;
+
+use common::{BenchArgs, PHASE_COLUMNS, PhaseSums};
 use impulse_lab::dynamics::solver::SolverKind;
 use impulse_lab::scene::{Scene, load_scene};
 use std::io::Write;
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 fn main() {
-    let args: Vec<String> = std::env::args()
-        .skip(1)
-        .filter(|a| a != "--bench")
-        .collect();
-    let scene_names: Vec<String> = args
-        .first()
-        .map_or("pile_spheres_1080", String::as_str)
-        .split(',')
-        .map(str::to_string)
-        .collect();
-    let steps: u64 = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(600);
-    let mut solvers: Vec<SolverKind> = if args.len() > 2 {
-        args[2..]
-            .iter()
-            .map(|s| s.parse().expect("solver name"))
-            .collect()
-    } else {
-        SolverKind::ALL.into_iter().collect()
-    };
+    let args = BenchArgs::from_env(&["threads"]).unwrap_or_else(|e| panic!("{e}"));
+    let scene_names = args.scenes(&["pile_spheres_1080"]);
+    let steps = args.steps(600).unwrap_or_else(|e| panic!("{e}"));
+    let mut solvers = args.solvers().unwrap_or_else(|e| panic!("{e}"));
+    let threads: usize = args.option("threads", 1).unwrap_or_else(|e| panic!("{e}"));
     // jolt first: the in-run baseline the others are reported against.
     solvers.retain(|&k| k != SolverKind::Jolt);
     solvers.insert(0, SolverKind::Jolt);
 
-    let out_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/bench");
-    std::fs::create_dir_all(&out_dir).unwrap();
-    let mut csv = std::fs::File::create(out_dir.join("pile.csv")).unwrap();
-    writeln!(csv, "scene,solver,bodies,steps,mean_contacts,broad_phase_us,narrow_phase_us,solve_us,contact_pass_us,integrate_us,measure_us,total_us,steps_per_s,ratio_to_jolt,iterations_per_step,capped_steps").unwrap();
+    let mut csv = std::fs::File::create(common::out_dir().join("pile.csv")).unwrap();
+    writeln!(csv, "scene,solver,bodies,steps,mean_contacts,{PHASE_COLUMNS},total_us,steps_per_s,ratio_to_jolt,iterations_per_step,capped_steps").unwrap();
+    common::thread_pool(threads).install(|| run(&scene_names, steps, &solvers, &mut csv));
+}
+
+fn run(scene_names: &[String], steps: u64, solvers: &[SolverKind], csv: &mut std::fs::File) {
     let mut scene = None;
-    for name in &scene_names {
+    for name in scene_names {
         let path = Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("scenes")
             .join(format!("{name}.ron"));
         let s = load_scene(&path).unwrap_or_else(|e| panic!("{e}"));
-        bench_scene(name, &s, steps, &solvers, &mut csv);
+        bench_scene(name, &s, steps, solvers, csv);
         scene = Some(s);
     }
     let scene = scene.expect("a scene");
@@ -124,71 +114,48 @@ fn bench_scene(
     );
     let mut jolt_rate = f64::NAN;
     for &kind in solvers {
-        let mut world: World = scene.build_world().unwrap_or_else(|e| panic!("{e}"));
+        let mut world = scene.build_world().unwrap_or_else(|e| panic!("{e}"));
         world.set_solver(kind).unwrap();
         world.start_ledger();
-        let mut sum = [Duration::ZERO; 6];
-        let mut contacts = 0usize;
-        // Solver iterations: sweeps (jolt, CCP, MDP), pops (SQM), rounds (ETM, SMM).
-        let (mut iterations, mut capped) = (0u64, 0u64);
-        let t0 = Instant::now();
+        let mut sums = PhaseSums::default();
         for _ in 0..steps {
+            let t0 = Instant::now();
             world.step().unwrap();
-            let t = world.last_times;
-            for (s, d) in sum.iter_mut().zip([
-                t.broad_phase,
-                t.narrow_phase,
-                t.solve,
-                t.contact_pass,
-                t.integrate,
-                t.measure,
-            ]) {
-                *s += d;
-            }
-            contacts += world.contacts.len();
-            iterations += u64::from(world.last_report.iterations);
-            capped += u64::from(world.last_report.hit_iteration_cap);
+            sums.add(&world, t0.elapsed());
         }
-        let wall = t0.elapsed();
-        let iter_per_step = iterations as f64 / steps as f64;
-        let us = |d: Duration| d.as_secs_f64() * 1e6 / steps as f64;
-        let total = us(wall);
-        let rate = 1e6 / total;
+        let rate = sums.rate();
         if kind == SolverKind::Jolt {
             jolt_rate = rate;
         }
+        let p = sums.phase_us();
         println!(
             "{:<6} {:>8.0} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>9.1} {:>7.2} {:>9.1} {:>7}",
             kind.name(),
-            contacts as f64 / steps as f64,
-            us(sum[0]),
-            us(sum[1]),
-            us(sum[2]),
-            us(sum[3]),
-            us(sum[4]),
-            us(sum[5]),
-            total,
+            sums.mean_contacts(),
+            p[0],
+            p[1],
+            p[2],
+            p[3],
+            p[4],
+            p[5],
+            sums.step_us(),
             rate,
             rate / jolt_rate,
-            iter_per_step,
-            capped
+            sums.iterations_per_step(),
+            sums.capped
         );
         writeln!(
             csv,
-            "{scene_name},{},{},{steps},{:.1},{:.2},{:.2},{:.2},{:.2},{:.2},{:.2},{:.2},{:.2},{:.3},{:.2},{capped}",
+            "{scene_name},{},{},{steps},{:.1},{},{:.2},{:.2},{:.3},{:.2},{}",
             kind.name(),
             world.bodies.len(),
-            contacts as f64 / steps as f64,
-            us(sum[0]),
-            us(sum[1]),
-            us(sum[2]),
-            us(sum[3]),
-            us(sum[4]),
-            us(sum[5]),
-            total,
+            sums.mean_contacts(),
+            sums.phase_csv(),
+            sums.step_us(),
             rate,
             rate / jolt_rate,
-            iter_per_step
+            sums.iterations_per_step(),
+            sums.capped
         )
         .unwrap();
     }

@@ -125,7 +125,7 @@ fn bench_scene(
     let mut jolt_rate = f64::NAN;
     for &kind in solvers {
         let mut world: World = scene.build_world().unwrap_or_else(|e| panic!("{e}"));
-        world.set_solver(kind).unwrap();
+        world.set_solver(kind);
         world.start_ledger();
         let mut sum = [Duration::ZERO; 6];
         let mut contacts = 0usize;

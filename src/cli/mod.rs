@@ -659,10 +659,8 @@ fn create_output(path: &Path) -> Result<BufWriter<File>, Failure> {
 
 fn run(args: RunArgs) -> Result<(), Failure> {
     let mut scene = load(&args.scene)?;
-    // The override replaces the scene's method before the world is built, so a scene
-    // written for a method this build lacks can still be run with another.
+    // The override replaces the scene's method before the world is built.
     if let Some(kind) = args.solver {
-        kind.create().map_err(|e| Failure::invalid(e.to_string()))?;
         scene.solver = kind;
     }
     let mut world = scene

@@ -61,14 +61,14 @@ impl SolverKind {
     }
 
     /// A fresh solver instance.
-    pub fn create(self) -> Result<Box<dyn CollisionSolver>, SolverError> {
+    pub fn create(self) -> Box<dyn CollisionSolver> {
         match self {
-            SolverKind::Jolt => Ok(Box::new(jolt::JoltSolver::default())),
-            SolverKind::Etm => Ok(Box::new(etm::EtmSolver::default())),
-            SolverKind::Sqm => Ok(Box::new(sqm::SqmSolver::default())),
-            SolverKind::Smm => Ok(Box::new(smm::SmmSolver::default())),
-            SolverKind::Ccp => Ok(Box::new(ccp::CcpSolver::default())),
-            SolverKind::Mdp => Ok(Box::new(mdp::MdpSolver::default())),
+            SolverKind::Jolt => Box::new(jolt::JoltSolver::default()),
+            SolverKind::Etm => Box::new(etm::EtmSolver::default()),
+            SolverKind::Sqm => Box::new(sqm::SqmSolver::default()),
+            SolverKind::Smm => Box::new(smm::SmmSolver::default()),
+            SolverKind::Ccp => Box::new(ccp::CcpSolver::default()),
+            SolverKind::Mdp => Box::new(mdp::MdpSolver::default()),
         }
     }
 }

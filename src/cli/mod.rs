@@ -1,5 +1,7 @@
-//! Command-line interface: argument parsing and the `run`, `validate`, `scenes`,
-//! `repose` and `merge` commands. Everything physical is delegated to the library core.
+//! Command-line interface: argument parsing and the commands `run`, `validate`, `scenes`,
+//! `impact`, `lessons`, `lesson`, `repose` and `merge`, plus, with the `app` feature,
+//! `gui` (the default command) and `record`. Everything physical is delegated to the
+//! library core.
 
 mod repose;
 
@@ -789,7 +791,7 @@ fn parse_rotation(s: &str) -> Result<RotationIntegrator, String> {
     Ok(RotationIntegrator::Theta { theta })
 }
 
-/// Print the settle metrics of a finished run (issue 3's criteria).
+/// Print the settle metrics of a finished run (the criteria of [`impulse_lab::settle`]).
 fn print_settle(world: &mut World, m: &SettleMonitor) {
     let last = m.last;
     // Penetration at the final positions (the step's contacts are those at its start).

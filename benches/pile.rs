@@ -115,7 +115,7 @@ fn bench_scene(
     let mut jolt_rate = f64::NAN;
     for &kind in solvers {
         let mut world = scene.build_world().unwrap_or_else(|e| panic!("{e}"));
-        world.set_solver(kind).unwrap();
+        world.set_solver(kind);
         world.start_ledger();
         let mut sums = PhaseSums::default();
         for _ in 0..steps {

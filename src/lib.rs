@@ -1,7 +1,7 @@
 //! Impulse Lab physics core: rigid bodies, shapes, containers, collision detection,
 //! collision solvers behind one trait, integrators and energy bookkeeping.
 //!
-//! Nothing in this crate's core depends on Bevy; the app (module [`app`], feature `app`),
+//! Nothing in this crate's core depends on Bevy; the app (module `app`, feature `app`),
 //! the CLI and the benchmarks are clients of it.
 
 #[cfg(feature = "app")]

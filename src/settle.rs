@@ -7,7 +7,7 @@
 //!   was started on, normally step 0 of the scene, when the bodies are let go) minus the
 //!   potential energy now (at rest, once the pile has settled). It is the energy the pile
 //!   has had to get rid of (by dissipation) to come to rest; U = −Σ mᵢ g·xᵢ over the
-//!   dynamic bodies. Criterion: K / ΔU < 10⁻⁶ (issue 3).
+//!   dynamic bodies. Criterion: K / ΔU < 10⁻⁶.
 //! - **Penetration ratio**: the deepest overlap −gap of any contact divided by the size
 //!   of the smaller of its two bodies ([`body_size`]). Criterion: < 1 %.
 //! - **Time to settle**: the earliest time after which K / ΔU stayed below the threshold
@@ -18,9 +18,9 @@ use crate::collision::Contact;
 use crate::shapes::Shape;
 use crate::world::World;
 
-/// The KE / ΔU threshold of issue 3.
+/// The KE / ΔU threshold below which a pile counts as settled.
 pub const KE_RATIO_SETTLED: f64 = 1e-6;
-/// The penetration / body size threshold of issue 3.
+/// The penetration / body size ratio a settled pile stays below.
 pub const PENETRATION_RATIO_MAX: f64 = 0.01;
 
 /// A body's size for the penetration criterion: the smallest width of its shape

@@ -170,7 +170,7 @@ impl World {
             islands: UnionFind::default(),
             island_flag: Vec::new(),
             awake_contacts: Vec::new(),
-            solver: solver.create()?,
+            solver: solver.create(),
             collision: CollisionPipeline::default(),
             contact_pass: ContactPass::default(),
             velocity_start: Vec::new(),
@@ -220,9 +220,8 @@ impl World {
     }
 
     /// Switch the collision method; bodies keep their state.
-    pub fn set_solver(&mut self, kind: SolverKind) -> Result<(), SolverError> {
-        self.solver = kind.create()?;
-        Ok(())
+    pub fn set_solver(&mut self, kind: SolverKind) {
+        self.solver = kind.create();
     }
 
     /// Instantaneous energies: (translational KE, rotational KE, potential).

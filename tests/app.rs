@@ -161,8 +161,7 @@ fn switching_solver_mid_run_keeps_body_states() {
     let before = app.world().resource::<Simulation>().world.bodies.clone();
     app.world_mut()
         .resource_mut::<Simulation>()
-        .set_solver(SolverKind::Smm)
-        .unwrap();
+        .set_solver(SolverKind::Smm);
     let after = &app.world().resource::<Simulation>().world;
     assert_eq!(after.solver_kind(), SolverKind::Smm);
     assert_eq!(after.step_index, 40);
@@ -177,7 +176,7 @@ fn switching_solver_mid_run_keeps_body_states() {
     for _ in 0..40 {
         reference.step().unwrap();
     }
-    reference.set_solver(SolverKind::Smm).unwrap();
+    reference.set_solver(SolverKind::Smm);
     for _ in 0..30 {
         reference.step().unwrap();
     }
@@ -196,7 +195,7 @@ fn reset_restores_the_initial_state_and_keeps_the_chosen_solver() {
     step_app(&mut app, 60);
     {
         let mut s = app.world_mut().resource_mut::<Simulation>();
-        s.set_solver(SolverKind::Sqm).unwrap();
+        s.set_solver(SolverKind::Sqm);
         s.world.params.friction = 0.7;
     }
     let moved = &app.world().resource::<Simulation>().world.bodies;

@@ -167,7 +167,7 @@ fn the_parameters_a_method_reads_change_its_run() {
         Param::RestVelocity,
     ];
     for kind in SolverKind::ALL {
-        let own = kind.create().unwrap().own_parameters().to_vec();
+        let own = kind.create().own_parameters().to_vec();
         let reference = run(kind, base());
         for p in kind
             .parameters()

@@ -343,7 +343,6 @@ fn six_point_body_has_three_coulomb_solutions_and_one_maximally_dissipative() {
         let p0 = w.bodies[0].mass * w.bodies[0].velocity;
         let report = SolverKind::Mdp
             .create()
-            .unwrap()
             .resolve(SolverContext {
                 bodies: &mut w.bodies,
                 contacts: &contacts,
@@ -532,7 +531,7 @@ fn isolated_cluster_conserves_momentum() {
         let p0 = total_linear_momentum(&w.bodies);
         let l_start = total_angular_momentum(&w.bodies);
         let scale: f64 = w.bodies.iter().map(|b| b.mass * b.velocity.norm()).sum();
-        let mut solver = SolverKind::Mdp.create().unwrap();
+        let mut solver = SolverKind::Mdp.create();
         let (mut impulses, mut sweeps, mut worst_l, mut worst_p) = (0u64, 0u64, 0.0f64, 0.0f64);
         let mut worst_l_steps = 0.0f64;
         for step in 0..150 {
@@ -614,7 +613,6 @@ fn random_collision_set_never_gains_energy() {
             let mut bodies = w.bodies.clone();
             let report = SolverKind::Mdp
                 .create()
-                .unwrap()
                 .resolve(SolverContext {
                     bodies: &mut bodies,
                     contacts: &contacts,
@@ -699,7 +697,6 @@ fn trace_records_sweeps_and_the_branch_per_contact() {
     let mut trace = Vec::new();
     let report = SolverKind::Mdp
         .create()
-        .unwrap()
         .resolve(SolverContext {
             bodies: &mut w.bodies,
             contacts: &contacts,
@@ -735,7 +732,7 @@ fn trace_records_sweeps_and_the_branch_per_contact() {
 #[test]
 fn pile_spheres_1080_runs_with_mdp() {
     let mut w = scene_world("pile_spheres_1080");
-    w.set_solver(SolverKind::Mdp).unwrap();
+    w.set_solver(SolverKind::Mdp);
     w.start_ledger();
     let (hx, hy, r) = (7.0, 5.5, 0.5);
     let (mut sweeps, mut capped, mut sample) = (0u64, 0u32, None);
@@ -856,7 +853,7 @@ fn non_finite_velocity_is_an_error() {
     let contacts = w.detect().to_vec();
     w.bodies[0].velocity.x = f64::NAN;
     let params = w.params.clone();
-    let r = SolverKind::Mdp.create().unwrap().resolve(SolverContext {
+    let r = SolverKind::Mdp.create().resolve(SolverContext {
         bodies: &mut w.bodies,
         contacts: &contacts,
         params: &params,

@@ -749,9 +749,9 @@ proptest! {
 }
 
 #[test]
-fn readme_examples_are_valid_scenes() {
+fn scene_format_examples_are_valid_scenes() {
     let readme =
-        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes/README.md"))
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/scene-format.md"))
             .unwrap();
     let blocks: Vec<&str> = readme
         .split("```ron\n")
@@ -760,7 +760,7 @@ fn readme_examples_are_valid_scenes() {
         .collect();
     assert_eq!(blocks.len(), 2, "the minimal and the complete example");
     for b in blocks {
-        let scene = parse_scene(b, "scenes/README.md").unwrap_or_else(|e| panic!("{e}"));
+        let scene = parse_scene(b, "docs/scene-format.md").unwrap_or_else(|e| panic!("{e}"));
         assert!(!scene.expand_bodies().unwrap().is_empty());
     }
 }

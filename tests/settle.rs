@@ -173,7 +173,7 @@ const CUBE_COLUMN: &str = r#"Scene(
 fn cube_column(kind: SolverKind) -> World {
     let scene = parse_scene(CUBE_COLUMN, "cube_column.ron").unwrap();
     let mut w = scene.build_world().unwrap();
-    w.set_solver(kind).unwrap();
+    w.set_solver(kind);
     w.sleep.enabled = false;
     w
 }

@@ -108,7 +108,7 @@ fn paper_7_2_cube_over_edge_smm_does_not_rotate_sqm_does() {
         );
     }
     let params = elastic_frictionless();
-    let mut smm = SolverKind::Smm.create().unwrap();
+    let mut smm = SolverKind::Smm.create();
     let (r, trace) = resolve(smm.as_mut(), &mut w.bodies, &contacts, &params);
     r.unwrap();
     let cube = &w.bodies[1];
@@ -139,7 +139,7 @@ fn paper_7_2_cube_over_edge_smm_does_not_rotate_sqm_does() {
     );
 
     let (mut w, contacts) = cube_over_edge(SolverKind::Sqm);
-    let mut sqm = SolverKind::Sqm.create().unwrap();
+    let mut sqm = SolverKind::Sqm.create();
     let (r, trace) = resolve(sqm.as_mut(), &mut w.bodies, &contacts, &params);
     let report = r.unwrap();
     let cube = &w.bodies[1];
@@ -207,7 +207,7 @@ fn paper_7_3_box_on_ground_linear_velocity_inverted() {
     let exact = Vec3::new(1.0, 1.0, 10.0);
 
     let (mut w, contacts) = box_on_ground(SolverKind::Smm, params.clone());
-    let mut smm = SolverKind::Smm.create().unwrap();
+    let mut smm = SolverKind::Smm.create();
     let (r, trace) = resolve(smm.as_mut(), &mut w.bodies, &contacts, &params);
     let report = r.unwrap();
     let b = &w.bodies[0];
@@ -291,7 +291,7 @@ fn isolated_cluster_conserves_momentum() {
         common::add_isolated_cluster(&mut w);
         let p0 = total_linear_momentum(&w.bodies);
         let scale: f64 = w.bodies.iter().map(|b| b.mass * b.velocity.norm()).sum();
-        let mut solver = kind.create().unwrap();
+        let mut solver = kind.create();
         let mut impulses = 0;
         let mut worst_l = 0.0f64;
         for step in 0..150 {
@@ -406,7 +406,7 @@ fn random_collision_set_energy_statistics() {
         let single = contacts.len() == 1;
         for kind in [SolverKind::Sqm, SolverKind::Smm] {
             let mut bodies = w.bodies.clone();
-            let mut solver = kind.create().unwrap();
+            let mut solver = kind.create();
             let (r, _) = resolve(solver.as_mut(), &mut bodies, &contacts, &params);
             let stats = match (kind, mu == 0.0) {
                 (SolverKind::Sqm, true) => &mut sqm_stats,

@@ -17,7 +17,7 @@ fn run(scene: &str, kind: SolverKind, steps: usize, threads: usize) -> World {
     pool.install(|| {
         let s = load_scene(&resolve_scene(scene)).unwrap();
         let mut w = s.build_world().unwrap();
-        w.set_solver(kind).unwrap();
+        w.set_solver(kind);
         w.start_ledger();
         for step in 0..steps {
             w.step()

@@ -191,7 +191,7 @@ fn open_lesson(name: &str, sim: &mut Simulation) -> Result<Lesson, String> {
     let l = lesson::load_lesson(&lesson::resolve_lesson(name)).map_err(|e| e.to_string())?;
     sim.open(&l.scene_path())?;
     if let Some(&first) = l.compare_solvers().first() {
-        sim.set_solver(first).map_err(|e| e.to_string())?;
+        sim.set_solver(first);
     }
     Ok(l)
 }

@@ -15,7 +15,7 @@
 //! hidden.
 
 use crate::body::RigidBody;
-use crate::dynamics::solver::{SolverError, SolverKind};
+use crate::dynamics::solver::SolverKind;
 use crate::energy::EnergySample;
 use crate::math::Vec3;
 use crate::repose::{Phase, ReposeConfig, ReposeGrid, ReposeMeasurement, ReposeTracker};
@@ -105,7 +105,6 @@ impl Simulation {
         solver: Option<SolverKind>,
     ) -> Result<Self, String> {
         if let Some(kind) = solver {
-            kind.create().map_err(|e| e.to_string())?;
             scene.solver = kind;
         }
         let mut world = scene.build_world().map_err(|e| e.to_string())?;
@@ -149,9 +148,7 @@ impl Simulation {
     /// repose experiment still packing at its own μ keeps the run's μ, not that one.
     pub fn reset(&mut self) -> Result<(), String> {
         let mut world = self.scene.build_world().map_err(|e| e.to_string())?;
-        world
-            .set_solver(self.world.solver_kind())
-            .map_err(|e| e.to_string())?;
+        world.set_solver(self.world.solver_kind());
         world.params = self.world.params.clone();
         if let Some(t) = self.repose.as_ref().filter(|t| t.phase() == Phase::Packing) {
             world.params.friction = t.friction();
@@ -169,10 +166,9 @@ impl Simulation {
     }
 
     /// Switch the collision method; the bodies keep their state.
-    pub fn set_solver(&mut self, kind: SolverKind) -> Result<(), SolverError> {
-        self.world.set_solver(kind)?;
+    pub fn set_solver(&mut self, kind: SolverKind) {
+        self.world.set_solver(kind);
         self.error = None;
-        Ok(())
     }
 
     /// One step of the world (with the mouse spring, if any). A solver error or a

@@ -455,10 +455,8 @@ fn solver_section(ui: &mut egui::Ui, p: &mut PanelParams) {
         })
         .response
         .on_hover_text("Switching takes effect on the next step; the bodies keep their state");
-    if chosen != current
-        && let Err(e) = p.sim.set_solver(chosen)
-    {
-        p.state.message = Some((e.to_string(), false));
+    if chosen != current {
+        p.sim.set_solver(chosen);
     }
     // Only the parameters the method reads, as the method states them.
     let read = chosen.parameters();

@@ -1,5 +1,7 @@
-//! Command-line interface: argument parsing and the `run`, `validate`, `scenes`,
-//! `repose` and `merge` commands. Everything physical is delegated to the library core.
+//! Command-line interface: argument parsing and the commands `run`, `validate`, `scenes`,
+//! `impact`, `lessons`, `lesson`, `repose` and `merge`, plus, with the `app` feature,
+//! `gui` (the default command) and `record`. Everything physical is delegated to the
+//! library core.
 
 mod repose;
 
@@ -659,10 +661,8 @@ fn create_output(path: &Path) -> Result<BufWriter<File>, Failure> {
 
 fn run(args: RunArgs) -> Result<(), Failure> {
     let mut scene = load(&args.scene)?;
-    // The override replaces the scene's method before the world is built, so a scene
-    // written for a method this build lacks can still be run with another.
+    // The override replaces the scene's method before the world is built.
     if let Some(kind) = args.solver {
-        kind.create().map_err(|e| Failure::invalid(e.to_string()))?;
         scene.solver = kind;
     }
     let mut world = scene
@@ -791,7 +791,7 @@ fn parse_rotation(s: &str) -> Result<RotationIntegrator, String> {
     Ok(RotationIntegrator::Theta { theta })
 }
 
-/// Print the settle metrics of a finished run (issue 3's criteria).
+/// Print the settle metrics of a finished run (the criteria of [`impulse_lab::settle`]).
 fn print_settle(world: &mut World, m: &SettleMonitor) {
     let last = m.last;
     // Penetration at the final positions (the step's contacts are those at its start).

@@ -240,7 +240,6 @@ pub fn repose(args: ReposeArgs) -> Result<(), Failure> {
     // Every check before any simulation runs.
     let mut scene = load(&args.scene)?;
     if let Some(kind) = args.solver {
-        kind.create().map_err(|e| Failure::invalid(e.to_string()))?;
         scene.solver = kind;
     }
     let frictions = match &args.friction {

@@ -6,9 +6,9 @@
 //! **Why.** Paper 000's methods resolve impacts; on a resting pile every step's gravity
 //! kick makes every support contact "approach" at g h (0.016 m/s at h = 1/600), and a
 //! sequential method then spends its increments propagating the pile's weight down one
-//! layer per sweep (the previous session measured SQM at 105 steps/s and ETM at 24 on the
-//! 1,080-sphere pile, hitting the iteration cap) while leaving small approach
-//! velocities that become jitter and sinking. So:
+//! layer per sweep (on the 1,080-sphere pile it hits the iteration cap; figures in
+//! `docs/results/contact-pass.md`) while leaving small approach velocities that become
+//! jitter and sinking. So:
 //! - **collision pass** (the method): ETM, SQM and SMM resolve only approaches faster
 //!   than `rest_velocity` (`SolverParams::resting_speed`); slower approaches get e = 0
 //!   anyway ("restitution only above a velocity threshold") and are left to this pass.
@@ -30,7 +30,7 @@
 //! 4. **Projected Gauss-Seidel** sweeps in that order (at most [`PGS_SWEEPS`]), with
 //!    accumulated impulses (Catto's sequential impulses): normal λ_n ≥ 0 targeting
 //!    u_n⁺ = 0 (u_n⁺ = −gap/h for a speculative contact, gap > 0, which may close its gap
-//!    in the step; the gap less what the last projection opened: [`speculative_gap`]),
+//!    in the step; the gap less what the last projection opened: `speculative_gap`),
 //!    then the tangential impulse that stops the slip (Δλ_t = −K_tt⁻¹ u_t), or, when
 //!    that leaves the cone |λ_t| ≤ μ λ_n, the cone's impulse nearest to it in K_tt's
 //!    metric, which is opposite the slip it leaves (Coulomb with maximum dissipation,
@@ -59,7 +59,7 @@
 //!
 //! Energy: the kinetic-energy change of the warm start and the sweeps, Πᵀ(w⁻ + w⁺)/2 for
 //! the accumulated impulses Π and their velocities w at the start and end of the pass
-//! (paper 000, eq. 16, summed over the contacts; [`ContactPass::book_net_work`]), is
+//! (paper 000, eq. 16, summed over the contacts; `ContactPass::book_net_work`), is
 //! booked, normal part as restitution and tangential part (and rolling/spinning) as
 //! friction dissipation, with its sign; each shock-propagation impulse's change
 //! P·(v⁻ + v⁺)/2 (v the moving body's point velocity when the other side is frozen) is
@@ -131,15 +131,14 @@ pub const PGS_SWEEPS: u32 = 100;
 /// eq. 16 over the contacts gives ΔK = Pᵀ(u⁻ + u⁺)/2 = Pᵀu⁺ − ½ PᵀAP, where
 /// λ_n u_n⁺ = 0 (or λ_n ≥ 0 against u_n⁺ = −gap/h < 0 for a speculative contact),
 /// λ_t·u_t⁺ ≤ 0 (friction opposes the slip it leaves) and PᵀAP ≥ 0: ΔK ≤ 0. An
-/// unconverged pass can gain. At μ = 5 on 325 crosses (`packing_crosses`, SQM) the warm
-/// start applied impulses that had grown step after step without bound (the sweeps
-/// do not converge there; the long arms couple friction to the normal), raising K from
-/// 4.4e7 J to 2.0e12 J, and the sweeps gave back all but up to 40 % of K; the pile's
-/// kinetic energy reached 3.7e10 J after 6.2 s. So a pass that ends with
+/// unconverged pass can gain: at high μ on long-armed bodies (crosses at μ = 5) the
+/// sweeps do not converge, the arms couple friction to the normal, and the warm start
+/// carries impulses that grow step after step without bound (figures in
+/// `docs/results/contact-pass.md`). So a pass that ends with
 /// K > (1 + `DISSIPATION_SLACK`) K₀ is redone without the warm start, and if that one
 /// gains too, scaled back to its most dissipative multiple
-/// ([`ContactPass::scale_back`]); [`SolverReport::contact_fallback`] says which. At
-/// μ ≤ 0.6 neither has been seen to happen (the pass is then unchanged, bit for bit).
+/// (`ContactPass::scale_back`); [`SolverReport::contact_fallback`] says which. When
+/// neither triggers, the pass's result is its own, bit for bit.
 pub const DISSIPATION_SLACK: f64 = 1e-9;
 
 /// Most projected Gauss-Seidel sweeps of the position projection per step.
@@ -364,9 +363,9 @@ impl ContactPass {
     /// normal part λ_n n·(u⁻ + u⁺)/2 is booked as restitution, the rest as friction.
     /// Booking each increment instead gives the same sum, but at high μ, where the warm
     /// start applies large impulses and the sweeps take most of them back, the
-    /// increments' normal and tangential parts cancel in their sum only: +2.1e15 J of
-    /// friction against −2.1e15 J of restitution after 7 s of `packing_crosses` at
-    /// μ = 5 (SQM), where the net booking gives 5.2e8 J and 5.1e8 J.
+    /// increments' normal and tangential parts cancel in their sum only, leaving two
+    /// entries orders of magnitude larger than the net work (figures in
+    /// `docs/results/contact-pass.md`).
     fn book_net_work(&self, bodies: &[RigidBody], report: &mut SolverReport) {
         for row in &self.rows {
             if !row.started {
@@ -571,10 +570,8 @@ impl ContactPass {
 /// in the one direction left free: off its support. Read as room to fall into, that gap
 /// lets the velocity pass keep the body falling at (projection's push)/h, and the drift
 /// then brings it back to where it was: the body stands still while its velocity grows
-/// under gravity (measured in `repose_crosses`, SQM, μ = 0.4, seed 75: during packing
-/// a cross stood still for 1.35 s while its velocity grew from 1.9 to 7.9 m/s, and in
-/// that second crosses overlapped their neighbours by up to 0.76 of the bar width c;
-/// with the gap opened taken off, by 0.012 c at most over the whole run). So the gap
+/// under gravity, and its neighbours sink into it (seen on `repose_crosses`; figures in
+/// `docs/results/contact-pass.md`). So the gap
 /// opened, o = n·[(Δx_a + Δθ_a × r_a) − (Δx_b + Δθ_b × r_b)] with the last projection's
 /// displacements (see [`ContactPass::project`]) when it is positive, is taken off:
 /// g_eff = max(g − max(o, 0), 0). Overlapping contacts (g ≤ 0) are unchanged; with no
@@ -1138,8 +1135,8 @@ mod tests {
 
     /// Wedged in the corner of the box, 2 cm into the floor and 3 cm into the −x wall:
     /// every contact leaves by k_p of its overlap, s = (1 − k_p) gap. Moving along the
-    /// deepest normal only (the old per-pair projection) left the floor overlap as it
-    /// was.
+    /// deepest normal only (a per-pair projection) would leave the floor overlap as it
+    /// is.
     #[test]
     fn a_cube_wedged_in_a_corner_leaves_both_faces() {
         let mut w = cube_in_box(Vec3::new(-1.53, 0.0, 0.48), Quat::identity());

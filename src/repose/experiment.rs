@@ -16,7 +16,7 @@
 //! where K is the kinetic energy and ΔU = U(t₀) − U(t) is the pile's potential-energy
 //! range: the potential energy at release (t₀, the experiment's first state) minus the
 //! potential energy now, i.e. the energy the pile has had to dissipate (the definition
-//! of the settle criterion of issue 3). The same t₀ serves both phases: measured from
+//! of the settle criterion of [`crate::settle`]). The same t₀ serves both phases: measured from
 //! the wall's removal, ΔU would start at 0 and the still pile would count as settled
 //! before it began to slump. The hold (default 0.5 s) keeps a pile that is momentarily
 //! still, as at the wall's removal, from counting as settled.

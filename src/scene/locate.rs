@@ -10,7 +10,7 @@
 //!
 //! The parser never fails: on text it does not understand it stops and keeps what it has
 //! read, so it also works on the syntactically broken files `ron` rejects. Nesting is
-//! capped at [`MAX_DEPTH`] so hostile input cannot exhaust the stack.
+//! capped at `MAX_DEPTH` so hostile input cannot exhaust the stack.
 
 use std::fmt;
 

@@ -1,4 +1,4 @@
-//! Scenes: RON files in `scenes/`, validated on load (format: `scenes/README.md`).
+//! Scenes: RON files in `scenes/`, validated on load (format: `docs/scene-format.md`).
 //!
 //! Loading a scene has three stages, each usable on its own:
 //! 1. **parse** ([`parse_scene`], [`load_scene`]): RON → [`Scene`], then [`Scene::validate`];
@@ -57,7 +57,7 @@ fn default_solver() -> SolverKind {
     SolverKind::Jolt
 }
 
-/// A scene file. Every field except `name` has a default; see `scenes/README.md`.
+/// A scene file. Every field except `name` has a default; see `docs/scene-format.md`.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(rename = "Scene", deny_unknown_fields)]
 pub struct Scene {

@@ -1,4 +1,4 @@
-//! The data types of a scene file, as written in RON (see `scenes/README.md`).
+//! The data types of a scene file, as written in RON (see `docs/scene-format.md`).
 //!
 //! These are *descriptions*: they are checked field by field with positions in the file
 //! before anything is built. [`ShapeSpec::to_shape`] and

@@ -30,7 +30,8 @@
 //! 23. end while. After 300 outer rounds e is set to 0 (section 6.3), which ends the
 //!     loop; this is reported as [`SolverReport::hit_iteration_cap`].
 //!
-//! **Resting contacts** (issue 3): with the contact pass on and `rest_velocity` > 0, only
+//! **Resting contacts** (so that piles come to rest, [`crate::settle`]):
+//! with the contact pass on and `rest_velocity` > 0, only
 //! approaches faster than `rest_velocity` are resolved here (the collision pass of
 //! Guendelman et al. 2003); slower ones, which would get e = 0 anyway, are left to the
 //! warm-started contact pass (`dynamics::contact_pass`). A contact that does take part

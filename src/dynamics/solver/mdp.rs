@@ -36,7 +36,7 @@
 //! - otherwise the unique minimiser of f on the boundary of the conic section, found from
 //!   the critical points of f along the boundary curve, a trigonometric polynomial of
 //!   degree 2 (the paper's eq. 8, solved as a quartic; derivation at
-//!   [`boundary_minimiser`]);
+//!   [`PlaneProblem::boundary_minimiser`]);
 //! - b_n = 0 (the plane passes through the origin): the conic section degenerates to the
 //!   point 0, a ray or a wedge between two rays (eq. 9); the minimum is on a ray.
 //!
@@ -44,7 +44,7 @@
 //! same sweep with the conventional impulsive Coulomb law per contact: the sticking
 //! impulse if it lies in the cone, else an impulse on the cone boundary whose friction
 //! directly opposes the post-impulse slip (u_t⁺ = −s λ_t, s > 0). That law can have
-//! several solutions ([`coulomb_sliding_solutions`] finds them all); the solver takes the
+//! several solutions ([`PlaneProblem::coulomb_sliding`] finds them all); the solver takes the
 //! most dissipative one. A non-colliding contact (b_n ≥ 0) gets λ = 0.
 //!
 //! Restitution is not applied: the model is purely inelastic (the paper's §5 leaves a

@@ -61,11 +61,7 @@ impl SolverKind {
     }
 
     /// A fresh solver instance.
-    pub fn create(self) -> Result<Box<dyn CollisionSolver>, SolverError> {
-        Ok(self.instance())
-    }
-
-    fn instance(self) -> Box<dyn CollisionSolver> {
+    pub fn create(self) -> Box<dyn CollisionSolver> {
         match self {
             SolverKind::Jolt => Box::new(jolt::JoltSolver::default()),
             SolverKind::Etm => Box::new(etm::EtmSolver::default()),
@@ -463,7 +459,7 @@ impl SolverKind {
     /// projection runs after it ([`CollisionSolver::corrects_positions`]). In the order
     /// of [`SolverParams`]' fields.
     pub fn parameters(self) -> Vec<Param> {
-        let solver = self.instance();
+        let solver = self.create();
         let mut read: Vec<Param> = solver.own_parameters().to_vec();
         if solver.uses_contact_pass() {
             read.extend(CONTACT_PASS_PARAMS);

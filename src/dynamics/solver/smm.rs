@@ -51,7 +51,8 @@
 //!    [`SolverError::Diverged`] rather than applying a least-squares or NaN answer. Otherwise the velocity changes are applied
 //!    to the system's bodies.
 //!
-//! **Resting contacts** (issue 3): with the contact pass on and `rest_velocity` > 0
+//! **Resting contacts** (so that piles come to rest, [`crate::settle`]):
+//! with the contact pass on and `rest_velocity` > 0
 //! ([`SolverParams::resting_speed`](super::SolverParams::resting_speed)), a contact
 //! enters the system only if it approaches faster than `rest_velocity`, before the impact
 //! (step 2) or because the impulses of the system drive it in (step 4); slower
@@ -67,13 +68,11 @@
 //! u_n⁻, as the wave of the impact passes through the pile in one linear solve). What
 //! is left out are contacts that approach slowly and are not driven in faster: on a
 //! pile, every support contact approaches at g h after the gravity kick (0.016 m/s at
-//! h = 1/600 s). Before, all of them joined as soon as one body of the island landed
-//! faster than `rest_velocity`: on `packing_spheres` the pile was one island of up to
-//! 512 bodies, its system started with ~80 rows of which ~90 % were such resting
-//! contacts and grew to ~300 rows over ~20 rounds, each solved by CGLS from zero
-//! (1.66·10⁶ CG/CGLS iterations in the first 600 steps, 41.6 steps/s); it also gave
-//! those contacts the island's e, bouncing the resting pile by e g h at every landing.
-//! Leaving them to the contact pass cuts the first 600 steps to 4.7·10⁴ iterations.
+//! h = 1/600 s). Were they all to join as soon as one body of the island landed faster
+//! than `rest_velocity`, a pile would be one island whose system is mostly such resting
+//! contacts, growing round after round and solved from zero each time, and they would
+//! get the island's e, bouncing the resting pile by e g h at every landing (figures in
+//! `docs/results/contact-pass.md`).
 //! With `rest_velocity` = 0 (the §7 scenes) or the contact pass off nothing changes:
 //! every approaching contact is in the system.
 //!
@@ -84,8 +83,8 @@
 //! with ‖b‖ consistent to 10⁻⁷-10⁻⁵ only, from round-off and from sticking rows that
 //! a rigid motion meets only approximately). CG then either stalls above √`tolerance`
 //! within its cap or, once b has a round-off component outside the range of A,
-//! diverges (measured ‖r‖/‖b‖ up to 10¹³); before this fallback, SMM stopped
-//! `packing_cubes` with a "singular, inconsistent system" error at step 1,344. So when
+//! diverges (measured ‖r‖/‖b‖ up to 10¹³), and the step would fail with a "singular,
+//! inconsistent system" error. So when
 //! CG fails on a symmetric system (frictionless or sticking rows), it is solved again
 //! regularised, (A + δ diag A) λ = b with δ = √`tolerance` (10⁻⁴ by default): Tikhonov
 //! regularisation, the "constraint force mixing" of ODE and the contact compliance of

@@ -22,9 +22,10 @@
 //!    impulses on a resting pile only converge geometrically) or the iteration cap
 //!    `max_iterations × (number of contacts)` pops is reached; the cap is reported in
 //!    [`SolverReport::hit_iteration_cap`]. The paper notes SQM may not terminate in
-//!    special cases (its ref. [16]); the cap keeps the step bounded.
+//!    special cases (its ref. \[16\]); the cap keeps the step bounded.
 //!
-//! **Resting contacts** (issue 3): with the contact pass on and `rest_velocity` > 0, only
+//! **Resting contacts** (so that piles come to rest, [`crate::settle`]):
+//! with the contact pass on and `rest_velocity` > 0, only
 //! approaches faster than `rest_velocity` are resolved here (the collision pass of
 //! Guendelman et al. 2003); slower ones, which would get e = 0 anyway, are left to the
 //! warm-started contact pass (`dynamics::contact_pass`). With `rest_velocity` = 0 (the

@@ -87,7 +87,10 @@ fn check_target(path: &Path) -> Result<(&Path, OsString), OutputError> {
 pub fn check_distinct<'a>(paths: impl IntoIterator<Item = &'a Path>) -> Result<(), OutputError> {
     let mut seen: Vec<PathBuf> = Vec::new();
     for p in paths {
-        let norm: PathBuf = p.components().collect();
+        let norm: PathBuf = p
+            .components()
+            .filter(|c| *c != std::path::Component::CurDir)
+            .collect();
         if seen.contains(&norm) {
             return Err(fail(p, "named for two outputs"));
         }
@@ -249,4 +252,91 @@ fn check_replaceable(path: &Path, replaceable: fn(&str) -> bool) -> Result<(), O
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(dir: &Path) -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn a_file_appears_only_when_committed() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("out.csv");
+        std::fs::write(&path, "old").unwrap();
+        let mut out = OutputFile::create(&path).unwrap();
+        out.write_all(b"new").unwrap();
+        // While written: the old file is intact, the new data is elsewhere.
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "old");
+        out.commit().unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "new");
+        assert_eq!(names(dir.path()), ["out.csv"]);
+        // Dropped without commit: nothing changes, nothing is left.
+        let mut out = OutputFile::create(&path).unwrap();
+        out.write_all(b"lost").unwrap();
+        drop(out);
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "new");
+        assert_eq!(names(dir.path()), ["out.csv"]);
+        // Kept as partial: under NAME.partial only.
+        let mut out = OutputFile::create(&dir.path().join("t.csv")).unwrap();
+        out.write_all(b"rows").unwrap();
+        let p = out.keep_partial().unwrap();
+        assert_eq!(p, dir.path().join("t.csv.partial"));
+        assert_eq!(names(dir.path()), ["out.csv", "t.csv.partial"]);
+    }
+
+    #[test]
+    fn unwritable_paths_are_refused_up_front() {
+        let dir = tempfile::tempdir().unwrap();
+        let e = OutputFile::create(dir.path()).err().unwrap();
+        assert!(e.to_string().contains("is a directory"), "{e}");
+        let e = OutputFile::create(&dir.path().join("no/such/f.csv"))
+            .err()
+            .unwrap();
+        assert!(e.to_string().contains("no directory"), "{e}");
+        std::fs::write(dir.path().join("file"), "").unwrap();
+        let e = OutputFile::create(&dir.path().join("file/f.csv"))
+            .err()
+            .unwrap();
+        assert!(e.to_string().contains("not a directory"), "{e}");
+        assert!(check_distinct([Path::new("a.csv"), Path::new("./a.csv")]).is_err());
+        assert!(check_distinct([Path::new("a.csv"), Path::new("b.csv")]).is_ok());
+        assert_eq!(names(dir.path()), ["file"]);
+    }
+
+    #[test]
+    fn a_directory_is_renamed_into_place_whole() {
+        let frame = |n: &str| n.starts_with("frame_");
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("frames");
+        // An earlier recording is replaced whole.
+        std::fs::create_dir(&path).unwrap();
+        for k in 0..3 {
+            std::fs::write(path.join(format!("frame_{k}")), "old").unwrap();
+        }
+        let out = OutputDir::create(&path, frame).unwrap();
+        std::fs::write(out.dir().join("frame_0"), "new").unwrap();
+        assert_eq!(names(&path).len(), 3, "untouched until committed");
+        out.commit().unwrap();
+        assert_eq!(names(&path), ["frame_0"]);
+        assert_eq!(names(dir.path()), ["frames"]);
+        // Dropped: nothing is left but the earlier directory.
+        let out = OutputDir::create(&path, frame).unwrap();
+        std::fs::write(out.dir().join("frame_9"), "lost").unwrap();
+        drop(out);
+        assert_eq!(names(dir.path()), ["frames"]);
+        assert_eq!(names(&path), ["frame_0"]);
+        // A directory holding anything else is refused before any work.
+        std::fs::write(path.join("notes.txt"), "mine").unwrap();
+        let e = OutputDir::create(&path, frame).err().unwrap();
+        assert!(e.to_string().contains("notes.txt"), "{e}");
+    }
 }

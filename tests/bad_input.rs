@@ -668,3 +668,46 @@ fn three_errors_are_each_reported_with_file_line_column_and_field() {
     }
     assert!(stderr.contains("3 errors"), "{stderr}");
 }
+
+/// `World::step` names the step and the body whose state became non-finite, whichever
+/// body it is, and whether the state itself or only its energy overflowed.
+#[test]
+fn world_step_names_the_step_and_the_non_finite_body() {
+    use impulse_lab::dynamics::solver::SolverError;
+    let text = r#"Scene(
+        name: "three spheres",
+        dt: 0.01,
+        bodies: [
+            Body(shape: Sphere(radius: 0.5), position: (0.0, 0.0, 1.0)),
+            Body(shape: Sphere(radius: 0.5), position: (3.0, 0.0, 1.0)),
+            Body(shape: Sphere(radius: 0.5), position: (6.0, 0.0, 1.0)),
+        ],
+    )"#;
+    let scene = impulse_lab::scene::parse_scene(text, "three.ron").unwrap();
+    // A NaN velocity on body 2 after three good steps: the drift makes its position NaN.
+    let mut world = scene.build_world().unwrap();
+    world.start_ledger();
+    for _ in 0..3 {
+        world.step().unwrap();
+    }
+    world.bodies[2].velocity.x = f64::NAN;
+    match world.step() {
+        Err(SolverError::NonFinite {
+            step: 4,
+            body: Some(2),
+            quantity: "position",
+            ..
+        }) => {}
+        other => panic!("expected step 4, body 2, position; got {other:?}"),
+    }
+    // A finite velocity whose kinetic energy overflows (½ m v² with v = 1e200 m/s).
+    let mut world = scene.build_world().unwrap();
+    world.start_ledger();
+    world.bodies[1].velocity.y = 1e200;
+    let e = world.step().unwrap_err();
+    assert_eq!(
+        e.at_step(1).split(" (").next().unwrap(),
+        "step 1: body 1's kinetic energy became non-finite",
+        "{e}"
+    );
+}

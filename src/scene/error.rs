@@ -32,7 +32,7 @@ pub struct SceneError {
     /// What is wrong.
     pub message: String,
     pub kind: SceneErrorKind,
-    /// The file's further errors, in file order, at most [`MAX_REPORTED`] − 1 (a file is
+    /// The file's further errors, at most [`MAX_REPORTED`] − 1 (a file is
     /// checked whole, so one run reports every problem).
     pub more: Vec<SceneError>,
     /// Errors found beyond [`MAX_REPORTED`] and not listed.
@@ -79,7 +79,7 @@ impl SceneError {
         1 + self.more.len() + self.omitted
     }
 
-    /// This error and the further ones it lists, in file order.
+    /// This error and the further ones it lists.
     pub fn all(&self) -> impl Iterator<Item = &SceneError> {
         std::iter::once(self).chain(&self.more)
     }

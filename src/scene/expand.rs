@@ -131,8 +131,9 @@ type Check = Result<(), SceneError>;
 type Bad = (FieldPath, String);
 type Found = Result<(), Bad>;
 
-/// The problems found so far while checking a scene, in check order (which follows the
-/// file's order of fields and list items).
+/// The problems found so far while checking a scene, in check order: the fields in the
+/// order of the format (`scenes/README.md`), list items in order, then overlaps, then
+/// bodies reaching through containers.
 #[derive(Default)]
 struct Errors(Vec<Bad>);
 
@@ -153,11 +154,10 @@ impl Errors {
     }
 
     /// The first [`super::MAX_REPORTED`] problems located in the file (one pass over
-    /// the text) and sorted by position, the rest counted.
+    /// the text), in check order; the rest counted.
     fn into_check(self, scene: &Scene) -> Check {
         let total = self.0.len();
-        let mut errors = scene.invalid_all(self.0.into_iter().take(super::MAX_REPORTED));
-        errors.sort_by_key(|e| (e.line.unwrap_or(usize::MAX), e.column));
+        let errors = scene.invalid_all(self.0.into_iter().take(super::MAX_REPORTED));
         let mut first = SceneError::collect(errors).map_or(Ok(()), Err);
         if let Err(e) = &mut first {
             e.omitted = total - e.count();
@@ -172,7 +172,7 @@ fn root() -> FieldPath {
 
 impl Scene {
     /// Check every field's value (not overlaps). Every error is reported (up to
-    /// [`super::MAX_REPORTED`]), in file order.
+    /// [`super::MAX_REPORTED`]), in check order ([`Errors`]).
     pub(super) fn check_fields(&self) -> Check {
         let mut errs = Errors::default();
         self.collect_field_errors(&mut errs);
@@ -296,9 +296,11 @@ impl Scene {
                             );
                         }
                     }
-                    // `!(sum > 0)`: a NaN fraction is reported above, not here.
-                    let sum = mix.iter().map(|m| m.fraction).sum::<f64>();
-                    if sum <= 0.0 {
+                    // Only when every fraction is valid (a bad one is reported above).
+                    let valid = mix
+                        .iter()
+                        .all(|m| m.fraction.is_finite() && m.fraction >= 0.0);
+                    if valid && mix.iter().map(|m| m.fraction).sum::<f64>() <= 0.0 {
                         errs.push(&p.field("mix"), "the fractions must not all be 0".into());
                     }
                 }
@@ -460,7 +462,7 @@ impl Scene {
     /// plane, slope or container floor.
     pub(super) fn check_overlaps(&self, bodies: &[PlacedBody]) -> Check {
         let mut errs = Errors::default();
-        // The first pair (later index, earlier index) per field, in file order.
+        // The first pair (later index, earlier index) per field.
         let mut first: BTreeMap<OverlapField, (usize, usize)> = BTreeMap::new();
         for_each_close_pair(bodies, |a, b| {
             if bodies[a].is_static && bodies[b].is_static {

@@ -158,11 +158,15 @@ impl Errors {
     fn into_check(self, scene: &Scene) -> Check {
         let total = self.0.len();
         let errors = scene.invalid_all(self.0.into_iter().take(super::MAX_REPORTED));
-        let mut first = SceneError::collect(errors).map_or(Ok(()), Err);
-        if let Err(e) = &mut first {
-            e.omitted = total - e.count();
+        match SceneError::collect(errors) {
+            None => Ok(()),
+            Some(mut e) => {
+                let more = e.more().to_vec();
+                let omitted = total - 1 - more.len();
+                e.set_more(more, omitted);
+                Err(e)
+            }
         }
-        first
     }
 }
 

@@ -105,6 +105,9 @@ fn lesson_case(name: &'static str, text: impl Into<Vec<u8>>, needle: &'static st
     }
 }
 
+/// A scene with a removable wall, for `repose`.
+const REPOSE: &str = "tests/fixtures/repose_tiny.ron";
+
 fn cases() -> Vec<Case> {
     let sphere = "shape: Sphere(radius: 0.5)";
     let radius = "Sphere(radius: 0.5)";
@@ -428,6 +431,7 @@ fn cases() -> Vec<Case> {
             2,
             "not a directory",
         ),
+        // The issue's case: an unwritable --final-state after a valid --out.
         run_case(
             "--final-state in /proc",
             &["--final-state", "/proc/state.json"],
@@ -467,12 +471,73 @@ fn cases() -> Vec<Case> {
         Case {
             files: vec![("scene.ron", BASE.into())],
             ..case(
-                "repose --out unwritable",
-                &["repose", "{d}/scene.ron", "--out", "{d}/missing/r.csv"],
+                "repose on a scene without a wall",
+                &["repose", "{d}/scene.ron"],
                 2,
                 "scene.ron",
             )
         },
+        case(
+            "repose --out unwritable",
+            &[
+                "repose",
+                REPOSE,
+                "--out",
+                "{d}/missing/r.csv",
+                "--plot",
+                "{d}/p.png",
+            ],
+            2,
+            "no directory",
+        ),
+        case(
+            "repose --plot unwritable after a valid --out",
+            &[
+                "repose",
+                REPOSE,
+                "--out",
+                "{d}/r.csv",
+                "--plot",
+                "{d}/missing/p.png",
+            ],
+            2,
+            "no directory",
+        ),
+        case(
+            "repose --out and --plot the same",
+            &["repose", REPOSE, "--out", "{d}/r", "--plot", "{d}/r"],
+            2,
+            "two outputs",
+        ),
+        case(
+            "repose --friction negative",
+            &["repose", REPOSE, "--friction=-0.5"],
+            2,
+            "friction",
+        ),
+        case(
+            "repose --seeds zero",
+            &["repose", REPOSE, "--seeds", "0"],
+            2,
+            "seeds",
+        ),
+        case(
+            "repose --shard 3/2",
+            &["repose", REPOSE, "--shard", "3/2"],
+            2,
+            "shard",
+        ),
+        case(
+            "merge a scene file as a CSV",
+            &[
+                "merge",
+                "tests/fixtures/valid_full.ron",
+                "--out",
+                "{d}/missing/m.csv",
+            ],
+            2,
+            "valid_full.ron",
+        ),
         case(
             "merge a missing input",
             &["merge", "{d}/a.csv", "--out", "{d}/m.csv"],
@@ -518,7 +583,62 @@ fn cases() -> Vec<Case> {
         "3 errors",
     ));
     v.extend(run_time_failures());
+    #[cfg(feature = "app")]
+    v.extend(record_cases());
     v
+}
+
+/// `record`: every option is checked before the renderer starts, and nothing is written.
+#[cfg(feature = "app")]
+fn record_cases() -> Vec<Case> {
+    let rec = |name, extra: &[&str], needle| {
+        let mut args = vec!["record", "{d}/scene.ron"];
+        args.extend_from_slice(extra);
+        Case {
+            files: vec![("scene.ron", BASE.into())],
+            ..case(name, &args, 2, needle)
+        }
+    };
+    vec![
+        rec(
+            "record into a missing directory",
+            &["--out", "{d}/missing/v.mp4"],
+            "no directory",
+        ),
+        rec(
+            "record onto a directory",
+            &["--out", "{d}", "--format", "mp4"],
+            "is a directory",
+        ),
+        rec("record an unknown format", &["--out", "{d}/v.avi"], "avi"),
+        rec(
+            "record at 0 fps",
+            &["--out", "{d}/v.mp4", "--fps", "0"],
+            "frame rate",
+        ),
+        rec(
+            "record a negative duration",
+            &["--out", "{d}/v.mp4", "--duration=-1"],
+            "duration",
+        ),
+        rec(
+            "record a tiny frame",
+            &["--out", "{d}/v.mp4", "--size", "10x10"],
+            "size",
+        ),
+        Case {
+            files: vec![
+                ("scene.ron", BASE.into()),
+                ("frames/notes.txt", b"mine".to_vec()),
+            ],
+            dirs: vec!["frames"],
+            ..rec(
+                "record PNG frames into a directory of other files",
+                &["--out", "{d}/frames", "--format", "png"],
+                "notes.txt",
+            )
+        },
+    ]
 }
 
 /// A run that fails at run time (velocities that overflow): exit 1, the step and body
@@ -567,11 +687,11 @@ fn listing(dir: &Path) -> BTreeSet<PathBuf> {
 fn check(c: &Case) -> Result<(), String> {
     let tmp = tempfile::tempdir().unwrap();
     let d = tmp.path();
-    for (name, bytes) in &c.files {
-        std::fs::write(d.join(name), bytes).unwrap();
-    }
     for name in &c.dirs {
         std::fs::create_dir(d.join(name)).unwrap();
+    }
+    for (name, bytes) in &c.files {
+        std::fs::write(d.join(name), bytes).unwrap();
     }
     let before = listing(d);
     let args: Vec<String> = c

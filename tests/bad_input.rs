@@ -744,6 +744,7 @@ fn check(c: &Case) -> Result<(), String> {
 fn bad_input_corpus() {
     let cases = cases();
     assert!(cases.len() >= 60, "only {} cases", cases.len());
+    println!("{} bad-input cases", cases.len());
     let failures: Vec<String> = cases.iter().filter_map(|c| check(c).err()).collect();
     assert!(
         failures.is_empty(),

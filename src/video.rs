@@ -19,7 +19,7 @@
 use crate::output::{OutputDir, OutputFile};
 use std::fmt;
 use std::fs::File;
-use std::io::{BufWriter, Write};
+use std::io::BufWriter;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{SyncSender, sync_channel};
 use std::sync::{Arc, Mutex};

@@ -367,7 +367,8 @@ struct RunArgs {
     /// MDP's error-reduction factor ε in [0, 1] (paper 003 §3.1).
     #[arg(long)]
     error_reduction: Option<f64>,
-    /// Write the per-step energy trace (CSV) here.
+    /// Write the per-step energy trace (CSV) here. Every output appears only when the
+    /// run succeeds; if it fails part way, the trace so far is kept as FILE.partial.
     #[arg(long)]
     out: Option<PathBuf>,
     /// Write the final state of every body (JSON) here.

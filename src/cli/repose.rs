@@ -51,7 +51,8 @@ pub struct ReposeArgs {
     /// Parallel runs (default: the number of CPUs).
     #[arg(long)]
     jobs: Option<usize>,
-    /// Write one CSV row per run here (default: stdout).
+    /// Write one CSV row per run here (default: stdout). The file appears when the sweep
+    /// is complete; if runs fail, the rows of the others are kept as FILE.partial.
     #[arg(long)]
     out: Option<PathBuf>,
     /// Run only the K-th of N slices of the sweep (1 ≤ K ≤ N), e.g. 3/8.

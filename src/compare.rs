@@ -121,7 +121,7 @@ pub enum CompareError {
     },
     #[error(transparent)]
     Scene(#[from] SceneError),
-    #[error("run {run} ({solver}), step {step}: {source}")]
+    #[error("run {run} ({solver}): {}", source.at_step(*step))]
     Solver {
         run: usize,
         solver: SolverKind,

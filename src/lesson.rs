@@ -225,13 +225,15 @@ pub fn bundled_lessons() -> std::io::Result<Vec<PathBuf>> {
 /// Read and validate the lesson file at `path` (its scene is loaded to check it).
 pub fn load_lesson(path: &Path) -> Result<Lesson, SceneError> {
     let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| SceneError {
-        file: file.clone(),
-        line: None,
-        column: None,
-        field: String::new(),
-        kind: SceneErrorKind::Io,
-        message: format!("cannot read: {e}"),
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        SceneError::new(
+            file.clone(),
+            None,
+            None,
+            String::new(),
+            SceneErrorKind::Io,
+            format!("cannot read: {e}"),
+        )
     })?;
     parse_lesson(&text, &file)
 }
@@ -497,14 +499,14 @@ impl Lesson {
             Some((file, text)) => (file.clone(), SourceMap::new(text).locate(path)),
             None => (format!("<lesson '{}'>", self.title), None),
         };
-        SceneError {
+        SceneError::new(
             file,
-            line: at.map(|a| a.line),
-            column: at.map(|a| a.column),
-            field: path.to_string(),
+            at.map(|a| a.line),
+            at.map(|a| a.column),
+            path.to_string(),
+            SceneErrorKind::Invalid,
             message,
-            kind: SceneErrorKind::Invalid,
-        }
+        )
     }
 
     /// Run the lesson's check headless and return the measured figures.

@@ -15,6 +15,7 @@ pub mod energy;
 pub mod lesson;
 pub mod math;
 pub mod microscope;
+pub mod output;
 pub mod repose;
 pub mod scene;
 pub mod settle;

@@ -16,9 +16,10 @@
 //!
 //! [`ThreadedSink`] runs any sink on its own thread so that encoding overlaps rendering.
 
+use crate::output::{OutputDir, OutputFile};
 use std::fmt;
 use std::fs::File;
-use std::io::{BufWriter, Write};
+use std::io::BufWriter;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{SyncSender, sync_channel};
 use std::sync::{Arc, Mutex};
@@ -158,55 +159,28 @@ pub fn check_fps(fps: f64) -> Result<(), String> {
 }
 
 /// Make sure `path` can be written as a recording of `format` without writing a frame:
-/// a file's directory must exist and the file must be creatable (it is created, empty);
-/// a PNG directory is created if its parent exists, and must accept a file. Nothing is
-/// created when the check fails.
+/// a file's directory must exist and accept a temporary file; a PNG directory's parent
+/// must, and an existing directory there may hold only the frames of an earlier
+/// recording. Nothing is left behind (see [`crate::output`]).
 pub fn check_output(path: &Path, format: VideoFormat) -> Result<(), String> {
     let fail =
         |e: &dyn fmt::Display| format!("{}: cannot write the recording: {e}", path.display());
     match format {
         VideoFormat::Mp4 | VideoFormat::Gif => {
-            if path.is_dir() {
-                return Err(fail(&"is a directory"));
-            }
-            let dir = parent_dir(path);
-            if !dir.is_dir() {
-                return Err(fail(&format!("no directory {}", dir.display())));
-            }
-            File::create(path).map(drop).map_err(|e| fail(&e))
+            OutputFile::create(path).map(drop).map_err(|e| fail(&e.why))
         }
-        VideoFormat::Png => {
-            let created = if path.is_dir() {
-                false
-            } else {
-                let dir = parent_dir(path);
-                if !dir.is_dir() {
-                    return Err(fail(&format!("no directory {}", dir.display())));
-                }
-                std::fs::create_dir(path).map_err(|e| fail(&e))?;
-                true
-            };
-            let probe = path.join(".impulse-lab-write-test");
-            match File::create(&probe) {
-                Ok(_) => {
-                    let _ = std::fs::remove_file(&probe);
-                    Ok(())
-                }
-                Err(e) => {
-                    if created {
-                        let _ = std::fs::remove_dir(path);
-                    }
-                    Err(fail(&e))
-                }
-            }
-        }
+        VideoFormat::Png => OutputDir::create(path, is_png_frame_name)
+            .map(drop)
+            .map_err(|e| fail(&e.why)),
     }
 }
 
-fn parent_dir(path: &Path) -> &Path {
-    path.parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."))
+/// Whether `name` is a frame file name of [`png_frame_name`] (`frame_NNNNN.png`).
+pub fn is_png_frame_name(name: &str) -> bool {
+    name.len() == "frame_00000.png".len()
+        && name.starts_with("frame_")
+        && name.ends_with(".png")
+        && name[6..11].bytes().all(|b| b.is_ascii_digit())
 }
 
 /// An encoder for `format` writing to `path`, for frames of `width × height` at `fps`.
@@ -251,7 +225,7 @@ pub struct Mp4Sink {
     frames: u64,
     encoder: openh264::encoder::Encoder,
     yuv: openh264::formats::YUVBuffer,
-    muxer: muxide::api::Muxer<BufWriter<File>>,
+    muxer: muxide::api::Muxer<OutputFile>,
 }
 
 // SAFETY: the OpenH264 encoder holds raw pointers to its C++ instance, which has no
@@ -279,8 +253,8 @@ impl Mp4Sink {
             ));
         let encoder = Encoder::with_api_config(openh264::OpenH264API::from_source(), config)
             .map_err(|e| err("H.264 encoder", e))?;
-        let file = File::create(path).map_err(|e| err(path.display(), e))?;
-        let muxer = muxide::api::MuxerBuilder::new(BufWriter::new(file))
+        let file = OutputFile::create(path).map_err(|e| VideoError(e.to_string()))?;
+        let muxer = muxide::api::MuxerBuilder::new(file)
             .video(muxide::api::VideoCodec::H264, width, height, fps)
             .build()
             .map_err(|e| err(path.display(), e))?;
@@ -342,8 +316,8 @@ impl FrameSink for Mp4Sink {
             .map_err(|e| err(s.path.display(), e))?;
         muxer
             .into_writer()
-            .flush()
-            .map_err(|e| err(s.path.display(), e))?;
+            .commit()
+            .map_err(|e| VideoError(e.to_string()))?;
         Ok(Summary {
             path: s.path,
             format: VideoFormat::Mp4,
@@ -369,7 +343,7 @@ pub struct GifSink {
     height: u32,
     fps: f64,
     frames: u64,
-    encoder: gif::Encoder<BufWriter<File>>,
+    encoder: gif::Encoder<OutputFile>,
 }
 
 impl GifSink {
@@ -379,9 +353,8 @@ impl GifSink {
             u16::try_from(height)
                 .map_err(|_| VideoError(format!("GIF height {height} > 65535")))?,
         );
-        let file = File::create(path).map_err(|e| err(path.display(), e))?;
-        let mut encoder = gif::Encoder::new(BufWriter::new(file), w, h, &[])
-            .map_err(|e| err(path.display(), e))?;
+        let file = OutputFile::create(path).map_err(|e| VideoError(e.to_string()))?;
+        let mut encoder = gif::Encoder::new(file, w, h, &[]).map_err(|e| err(path.display(), e))?;
         encoder
             .set_repeat(gif::Repeat::Infinite)
             .map_err(|e| err(path.display(), e))?;
@@ -417,11 +390,11 @@ impl FrameSink for GifSink {
 
     fn finish(self: Box<Self>) -> Result<Summary, VideoError> {
         let s = *self;
-        let mut w = s
-            .encoder
+        s.encoder
             .into_inner()
-            .map_err(|e| err(s.path.display(), e))?;
-        w.flush().map_err(|e| err(s.path.display(), e))?;
+            .map_err(|e| err(s.path.display(), e))?
+            .commit()
+            .map_err(|e| VideoError(e.to_string()))?;
         Ok(Summary {
             path: s.path,
             format: VideoFormat::Gif,
@@ -439,11 +412,12 @@ pub fn png_frame_name(k: u64) -> String {
     format!("frame_{k:05}.png")
 }
 
-/// A directory of numbered PNG frames. Frames of an earlier recording into the same
-/// directory (`frame_NNNNN.png`) are removed first, so the directory holds exactly this
-/// recording.
+/// A directory of numbered PNG frames, filled under a temporary sibling name and renamed
+/// into place whole when finished ([`OutputDir`]); it replaces a directory holding only
+/// an earlier recording's frames (`frame_NNNNN.png`), so the directory holds exactly
+/// this recording.
 pub struct PngSink {
-    dir: PathBuf,
+    out: OutputDir,
     width: u32,
     height: u32,
     fps: f64,
@@ -452,21 +426,10 @@ pub struct PngSink {
 
 impl PngSink {
     pub fn create(dir: &Path, width: u32, height: u32, fps: f64) -> Result<Self, VideoError> {
-        std::fs::create_dir_all(dir).map_err(|e| err(dir.display(), e))?;
-        let entries = std::fs::read_dir(dir).map_err(|e| err(dir.display(), e))?;
-        for entry in entries.flatten() {
-            let name = entry.file_name();
-            let name = name.to_string_lossy();
-            let stale = name.len() == "frame_00000.png".len()
-                && name.starts_with("frame_")
-                && name.ends_with(".png")
-                && name[6..11].bytes().all(|b| b.is_ascii_digit());
-            if stale {
-                std::fs::remove_file(entry.path()).map_err(|e| err(entry.path().display(), e))?;
-            }
-        }
+        let out =
+            OutputDir::create(dir, is_png_frame_name).map_err(|e| VideoError(e.to_string()))?;
         Ok(PngSink {
-            dir: dir.to_path_buf(),
+            out,
             width,
             height,
             fps,
@@ -478,7 +441,7 @@ impl PngSink {
 impl FrameSink for PngSink {
     fn push(&mut self, frame: &Frame) -> Result<(), VideoError> {
         check_frame(frame, self.width, self.height)?;
-        let path = self.dir.join(png_frame_name(self.frames));
+        let path = self.out.dir().join(png_frame_name(self.frames));
         let file = File::create(&path).map_err(|e| err(path.display(), e))?;
         let mut encoder = png::Encoder::new(BufWriter::new(file), self.width, self.height);
         encoder.set_color(png::ColorType::Rgb);
@@ -500,8 +463,10 @@ impl FrameSink for PngSink {
     }
 
     fn finish(self: Box<Self>) -> Result<Summary, VideoError> {
+        let path = self.out.path().to_path_buf();
+        self.out.commit().map_err(|e| VideoError(e.to_string()))?;
         Ok(Summary {
-            path: self.dir,
+            path,
             format: VideoFormat::Png,
             frames: self.frames,
             width: self.width,
@@ -806,7 +771,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("frames");
         check_output(&out, VideoFormat::Png).unwrap();
+        assert!(!out.exists(), "the check leaves nothing behind");
         // A stale frame of an earlier, longer recording is removed.
+        std::fs::create_dir(&out).unwrap();
         std::fs::write(out.join(png_frame_name(7)), b"old").unwrap();
         let mut sink = create_sink(VideoFormat::Png, &out, 20, 10, 5.0).unwrap();
         for k in 0..3 {

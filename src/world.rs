@@ -387,7 +387,10 @@ impl World {
         self.island_flag = island_ready;
     }
 
-    /// Advance one step of length `dt` (see the module doc for the phases).
+    /// Advance one step of length `dt` (see the module doc for the phases). Fails with
+    /// the solver's error, or with [`SolverError::NonFinite`] when the step leaves a
+    /// body's state or an energy NaN or infinite (the world is then not usable; its
+    /// sample is not returned).
     pub fn step(&mut self) -> Result<EnergySample, SolverError> {
         let h = self.dt;
         // 1. detect
@@ -557,7 +560,66 @@ impl World {
             integrate: t4 - t3,
             measure: t5 - t4,
         };
+        self.check_finite(&sample)?;
         Ok(sample)
+    }
+
+    /// [`SolverError::NonFinite`] naming the first body whose position, orientation,
+    /// velocity, angular velocity or kinetic or potential energy is NaN or infinite after
+    /// the step, or the world if only the sample's energies are; one pass over the bodies.
+    fn check_finite(&self, sample: &EnergySample) -> Result<(), SolverError> {
+        let fail = |body, quantity, value: String| {
+            Err(SolverError::NonFinite {
+                step: self.step_index,
+                body,
+                quantity,
+                value,
+            })
+        };
+        let v3 = |v: &Vec3| format!("{}, {}, {}", v.x, v.y, v.z);
+        for (i, b) in self.bodies.iter().enumerate() {
+            if b.is_static() {
+                continue;
+            }
+            let q = b.orientation.quaternion();
+            if !b.position.iter().all(|x| x.is_finite()) {
+                return fail(Some(i), "position", v3(&b.position));
+            }
+            if !q.coords.iter().all(|x| x.is_finite()) {
+                return fail(Some(i), "orientation", format!("{q}"));
+            }
+            if !b.velocity.iter().all(|x| x.is_finite()) {
+                return fail(Some(i), "velocity", v3(&b.velocity));
+            }
+            if !b.angular_velocity.iter().all(|x| x.is_finite()) {
+                return fail(Some(i), "angular velocity", v3(&b.angular_velocity));
+            }
+        }
+        if sample.total.is_finite() && sample.residual.is_finite() {
+            return Ok(());
+        }
+        // Finite states whose energies overflow (|v| > ~1e154): find the body.
+        for (i, b) in self
+            .bodies
+            .iter()
+            .enumerate()
+            .filter(|(_, b)| !b.is_static())
+        {
+            let k = b.kinetic_energy_translational() + b.kinetic_energy_rotational();
+            if !k.is_finite() {
+                return fail(Some(i), "kinetic energy", format!("{k} J"));
+            }
+            let p = -b.mass * self.gravity.dot(&b.position);
+            if !p.is_finite() {
+                return fail(Some(i), "potential energy", format!("{p} J"));
+            }
+        }
+        let (quantity, x) = if sample.total.is_finite() {
+            ("energy residual", sample.residual)
+        } else {
+            ("total energy", sample.total)
+        };
+        fail(None, quantity, format!("{x} J"))
     }
 }
 

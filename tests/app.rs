@@ -503,3 +503,39 @@ fn lockstep_ignores_the_clock_and_takes_the_recorders_steps() {
         "the clock no longer moves the world"
     );
 }
+
+/// A state that becomes non-finite (g = 1e300 m/s²: after the first kick v = 1e300 h, and
+/// ½ m v² overflows) pauses the running app at that step with the world's message naming
+/// the step and the body; nothing non-finite reaches the energy history.
+#[test]
+fn non_finite_state_pauses_the_app_with_step_and_body() {
+    let text = r#"Scene(
+        name: "overflow",
+        gravity: (0.0, 0.0, -1e300),
+        dt: 0.01,
+        bodies: [Body(shape: Sphere(radius: 0.5), position: (0.0, 0.0, 1.0))],
+    )"#;
+    let scene = scene::parse_scene(text, "overflow.ron").unwrap();
+    let sim = Simulation::from_scene(scene, None, None).unwrap();
+    let mut app = headless_app(sim);
+    let dt = app.world().resource::<Simulation>().world.dt;
+    app.insert_resource(TimeUpdateStrategy::ManualDuration(Duration::from_secs_f64(
+        dt,
+    )));
+    app.world_mut().resource_mut::<SimControl>().paused = false;
+    for _ in 0..10 {
+        app.update();
+    }
+    let control = app.world().resource::<SimControl>();
+    assert!(control.paused, "the app kept running");
+    let sim = app.world().resource::<Simulation>();
+    let error = sim.error.as_deref().unwrap_or("no error shown");
+    assert!(
+        error.starts_with("step 1: body 0's kinetic energy became non-finite"),
+        "{error}"
+    );
+    // Step 0 only: the failed step's sample is not recorded, and no later step ran.
+    let history = app.world().resource::<EnergyHistory>();
+    assert_eq!(history.samples.len(), 1);
+    assert!(history.samples.iter().all(|s| s.total.is_finite()));
+}

@@ -9,7 +9,7 @@ use super::interaction::Requests;
 use super::ui::UiState;
 use bevy::diagnostic::FrameCount;
 use bevy::prelude::*;
-use bevy::render::view::screenshot::{Screenshot, ScreenshotCaptured, save_to_disk};
+use bevy::render::view::screenshot::{Screenshot, ScreenshotCaptured};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -58,7 +58,11 @@ fn spawn_screenshot(commands: &mut Commands, path: PathBuf, pending: &Pending) {
     let counter = pending.0.clone();
     commands
         .spawn(Screenshot::primary_window())
-        .observe(save_to_disk(path))
+        .observe(move |shot: On<ScreenshotCaptured>| {
+            if let Err(e) = save_png(&path, &shot.image) {
+                error!("screenshot {}: {e}", path.display());
+            }
+        })
         .observe(move |_: On<ScreenshotCaptured>| {
             counter.fetch_sub(1, Ordering::SeqCst);
         });
@@ -109,4 +113,19 @@ pub(super) fn exit_when_done(
     if frames.0 >= n && screenshot_done {
         exit.write(AppExit::Success);
     }
+}
+
+/// Write a captured picture as an RGBA PNG, whole or not at all ([`crate::output`]).
+fn save_png(path: &std::path::Path, image: &bevy::image::Image) -> Result<(), String> {
+    let frame = super::record::image_to_frame(image)?;
+    let mut out = crate::output::OutputFile::create(path).map_err(|e| e.to_string())?;
+    let mut encoder = png::Encoder::new(&mut out, frame.width, frame.height);
+    encoder.set_color(png::ColorType::Rgba);
+    encoder.set_depth(png::BitDepth::Eight);
+    let mut writer = encoder.write_header().map_err(|e| e.to_string())?;
+    writer
+        .write_image_data(&frame.rgba)
+        .map_err(|e| e.to_string())?;
+    writer.finish().map_err(|e| e.to_string())?;
+    out.commit().map_err(|e| e.to_string())
 }

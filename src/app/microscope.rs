@@ -77,8 +77,10 @@ impl Microscope {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
         }
-        let file = std::fs::File::create(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-        r.write_csv(file).map_err(|e| e.to_string())?;
+        let mut out = crate::output::OutputFile::create(&path).map_err(|e| e.to_string())?;
+        r.write_csv(&mut out)
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        out.commit().map_err(|e| e.to_string())?;
         Ok(r.rows.len())
     }
 }
@@ -151,18 +153,11 @@ pub fn run_microscope(
         let r = match r {
             Ok(r) => r,
             Err(e) => {
-                error = Some(format!("step {}: {e}", sim.world.step_index + 1));
+                error = Some(e.at_step(sim.world.step_index + 1));
                 break;
             }
         };
         let s = step_sample(&sim.world);
-        if !s.total.is_finite() {
-            error = Some(format!(
-                "step {}: the state became non-finite (NaN/inf)",
-                s.step
-            ));
-            break;
-        }
         sim.last_sample = s;
         history.push(s);
         if r.is_some() {

@@ -188,16 +188,8 @@ impl Simulation {
                 _ => self.grab = None,
             }
         }
-        let sample = self
-            .world
-            .step()
-            .map_err(|e| format!("step {}: {e}", self.world.step_index + 1))?;
-        if !sample.total.is_finite() {
-            return Err(format!(
-                "step {}: the state became non-finite (NaN/inf)",
-                sample.step
-            ));
-        }
+        let next = self.world.step_index + 1;
+        let sample = self.world.step().map_err(|e| e.at_step(next))?;
         self.last_sample = sample;
         if let Some(tracker) = &mut self.repose {
             let before = tracker.phase();

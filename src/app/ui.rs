@@ -853,10 +853,15 @@ pub fn export_csv(path: &std::path::Path, samples: &[EnergySample]) -> Result<us
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     }
-    let mut w = csv::Writer::from_path(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let out = crate::output::OutputFile::create(path).map_err(|e| e.to_string())?;
+    let mut w = csv::Writer::from_writer(out);
     for s in samples {
-        w.serialize(s).map_err(|e| e.to_string())?;
+        w.serialize(s)
+            .map_err(|e| format!("{}: {e}", path.display()))?;
     }
-    w.flush().map_err(|e| e.to_string())?;
+    w.into_inner()
+        .map_err(|e| format!("{}: {}", path.display(), e.error()))?
+        .commit()
+        .map_err(|e| e.to_string())?;
     Ok(samples.len())
 }

@@ -13,13 +13,12 @@ use impulse_lab::dynamics::solver::{ContactFallback, SolverKind, TraceRow};
 use impulse_lab::energy::EnergySample;
 use impulse_lab::lesson;
 use impulse_lab::microscope;
+use impulse_lab::output::{self, OutputFile};
 use impulse_lab::scene::{self, Scene};
 use impulse_lab::settle::{
     KE_RATIO_SETTLED, PENETRATION_RATIO_MAX, SettleMonitor, max_penetration_ratio,
 };
 use serde::Serialize;
-use std::fs::File;
-use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -36,13 +35,19 @@ pub const DEFAULT_SCENE: &str = "pour_mixed";
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
+    /// Most bodies a scene may hold (explicit plus generated); larger scenes are refused
+    /// before anything is built. A scene needing more memory than the machine has
+    /// available is refused whatever this says.
+    #[arg(long, global = true, value_name = "N", default_value_t = scene::MAX_BODIES)]
+    max_bodies: usize,
 }
 
 #[derive(Subcommand)]
 enum Command {
     /// Run a scene headless and write its energy trace and final state.
     Run(Box<RunArgs>),
-    /// Check a scene file and report the first problem with file, line and field.
+    /// Check a scene file and report every problem (up to 20), each with file, line,
+    /// column and field.
     Validate {
         /// Scene file, or the name of a bundled scene (see `impulse-lab scenes`).
         scene: String,
@@ -179,7 +184,6 @@ fn record(args: RecordArgs) -> Result<(), Failure> {
     let scene = load(&args.scene)?;
     let path = scene::resolve_scene(&args.scene);
     let sim = Simulation::from_scene(scene, Some(path), args.solver).map_err(Failure::invalid)?;
-    let existed = args.out.exists();
     video::check_output(&args.out, format).map_err(Failure::invalid)?;
 
     let frames = options.frame_count();
@@ -224,13 +228,8 @@ fn record(args: RecordArgs) -> Result<(), Failure> {
             );
             Ok(())
         }
-        Err(e) => {
-            // No half-written video left behind.
-            if !existed && format != VideoFormat::Png {
-                let _ = std::fs::remove_file(&args.out);
-            }
-            Err(Failure::runtime(format!("recording failed: {e}")))
-        }
+        // The encoders write under a temporary name: nothing is left at --out.
+        Err(e) => Err(Failure::runtime(format!("recording failed: {e}"))),
     }
 }
 
@@ -252,6 +251,15 @@ fn parse_size(s: &str) -> Result<(u32, u32), String> {
 #[cfg(feature = "app")]
 fn gui(args: GuiArgs) -> Result<(), Failure> {
     use impulse_lab::app::{AppOptions, capture::Automation};
+    // Without a display server the windowing library panics: say so instead.
+    if cfg!(target_os = "linux")
+        && std::env::var_os("DISPLAY").is_none_or(|d| d.is_empty())
+        && std::env::var_os("WAYLAND_DISPLAY").is_none_or(|d| d.is_empty())
+    {
+        return Err(Failure::runtime(
+            "no display (neither DISPLAY nor WAYLAND_DISPLAY is set): the app needs a window; `impulse-lab record` renders without one",
+        ));
+    }
     if let Some(path) = &args.screenshot {
         // Fail before opening a window if the screenshot cannot be written.
         let dir = path
@@ -261,6 +269,8 @@ fn gui(args: GuiArgs) -> Result<(), Failure> {
         std::fs::create_dir_all(dir).map_err(|e| {
             Failure::invalid(format!("{}: cannot write screenshot: {e}", path.display()))
         })?;
+        // A probe: the temporary file is removed again.
+        create_output(path)?;
     }
     let scene = match &args.lesson {
         Some(name) => {
@@ -359,7 +369,8 @@ struct RunArgs {
     /// MDP's error-reduction factor ε in [0, 1] (paper 003 §3.1).
     #[arg(long)]
     error_reduction: Option<f64>,
-    /// Write the per-step energy trace (CSV) here.
+    /// Write the per-step energy trace (CSV) here. Every output appears only when the
+    /// run succeeds; if it fails part way, the trace so far is kept as FILE.partial.
     #[arg(long)]
     out: Option<PathBuf>,
     /// Write the final state of every body (JSON) here.
@@ -404,6 +415,7 @@ impl Failure {
 
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
+    scene::set_body_limit(cli.max_bodies);
     let result = match cli.command {
         Some(Command::Run(args)) => run(*args),
         Some(Command::Validate { scene }) => validate(&scene),
@@ -461,21 +473,36 @@ fn load(name: &str) -> Result<Scene, Failure> {
             path.display()
         )));
     }
-    scene::load_scene(&path).map_err(|e| Failure {
+    scene::load_scene(&path).map_err(scene_failure)
+}
+
+/// A scene error as a failure: every error the file has, one a line, then their count.
+fn scene_failure(e: scene::SceneError) -> Failure {
+    let mut message = e.to_string();
+    if e.count() > 1 {
+        message += &format!("\n{}: {} errors", e.file, e.count());
+    }
+    Failure {
         code: e.exit_code() as u8,
-        message: e.to_string(),
-    })
+        message,
+    }
 }
 
 fn validate(name: &str) -> Result<(), Failure> {
+    // Loading checks everything (fields, then overlaps of the expanded bodies).
     let scene = load(name)?;
-    let bodies = scene
-        .expand_bodies()
-        .map_err(|e| Failure::invalid(e.to_string()))?;
+    let bodies = scene.bodies.len()
+        + scene
+            .generators
+            .iter()
+            .map(|g| match g {
+                scene::GeneratorSpec::Lattice { count, .. } => *count,
+            })
+            .sum::<usize>();
     println!(
         "{}: ok ({} bodies, {} containers)",
         scene::resolve_scene(name).display(),
-        bodies.len(),
+        bodies,
         scene.containers.len()
     );
     Ok(())
@@ -542,7 +569,7 @@ fn impact(args: ImpactArgs) -> Result<(), Failure> {
         .max_steps
         .unwrap_or(((scene.duration / world.dt).ceil() as u64).max(1));
     let record = microscope::catch_next_impact(&mut world, args.body, max_steps)
-        .map_err(|e| Failure::runtime(format!("step {}: {e}", world.step_index)))?;
+        .map_err(|e| Failure::runtime(e.at_step(world.step_index + 1)))?;
     let Some(r) = record else {
         println!("no impact within {max_steps} steps");
         return Ok(());
@@ -595,9 +622,10 @@ fn impact(args: ImpactArgs) -> Result<(), Failure> {
     if !s.resolution_order.is_empty() {
         println!("  resolution order: {:?}", s.resolution_order);
     }
-    if let Some(out) = out {
-        r.write_csv(out)
+    if let Some(mut out) = out {
+        r.write_csv(&mut out)
             .map_err(|e| Failure::runtime(format!("writing impact CSV: {e}")))?;
+        out.commit().map_err(|e| Failure::runtime(e.to_string()))?;
     }
     Ok(())
 }
@@ -652,11 +680,10 @@ fn run_lesson(name: &str) -> Result<(), Failure> {
     }
 }
 
-/// Create an output file now, so an unwritable path fails before any simulation work.
-fn create_output(path: &Path) -> Result<BufWriter<File>, Failure> {
-    File::create(path)
-        .map(BufWriter::new)
-        .map_err(|e| Failure::invalid(format!("{}: cannot write output: {e}", path.display())))
+/// Open an output now (as a temporary file next to it, see [`impulse_lab::output`]), so
+/// an unwritable path fails before any simulation work.
+fn create_output(path: &Path) -> Result<OutputFile, Failure> {
+    OutputFile::create(path).map_err(|e| Failure::invalid(e.to_string()))
 }
 
 fn run(args: RunArgs) -> Result<(), Failure> {
@@ -681,6 +708,14 @@ fn run(args: RunArgs) -> Result<(), Failure> {
             (d / world.dt).round() as u64
         }
     };
+    output::check_distinct(
+        [&args.out, &args.trace_out, &args.final_state]
+            .into_iter()
+            .flatten()
+            .map(PathBuf::as_path),
+    )
+    .map_err(|e| Failure::invalid(e.to_string()))?;
+    // Every output is opened (as a temporary file) before the first step.
     let mut trace = args
         .out
         .as_deref()
@@ -697,53 +732,68 @@ fn run(args: RunArgs) -> Result<(), Failure> {
 
     let mut sample = world.start_ledger();
     let mut settle = SettleMonitor::start(&world);
-    let mut write = |s: &EnergySample| -> Result<(), Failure> {
-        if let Some(t) = trace.as_mut() {
-            t.serialize(s)
-                .map_err(|e| Failure::runtime(format!("writing trace: {e}")))?;
+    let mut capped = 0u64;
+    let mut fallbacks = 0u64;
+    let mut steps_run = || -> Result<(), Failure> {
+        let mut write = |s: &EnergySample| -> Result<(), Failure> {
+            if let Some(t) = trace.as_mut() {
+                t.serialize(s)
+                    .map_err(|e| Failure::runtime(format!("writing trace: {e}")))?;
+            }
+            Ok(())
+        };
+        write(&sample)?;
+        for _ in 0..steps {
+            let tracing = args.trace_collision == Some(world.step_index + 1);
+            world.record_trace = tracing;
+            let next = world.step_index + 1;
+            sample = world
+                .step()
+                .map_err(|e| Failure::runtime(e.at_step(next)))?;
+            capped += u64::from(world.last_report.hit_iteration_cap);
+            fallbacks += u64::from(world.last_report.contact_fallback != ContactFallback::None);
+            if args.settle {
+                settle.sample(&world);
+            }
+            write(&sample)?;
+            if tracing && let Some(t) = collision_trace.as_mut() {
+                for row in &world.trace {
+                    t.serialize(TraceCsvRow::from(row))
+                        .map_err(|e| Failure::runtime(format!("writing collision trace: {e}")))?;
+                }
+            }
         }
         Ok(())
     };
-    write(&sample)?;
-    let mut capped = 0u64;
-    let mut fallbacks = 0u64;
-    for _ in 0..steps {
-        let tracing = args.trace_collision == Some(world.step_index + 1);
-        world.record_trace = tracing;
-        sample = world
-            .step()
-            .map_err(|e| Failure::runtime(format!("step {}: {e}", world.step_index + 1)))?;
-        if !sample.total.is_finite() {
-            return Err(Failure::runtime(format!(
-                "step {}: the state became non-finite (NaN/inf)",
-                sample.step
-            )));
-        }
-        capped += u64::from(world.last_report.hit_iteration_cap);
-        fallbacks += u64::from(world.last_report.contact_fallback != ContactFallback::None);
-        if args.settle {
-            settle.sample(&world);
-        }
-        write(&sample)?;
-        if tracing && let Some(t) = collision_trace.as_mut() {
-            for row in &world.trace {
-                t.serialize(TraceCsvRow::from(row))
-                    .map_err(|e| Failure::runtime(format!("writing collision trace: {e}")))?;
+    if let Err(mut f) = steps_run() {
+        // The energy trace up to the failure is kept as TRACE.partial; the other
+        // outputs are dropped (their temporary files removed).
+        if let Some(t) = trace
+            && let Ok(out) = t.into_inner()
+        {
+            match out.keep_partial() {
+                Ok(p) => f.message += &format!(" (the trace so far is in {})", p.display()),
+                Err(e) => f.message += &format!(" ({e})"),
             }
-            t.flush()
-                .map_err(|e| Failure::runtime(format!("writing collision trace: {e}")))?;
         }
+        return Err(f);
     }
-    if let Some(mut t) = trace {
-        t.flush()
-            .map_err(|e| Failure::runtime(format!("writing trace: {e}")))?;
-    }
+    let commit_csv = |w: Option<csv::Writer<OutputFile>>| -> Result<(), Failure> {
+        if let Some(w) = w {
+            w.into_inner()
+                .map_err(|e| Failure::runtime(format!("writing output: {}", e.error())))?
+                .commit()
+                .map_err(|e| Failure::runtime(e.to_string()))?;
+        }
+        Ok(())
+    };
     if let Some(mut out) = state_out {
         serde_json::to_writer_pretty(&mut out, &final_state(&world))
             .map_err(|e| Failure::runtime(format!("writing final state: {e}")))?;
-        out.flush()
-            .map_err(|e| Failure::runtime(format!("writing final state: {e}")))?;
+        out.commit().map_err(|e| Failure::runtime(e.to_string()))?;
     }
+    commit_csv(trace)?;
+    commit_csv(collision_trace)?;
     println!(
         "{}: {} steps of {} s with {} | bodies {} | contacts {} | kinetic {:.6e} J | total {:.6e} J | residual {:.3e} J{}{}",
         scene.name,

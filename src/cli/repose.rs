@@ -8,21 +8,22 @@
 //! i mod N = K − 1. The runs go in parallel on `--jobs` threads (rayon); each run is one
 //! single-threaded [`ReposeExperiment`], so a point's result does not depend on the
 //! number of threads, and the rows are written in the canonical order whatever the
-//! order the runs finish in (each as soon as the rows before it are written, so a sweep
-//! that is cut short keeps its first rows). `merge` sorts rows by (scene, solver, μ, e, seed), which
+//! order the runs finish in (each as soon as the rows before it are written). The CSV is
+//! written to a temporary `OUT.XXXXXX.partial` beside `OUT` and renamed to `OUT` when
+//! the sweep is complete ([`impulse_lab::output`]); a sweep cut short keeps its first
+//! rows there, and one whose runs failed keeps them as `OUT.partial`. `merge` sorts rows by (scene, solver, μ, e, seed), which
 //! is the same order, so merged shards equal the unsharded CSV.
 
 use super::{Failure, create_output, load};
 use clap::Args;
 use impulse_lab::dynamics::solver::SolverKind;
+use impulse_lab::output::{self, OutputFile};
 use impulse_lab::repose::plot::{self, PlotRun};
 use impulse_lab::repose::{ROWS, ReposeConfig, ReposeExperiment, ReposeResult};
 use impulse_lab::scene::Scene;
 use impulse_lab::shapes::Shape;
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rayon::prelude::*;
-use std::fs::File;
-use std::io::BufWriter;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -50,7 +51,8 @@ pub struct ReposeArgs {
     /// Parallel runs (default: the number of CPUs).
     #[arg(long)]
     jobs: Option<usize>,
-    /// Write one CSV row per run here (default: stdout).
+    /// Write one CSV row per run here (default: stdout). The file appears when the sweep
+    /// is complete; if runs fail, the rows of the others are kept as FILE.partial.
     #[arg(long)]
     out: Option<PathBuf>,
     /// Run only the K-th of N slices of the sweep (1 ≤ K ≤ N), e.g. 3/8.
@@ -114,9 +116,31 @@ fn plot_runs<'a>(rows: impl Iterator<Item = Vec<&'a str>>) -> Vec<PlotRun> {
 
 /// Write the figure of `runs` to `out` (opened before the runs, so a bad path fails
 /// before any simulation).
-fn write_plot(runs: &[PlotRun], out: BufWriter<File>, path: &Path) -> Result<(), Failure> {
-    plot::write_png(runs, PLOT_SIZE.0, PLOT_SIZE.1, out)
-        .map_err(|e| Failure::runtime(format!("{}: {e}", path.display())))
+fn write_plot(runs: &[PlotRun], mut out: OutputFile) -> Result<(), Failure> {
+    plot::write_png(runs, PLOT_SIZE.0, PLOT_SIZE.1, &mut out)
+        .map_err(|e| Failure::runtime(format!("{}: {e}", out.path().display())))?;
+    out.commit().map_err(|e| Failure::runtime(e.to_string()))
+}
+
+/// Where the sweep's CSV goes: an output file, or stdout.
+enum CsvSink {
+    File(OutputFile),
+    Stdout(std::io::Stdout),
+}
+
+impl std::io::Write for CsvSink {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match self {
+            CsvSink::File(f) => f.write(buf),
+            CsvSink::Stdout(o) => o.write(buf),
+        }
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        match self {
+            CsvSink::File(f) => f.flush(),
+            CsvSink::Stdout(o) => o.flush(),
+        }
+    }
 }
 
 /// The largest sweep accepted (runs): far beyond any sweep that can finish, and it keeps
@@ -317,17 +341,11 @@ pub fn repose(args: ReposeArgs) -> Result<(), Failure> {
         Some(dir) => Some(video_dir_checked(dir)?),
         None => None,
     };
+    output::check_distinct(args.out.iter().chain(&args.plot).map(PathBuf::as_path))
+        .map_err(|e| Failure::invalid(e.to_string()))?;
+    // Opened as temporary files before any run; renamed into place at the end.
     let out = args.out.as_deref().map(create_output).transpose()?;
-    let plot_out = match args.plot.as_deref().map(create_output).transpose() {
-        Ok(p) => p,
-        Err(e) => {
-            // Leave nothing behind: the CSV was created empty a moment ago.
-            if let Some(path) = &args.out {
-                let _ = std::fs::remove_file(path);
-            }
-            return Err(e);
-        }
-    };
+    let plot_out = args.plot.as_deref().map(create_output).transpose()?;
     let mut written: Vec<Vec<String>> = Vec::new();
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(jobs)
@@ -352,8 +370,8 @@ pub fn repose(args: ReposeArgs) -> Result<(), Failure> {
     );
     overall.set_prefix(format!("{scene_name} with {}", scene.solver));
     let mut writer = csv::Writer::from_writer(match out {
-        Some(f) => Box::new(f) as Box<dyn std::io::Write>,
-        None => Box::new(std::io::stdout()),
+        Some(f) => CsvSink::File(f),
+        None => CsvSink::Stdout(std::io::stdout()),
     });
     let werr = |e: csv::Error| Failure::runtime(format!("writing CSV: {e}"));
     let ioerr = |e: std::io::Error| Failure::runtime(format!("writing CSV: {e}"));
@@ -434,19 +452,34 @@ pub fn repose(args: ReposeArgs) -> Result<(), Failure> {
     if let Some(e) = write_error {
         return Err(e);
     }
-    if let (Some(out), Some(path)) = (plot_out, &args.plot) {
+    let csv = match writer.into_inner() {
+        Ok(CsvSink::File(f)) => Some(f),
+        Ok(CsvSink::Stdout(_)) => None,
+        Err(e) => return Err(Failure::runtime(format!("writing CSV: {}", e.error()))),
+    };
+    if !failures.is_empty() {
+        // The rows of the runs that finished are kept as OUT.partial; no plot.
+        let mut message = failures.join("; ");
+        if let Some(f) = csv {
+            match f.keep_partial() {
+                Ok(p) => message += &format!(" (the rows so far are in {})", p.display()),
+                Err(e) => message += &format!(" ({e})"),
+            }
+        }
+        return Err(Failure::runtime(message));
+    }
+    if let Some(out) = plot_out {
         let runs = plot_runs(
             written
                 .iter()
                 .map(|r| r.iter().map(String::as_str).collect()),
         );
-        write_plot(&runs, out, path)?;
+        write_plot(&runs, out)?;
     }
-    if failures.is_empty() {
-        Ok(())
-    } else {
-        Err(Failure::runtime(failures.join("; ")))
+    if let Some(f) = csv {
+        f.commit().map_err(|e| Failure::runtime(e.to_string()))?;
     }
+    Ok(())
 }
 
 /// The CSV row of one run, in the order of [`columns`].
@@ -678,6 +711,12 @@ pub fn merge(args: MergeArgs) -> Result<(), Failure> {
             k.0, k.1, k.2, k.3, k.4
         )));
     }
+    output::check_distinct(
+        std::iter::once(&args.out)
+            .chain(&args.plot)
+            .map(PathBuf::as_path),
+    )
+    .map_err(|e| Failure::invalid(e.to_string()))?;
     let plot_out = args.plot.as_deref().map(create_output).transpose()?;
     let mut writer = csv::Writer::from_writer(create_output(&args.out)?);
     let werr = |e: csv::Error| Failure::runtime(format!("writing {}: {e}", args.out.display()));
@@ -685,12 +724,12 @@ pub fn merge(args: MergeArgs) -> Result<(), Failure> {
     for (_, r) in &rows {
         writer.write_record(r).map_err(werr)?;
     }
-    writer
-        .flush()
-        .map_err(|e| Failure::runtime(format!("writing {}: {e}", args.out.display())))?;
-    if let (Some(out), Some(path)) = (plot_out, &args.plot) {
+    let csv = writer
+        .into_inner()
+        .map_err(|e| Failure::runtime(format!("writing {}: {}", args.out.display(), e.error())))?;
+    if let Some(out) = plot_out {
         let runs = plot_runs(rows.iter().map(|(_, r)| r.iter().collect()));
-        write_plot(&runs, out, path)?;
+        write_plot(&runs, out)?;
     }
-    Ok(())
+    csv.commit().map_err(|e| Failure::runtime(e.to_string()))
 }

@@ -32,9 +32,79 @@ pub struct SceneError {
     /// What is wrong.
     pub message: String,
     pub kind: SceneErrorKind,
+    /// The file's further errors ([`SceneError::more`]), boxed so that a single error
+    /// stays small.
+    rest: Option<Box<Rest>>,
 }
 
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Rest {
+    /// At most [`MAX_REPORTED`] − 1.
+    more: Vec<SceneError>,
+    /// Errors found beyond [`MAX_REPORTED`] and not listed.
+    omitted: usize,
+}
+
+/// Most errors one [`SceneError`] lists (the first and [`SceneError::more`]).
+pub const MAX_REPORTED: usize = 20;
+
 impl SceneError {
+    /// One error with no others.
+    pub fn new(
+        file: String,
+        line: Option<usize>,
+        column: Option<usize>,
+        field: String,
+        kind: SceneErrorKind,
+        message: String,
+    ) -> Self {
+        SceneError {
+            file,
+            line,
+            column,
+            field,
+            message,
+            kind,
+            rest: None,
+        }
+    }
+
+    /// The first of `errors` carrying the rest (at most [`MAX_REPORTED`] in all); `None`
+    /// if there are none.
+    pub fn collect(errors: Vec<SceneError>) -> Option<SceneError> {
+        let mut it = errors.into_iter();
+        let mut first = it.next()?;
+        let more: Vec<SceneError> = it.by_ref().take(MAX_REPORTED - 1).collect();
+        first.set_more(more, it.count());
+        Some(first)
+    }
+
+    /// Replace the further errors listed and the count of those not listed.
+    pub fn set_more(&mut self, more: Vec<SceneError>, omitted: usize) {
+        self.rest = (!more.is_empty() || omitted > 0).then(|| Box::new(Rest { more, omitted }));
+    }
+
+    /// The further errors of the file (at most [`MAX_REPORTED`] − 1; a file is checked
+    /// whole, so one run reports every problem).
+    pub fn more(&self) -> &[SceneError] {
+        self.rest.as_ref().map_or(&[], |r| &r.more)
+    }
+
+    /// Errors found beyond [`MAX_REPORTED`] and not listed.
+    pub fn omitted(&self) -> usize {
+        self.rest.as_ref().map_or(0, |r| r.omitted)
+    }
+
+    /// Number of errors found (listed and omitted).
+    pub fn count(&self) -> usize {
+        1 + self.more().len() + self.omitted()
+    }
+
+    /// This error and the further ones it lists.
+    pub fn all(&self) -> impl Iterator<Item = &SceneError> {
+        std::iter::once(self).chain(self.more())
+    }
+
     /// Process exit status under the CLI's contract (0 success, 2 invalid input, 1
     /// run-time failure): every scene error — syntax, values, an unreadable file, a
     /// method this build lacks — is invalid input, 2. The kind tells them apart.
@@ -49,7 +119,27 @@ impl SceneError {
 }
 
 impl fmt::Display for SceneError {
+    /// One line per listed error, then a count of the omitted ones.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.fmt_one(f)?;
+        for e in self.more() {
+            writeln!(f)?;
+            e.fmt_one(f)?;
+        }
+        if self.omitted() > 0 {
+            write!(
+                f,
+                "\n{}: {} more errors not shown (the first {MAX_REPORTED} are)",
+                self.file,
+                self.omitted()
+            )?;
+        }
+        Ok(())
+    }
+}
+
+impl SceneError {
+    fn fmt_one(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}", self.file)?;
         if let Some(line) = self.line {
             write!(f, ":{line}")?;

@@ -7,10 +7,65 @@ use crate::dynamics::rotation::RotationIntegrator;
 use crate::math::{Quat, Vec3};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use std::collections::BTreeMap;
 use std::f64::consts::TAU;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
-/// Most bodies a scene may hold (explicit plus generated).
+/// Most bodies a scene may hold (explicit plus generated) unless [`set_body_limit`]
+/// says otherwise (the CLI's `--max-bodies`).
 pub const MAX_BODIES: usize = 1_000_000;
+
+static BODY_LIMIT: AtomicUsize = AtomicUsize::new(MAX_BODIES);
+
+/// How to raise the limit, appended to its messages.
+const LIMIT_HINT: &str = "(see --max-bodies)";
+
+/// The most bodies a scene may hold in this process (default [`MAX_BODIES`]).
+pub fn body_limit() -> usize {
+    BODY_LIMIT.load(Ordering::Relaxed)
+}
+
+/// Set the most bodies a scene may hold, for every scene loaded afterwards in this
+/// process (a scene above the memory the machine has is refused whatever the limit).
+pub fn set_body_limit(n: usize) {
+    BODY_LIMIT.store(n, Ordering::Relaxed);
+}
+
+/// Rough memory needed per body while a scene is checked and built: the expanded body,
+/// the rigid body, and the world's per-body arrays and broad-phase entries (counted as
+/// twice the rigid body). An estimate for refusing hopeless scenes up front, not a
+/// bound.
+fn bytes_per_body() -> usize {
+    std::mem::size_of::<PlacedBody>() + 3 * std::mem::size_of::<crate::RigidBody>()
+}
+
+/// Refuse `bodies` if their estimated memory exceeds what the machine has available
+/// (Linux `MemAvailable`; unchecked elsewhere, and below 10⁵ bodies).
+fn check_memory(bodies: usize) -> Result<(), String> {
+    if bodies < 100_000 {
+        return Ok(());
+    }
+    let need = bodies as f64 * bytes_per_body() as f64;
+    let Some(available) = available_memory() else {
+        return Ok(());
+    };
+    if need > available as f64 {
+        return Err(format!(
+            "{bodies} bodies need about {:.1} GB, more than the {:.1} GB of memory available",
+            need / 1e9,
+            available as f64 / 1e9
+        ));
+    }
+    Ok(())
+}
+
+/// `MemAvailable` of /proc/meminfo in bytes.
+fn available_memory() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
 
 /// Relative slack of the overlap tests, so that bodies placed exactly in contact (up to
 /// rounding of the numbers in the file) are not reported.
@@ -72,84 +127,142 @@ impl PlacedBody {
 
 type Check = Result<(), SceneError>;
 
+/// A problem found by a check: the field and what is wrong with it.
+type Bad = (FieldPath, String);
+type Found = Result<(), Bad>;
+
+/// The problems found so far while checking a scene, in check order: the fields in the
+/// order of the format (`scenes/README.md`), list items in order, then overlaps, then
+/// bodies reaching through containers.
+#[derive(Default)]
+struct Errors(Vec<Bad>);
+
+impl Errors {
+    fn push(&mut self, path: &FieldPath, message: String) {
+        self.0.push((path.clone(), message));
+    }
+
+    /// Keep the problem of `r`, if any; whether `r` was fine.
+    fn add(&mut self, r: Found) -> bool {
+        match r {
+            Ok(()) => true,
+            Err(b) => {
+                self.0.push(b);
+                false
+            }
+        }
+    }
+
+    /// The first [`super::MAX_REPORTED`] problems located in the file (one pass over
+    /// the text), in check order; the rest counted.
+    fn into_check(self, scene: &Scene) -> Check {
+        let total = self.0.len();
+        let errors = scene.invalid_all(self.0.into_iter().take(super::MAX_REPORTED));
+        match SceneError::collect(errors) {
+            None => Ok(()),
+            Some(mut e) => {
+                let more = e.more().to_vec();
+                let omitted = total - 1 - more.len();
+                e.set_more(more, omitted);
+                Err(e)
+            }
+        }
+    }
+}
+
 fn root() -> FieldPath {
     FieldPath::root()
 }
 
 impl Scene {
-    /// Check every field's value (not overlaps). Errors in file order.
+    /// Check every field's value (not overlaps). Every error is reported (up to
+    /// [`super::MAX_REPORTED`]), in check order ([`Errors`]).
     pub(super) fn check_fields(&self) -> Check {
+        let mut errs = Errors::default();
+        self.collect_field_errors(&mut errs);
+        errs.into_check(self)
+    }
+
+    fn collect_field_errors(&self, errs: &mut Errors) {
         let r = root();
         if self.name.trim().is_empty() {
-            return Err(self.invalid(&r.field("name"), "must not be empty".into()));
+            errs.push(&r.field("name"), "must not be empty".into());
         }
         if self.description.contains('\n') {
-            return Err(self.invalid(&r.field("description"), "must be a single line".into()));
+            errs.push(&r.field("description"), "must be a single line".into());
         }
-        self.finite3(&r.field("gravity"), &self.gravity)?;
-        if !(self.dt.is_finite() && self.dt > 0.0) {
-            return Err(self.invalid(
+        errs.add(self.finite3(&r.field("gravity"), &self.gravity));
+        let dt_ok = self.dt.is_finite() && self.dt > 0.0;
+        if !dt_ok {
+            errs.push(
                 &r.field("dt"),
                 format!("time step must be finite and > 0, got {}", self.dt),
-            ));
+            );
         }
-        if !(self.duration.is_finite() && self.duration >= self.dt) {
-            return Err(self.invalid(
+        if !(self.duration.is_finite() && (self.duration >= self.dt || !dt_ok)) {
+            errs.push(
                 &r.field("duration"),
                 format!(
                     "must be finite and at least one time step ({} s), got {}",
                     self.dt, self.duration
                 ),
-            ));
+            );
         }
-        if let Err((field, msg)) = self.params.validate() {
-            return Err(self.invalid(&r.field("params").field(field), msg));
+        for (field, msg) in self.params.problems() {
+            errs.push(&r.field("params").field(field), msg);
         }
         if let Some(mu) = self.pack_friction
             && !(mu.is_finite() && mu >= 0.0)
         {
-            return Err(self.invalid(
+            errs.push(
                 &r.field("pack_friction"),
                 format!("μ must be finite and ≥ 0, got {mu}"),
-            ));
+            );
         }
         if let RotationIntegrator::Theta { theta } = self.rotation
             && !(theta.is_finite() && (0.0..=1.0).contains(&theta))
         {
-            return Err(self.invalid(
+            errs.push(
                 &r.field("rotation").field("theta"),
                 format!("θ must be in [0, 1], got {theta}"),
-            ));
+            );
         }
         for (i, c) in self.containers.iter().enumerate() {
-            self.sub(&r.field("containers").index(i), c.check())?;
+            errs.add(self.sub(&r.field("containers").index(i), c.check()));
         }
+        let limit = body_limit();
         let mut total = self.bodies.len();
         for (i, b) in self.bodies.iter().enumerate() {
             let p = r.field("bodies").index(i);
-            self.shape(&p.field("shape"), &b.shape)?;
-            self.positive(&p.field("density"), b.density)?;
-            self.finite3(&p.field("position"), &b.position)?;
-            self.sub(&p.field("orientation"), b.orientation.check())?;
-            self.finite3(&p.field("velocity"), &b.velocity)?;
-            self.finite3(&p.field("angular_velocity"), &b.angular_velocity)?;
-            self.finite3(&p.field("force"), &b.force)?;
-            self.finite3(&p.field("force_offset"), &b.force_offset)?;
+            errs.add(self.shape(&p.field("shape"), &b.shape));
+            errs.add(self.positive(&p.field("density"), b.density));
+            errs.add(self.finite3(&p.field("position"), &b.position));
+            errs.add(self.sub(&p.field("orientation"), b.orientation.check()));
+            errs.add(self.finite3(&p.field("velocity"), &b.velocity));
+            errs.add(self.finite3(&p.field("angular_velocity"), &b.angular_velocity));
+            errs.add(self.finite3(&p.field("force"), &b.force));
+            errs.add(self.finite3(&p.field("force_offset"), &b.force_offset));
             if b.is_static
                 && (b.velocity.vec3() != Vec3::zeros()
                     || b.angular_velocity.vec3() != Vec3::zeros())
             {
-                return Err(self.invalid(
+                errs.push(
                     &p.field("static"),
                     "a static body cannot have a velocity".into(),
-                ));
+                );
             }
             if b.is_static && b.force.vec3() != Vec3::zeros() {
-                return Err(self.invalid(
+                errs.push(
                     &p.field("force"),
                     "a static body cannot carry a force".into(),
-                ));
+                );
             }
+        }
+        if total > limit {
+            errs.push(
+                &r.field("bodies"),
+                format!("{total} bodies, more than the limit of {limit} {LIMIT_HINT}"),
+            );
         }
         for (g, generator) in self.generators.iter().enumerate() {
             let p = r.field("generators").index(g);
@@ -165,81 +278,95 @@ impl Scene {
                 velocity_jitter,
                 angular_velocity_jitter,
             } = generator;
-            if *count == 0 || *count > MAX_BODIES {
-                return Err(self.invalid(
+            let count_ok = *count >= 1 && *count <= limit;
+            if !count_ok {
+                errs.push(
                     &p.field("count"),
-                    format!("must be in 1..={MAX_BODIES}, got {count}"),
-                ));
+                    format!("must be in 1..={limit}, got {count} {LIMIT_HINT}"),
+                );
             }
             match (shape, mix.is_empty()) {
-                (Some(s), true) => self.shape(&p.field("shape"), s)?,
+                (Some(s), true) => {
+                    errs.add(self.shape(&p.field("shape"), s));
+                }
                 (None, false) => {
                     for (k, m) in mix.iter().enumerate() {
                         let mp = p.field("mix").index(k);
-                        self.shape(&mp.field("shape"), &m.shape)?;
+                        errs.add(self.shape(&mp.field("shape"), &m.shape));
                         if !(m.fraction.is_finite() && m.fraction >= 0.0) {
-                            return Err(self.invalid(
+                            errs.push(
                                 &mp.field("fraction"),
                                 format!("must be finite and ≥ 0, got {}", m.fraction),
-                            ));
+                            );
                         }
                     }
-                    if mix.iter().map(|m| m.fraction).sum::<f64>() <= 0.0 {
-                        return Err(
-                            self.invalid(&p.field("mix"), "the fractions must not all be 0".into())
-                        );
+                    // Only when every fraction is valid (a bad one is reported above).
+                    let valid = mix
+                        .iter()
+                        .all(|m| m.fraction.is_finite() && m.fraction >= 0.0);
+                    if valid && mix.iter().map(|m| m.fraction).sum::<f64>() <= 0.0 {
+                        errs.push(&p.field("mix"), "the fractions must not all be 0".into());
                     }
                 }
                 _ => {
-                    return Err(self.invalid(
+                    errs.push(
                         &p,
                         "give exactly one of `shape` (one shape) or `mix` (several shapes)".into(),
-                    ));
+                    );
                 }
             }
-            self.positive(&p.field("density"), *density)?;
-            self.finite3(&p.field("region").field("min"), &region.min)?;
-            self.finite3(&p.field("region").field("max"), &region.max)?;
-            if (0..3).any(|k| region.min.0[k] >= region.max.0[k]) {
-                return Err(self.invalid(
+            errs.add(self.positive(&p.field("density"), *density));
+            let min_ok = errs.add(self.finite3(&p.field("region").field("min"), &region.min));
+            let max_ok = errs.add(self.finite3(&p.field("region").field("max"), &region.max));
+            let mut region_ok = min_ok && max_ok;
+            if region_ok && (0..3).any(|k| region.min.0[k] >= region.max.0[k]) {
+                region_ok = false;
+                errs.push(
                     &p.field("region"),
                     format!(
                         "min {} must be below max {} on every axis",
                         region.min, region.max
                     ),
-                ));
+                );
             }
-            self.positive(&p.field("spacing"), *spacing)?;
-            let capacity = lattice_dims(&region.min, &region.max, *spacing)
-                .iter()
-                .product::<f64>();
-            if capacity < *count as f64 {
-                return Err(self.invalid(
-                    &p.field("count"),
-                    format!("the region holds only {capacity} lattice sites at spacing {spacing}, fewer than {count}"),
-                ));
+            let spacing_ok = errs.add(self.positive(&p.field("spacing"), *spacing));
+            if count_ok && region_ok && spacing_ok {
+                let capacity = lattice_dims(&region.min, &region.max, *spacing)
+                    .iter()
+                    .product::<f64>();
+                if capacity < *count as f64 {
+                    errs.push(
+                        &p.field("count"),
+                        format!("the region holds only {capacity} lattice sites at spacing {spacing}, fewer than {count}"),
+                    );
+                }
             }
-            self.sub(&p.field("orientation"), orientation.check())?;
-            self.finite3(&p.field("velocity"), velocity)?;
+            errs.add(self.sub(&p.field("orientation"), orientation.check()));
+            errs.add(self.finite3(&p.field("velocity"), velocity));
             for (name, j) in [
                 ("velocity_jitter", velocity_jitter),
                 ("angular_velocity_jitter", angular_velocity_jitter),
             ] {
                 if !(j.is_finite() && *j >= 0.0) {
-                    return Err(
-                        self.invalid(&p.field(name), format!("must be finite and ≥ 0, got {j}"))
+                    errs.push(&p.field(name), format!("must be finite and ≥ 0, got {j}"));
+                }
+            }
+            if count_ok {
+                let before = total;
+                total = total.saturating_add(*count);
+                if total > limit && before <= limit {
+                    errs.push(
+                        &p.field("count"),
+                        format!("the scene would hold {total} bodies, more than the limit of {limit} {LIMIT_HINT}"),
                     );
                 }
             }
-            total += count;
-            if total > MAX_BODIES {
-                return Err(self.invalid(
-                    &p.field("count"),
-                    format!("the scene would hold more than {MAX_BODIES} bodies"),
-                ));
-            }
         }
-        Ok(())
+        if total <= limit
+            && let Err(why) = check_memory(total)
+        {
+            errs.push(&r, why);
+        }
     }
 
     /// Expand generators (fields already checked).
@@ -334,55 +461,33 @@ impl Scene {
         Ok(out)
     }
 
-    /// Report the first pair of bodies that certainly overlap (see the module doc), and
-    /// bodies certainly poking through a plane, slope or container floor.
+    /// Report bodies that certainly overlap (see the module doc), one error per field
+    /// (the pair that comes first in the file), and bodies certainly poking through a
+    /// plane, slope or container floor.
     pub(super) fn check_overlaps(&self, bodies: &[PlacedBody]) -> Check {
-        // Sweep along x: a pair can only overlap if |Δx| < r_a + r_b ≤ r_a + r_max.
-        let mut order: Vec<usize> = (0..bodies.len())
-            .filter(|&i| bodies[i].inscribed_radius > 0.0)
-            .collect();
-        order.sort_by(|&a, &b| bodies[a].position.x.total_cmp(&bodies[b].position.x));
-        let r_max = order
-            .iter()
-            .map(|&i| bodies[i].inscribed_radius)
-            .fold(0.0, f64::max);
-        let mut worst: Option<(usize, usize)> = None;
-        for (k, &a) in order.iter().enumerate() {
-            let (pa, ra) = (bodies[a].position, bodies[a].inscribed_radius);
-            for &b in &order[k + 1..] {
-                let pb = bodies[b].position;
-                if pb.x - pa.x >= ra + r_max {
-                    break;
-                }
-                if bodies[a].is_static && bodies[b].is_static {
-                    continue;
-                }
-                let reach = (ra + bodies[b].inscribed_radius) * (1.0 - CONTACT_SLACK);
-                if (pb - pa).norm_squared() < reach * reach {
-                    // Report the pair that comes first in the file: smallest later index.
-                    let pair = (a.max(b), a.min(b));
-                    if worst.is_none_or(|w| pair < w) {
-                        worst = Some(pair);
-                    }
-                }
+        let mut errs = Errors::default();
+        // The first pair (later index, earlier index) per field.
+        let mut first: BTreeMap<OverlapField, (usize, usize)> = BTreeMap::new();
+        for_each_close_pair(bodies, |a, b| {
+            if bodies[a].is_static && bodies[b].is_static {
+                return;
             }
-        }
-        if let Some((b, a)) = worst {
+            let reach =
+                (bodies[a].inscribed_radius + bodies[b].inscribed_radius) * (1.0 - CONTACT_SLACK);
+            if (bodies[b].position - bodies[a].position).norm_squared() < reach * reach {
+                let pair = (a.max(b), a.min(b));
+                let key = OverlapField::of(&bodies[pair.0], &bodies[pair.1]);
+                let slot = first.entry(key).or_insert(pair);
+                *slot = (*slot).min(pair);
+            }
+        });
+        let mut pairs: Vec<(usize, usize)> = first.into_values().collect();
+        pairs.sort_unstable();
+        for (b, a) in pairs {
             let (pa, pb) = (&bodies[a], &bodies[b]);
-            let path = match pb.origin {
-                BodyOrigin::Body(i) => root().field("bodies").index(i).field("position"),
-                BodyOrigin::Generated { generator, .. }
-                    if pa.origin_generator() == Some(generator) =>
-                {
-                    root().field("generators").index(generator).field("spacing")
-                }
-                BodyOrigin::Generated { generator, .. } => {
-                    root().field("generators").index(generator).field("region")
-                }
-            };
             let d = (pb.position - pa.position).norm();
-            return Err(self.invalid(
-                &path,
+            errs.push(
+                &OverlapField::of(pb, pa).path(),
                 format!(
                     "{} at {} overlaps {} at {}: centres {d} m apart, closer than their inscribed radii {} + {} m",
                     pb.describe(),
@@ -392,8 +497,10 @@ impl Scene {
                     pb.inscribed_radius,
                     pa.inscribed_radius
                 ),
-            ));
+            );
         }
+        // One error per body field or generator (a generator's bodies share its region).
+        let mut reported = std::collections::BTreeSet::new();
         for b in bodies
             .iter()
             .filter(|b| !b.is_static && b.inscribed_radius > 0.0)
@@ -406,29 +513,30 @@ impl Scene {
                             root().field("generators").index(generator).field("region")
                         }
                     };
-                    return Err(self.invalid(
-                        &path,
-                        format!(
-                            "{} at {} reaches through containers[{c}] ({why})",
-                            b.describe(),
-                            V3::from(b.position)
-                        ),
-                    ));
+                    if reported.insert((path.to_string(), c)) {
+                        errs.push(
+                            &path,
+                            format!(
+                                "{} at {} reaches through containers[{c}] ({why})",
+                                b.describe(),
+                                V3::from(b.position)
+                            ),
+                        );
+                    }
                 }
             }
         }
-        Ok(())
+        errs.into_check(self)
     }
 
-    fn shape(&self, path: &FieldPath, s: &ShapeSpec) -> Check {
-        s.check()
-            .map_err(|(rel, msg)| self.invalid(&path.join(&rel), msg))
+    fn shape(&self, path: &FieldPath, s: &ShapeSpec) -> Found {
+        s.check().map_err(|(rel, msg)| (path.join(&rel), msg))
     }
 
-    fn sub(&self, path: &FieldPath, r: Result<(), (&'static str, String)>) -> Check {
+    fn sub(&self, path: &FieldPath, r: Result<(), (&'static str, String)>) -> Found {
         r.map_err(|(field, msg)| {
-            self.invalid(
-                &if field.is_empty() {
+            (
+                if field.is_empty() {
                     path.clone()
                 } else {
                     path.field(field)
@@ -438,19 +546,125 @@ impl Scene {
         })
     }
 
-    fn finite3(&self, path: &FieldPath, v: &V3) -> Check {
+    fn finite3(&self, path: &FieldPath, v: &V3) -> Found {
         if v.is_finite() {
             Ok(())
         } else {
-            Err(self.invalid(path, format!("must be finite, got {v}")))
+            Err((path.clone(), format!("must be finite, got {v}")))
         }
     }
 
-    fn positive(&self, path: &FieldPath, x: f64) -> Check {
+    fn positive(&self, path: &FieldPath, x: f64) -> Found {
         if x.is_finite() && x > 0.0 {
             Ok(())
         } else {
-            Err(self.invalid(path, format!("must be finite and > 0, got {x}")))
+            Err((path.clone(), format!("must be finite and > 0, got {x}")))
+        }
+    }
+}
+
+/// The field an overlap is reported at: the later body's position, or the spacing of a
+/// generator whose bodies overlap each other, or the region of a generator whose bodies
+/// overlap an earlier body.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum OverlapField {
+    Body(usize),
+    Spacing(usize),
+    Region(usize),
+}
+
+impl OverlapField {
+    /// For the pair (`later`, `earlier`).
+    fn of(later: &PlacedBody, earlier: &PlacedBody) -> Self {
+        match later.origin {
+            BodyOrigin::Body(i) => OverlapField::Body(i),
+            BodyOrigin::Generated { generator, .. }
+                if earlier.origin_generator() == Some(generator) =>
+            {
+                OverlapField::Spacing(generator)
+            }
+            BodyOrigin::Generated { generator, .. } => OverlapField::Region(generator),
+        }
+    }
+
+    fn path(self) -> FieldPath {
+        match self {
+            OverlapField::Body(i) => root().field("bodies").index(i).field("position"),
+            OverlapField::Spacing(g) => root().field("generators").index(g).field("spacing"),
+            OverlapField::Region(g) => root().field("generators").index(g).field("region"),
+        }
+    }
+}
+
+/// Call `f(a, b)` once for every pair of bodies with a positive inscribed radius whose
+/// centres are closer than twice the largest inscribed radius r_max, and for some pairs
+/// further apart: every pair that can overlap (|x_a − x_b| < r_a + r_b ≤ 2 r_max).
+///
+/// A uniform grid of cubic cells of side 2 r_max: such a pair lies in the same or
+/// neighbouring cells (27 about each). The bodies are sorted by cell (x, y, z
+/// lexicographically) and each occupied cell is paired with the occupied cells after it
+/// among its neighbours; for each of the 9 (Δx, Δy) offsets the neighbours
+/// (x + Δx, y + Δy, z − 1 ..= z + 1) form one run in that order, found by a cursor that
+/// only moves forward. Time O(n log n) for the sort plus the pairs tested, whatever the
+/// layout (a plane, a line, a lattice), as long as bodies do not crowd a cell beyond
+/// what their radii allow (at most a few per cell for bodies of similar size).
+fn for_each_close_pair(bodies: &[PlacedBody], mut f: impl FnMut(usize, usize)) {
+    let r_max = bodies
+        .iter()
+        .map(|b| b.inscribed_radius)
+        .fold(0.0, f64::max);
+    if r_max <= 0.0 {
+        return;
+    }
+    let cell = 2.0 * r_max;
+    // Cell coordinates, clamped so that ±1 cannot overflow (far-off bodies then share
+    // the edge cells: slower, still correct).
+    let coord = |x: f64| ((x / cell).floor() as i64).clamp(-(1 << 60), 1 << 60);
+    let mut items: Vec<([i64; 3], usize)> = bodies
+        .iter()
+        .enumerate()
+        .filter(|(_, b)| b.inscribed_radius > 0.0)
+        .map(|(i, b)| {
+            let p = b.position;
+            ([coord(p.x), coord(p.y), coord(p.z)], i)
+        })
+        .collect();
+    items.sort_unstable();
+    // Occupied cells: key and range in `items`.
+    let mut cells: Vec<([i64; 3], usize, usize)> = Vec::new();
+    for (k, &(key, _)) in items.iter().enumerate() {
+        match cells.last_mut() {
+            Some(c) if c.0 == key => c.2 = k + 1,
+            _ => cells.push((key, k, k + 1)),
+        }
+    }
+    let mut cursors = [0usize; 9];
+    for (ci, &(key, start, end)) in cells.iter().enumerate() {
+        let own = &items[start..end];
+        for (k, &(_, a)) in own.iter().enumerate() {
+            for &(_, b) in &own[k + 1..] {
+                f(a, b);
+            }
+        }
+        for (o, cursor) in cursors.iter_mut().enumerate() {
+            let (dx, dy) = (o as i64 / 3 - 1, o as i64 % 3 - 1);
+            let lo = [key[0] + dx, key[1] + dy, key[2] - 1];
+            let hi = [key[0] + dx, key[1] + dy, key[2] + 1];
+            while *cursor < cells.len() && cells[*cursor].0 < lo {
+                *cursor += 1;
+            }
+            let mut n = *cursor;
+            while n < cells.len() && cells[n].0 <= hi {
+                // Each pair of cells once: from the earlier one.
+                if n > ci {
+                    for &(_, a) in own {
+                        for &(_, b) in &items[cells[n].1..cells[n].2] {
+                            f(a, b);
+                        }
+                    }
+                }
+                n += 1;
+            }
         }
     }
 }

@@ -24,8 +24,8 @@ mod expand;
 pub mod locate;
 mod spec;
 
-pub use error::{SceneError, SceneErrorKind};
-pub use expand::{BodyOrigin, MAX_BODIES, PlacedBody};
+pub use error::{MAX_REPORTED, SceneError, SceneErrorKind};
+pub use expand::{BodyOrigin, MAX_BODIES, PlacedBody, body_limit, set_body_limit};
 pub use locate::FieldPath;
 pub use spec::{
     BodySpec, ContainerSpec, DividerSpec, GeneratorSpec, MixEntry, OrientationSpec, Region,
@@ -166,21 +166,13 @@ pub fn bundled_scenes() -> std::io::Result<Vec<PathBuf>> {
 /// Read and validate the scene file at `path`.
 pub fn load_scene(path: &Path) -> Result<Scene, SceneError> {
     let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| SceneError {
-        file: file.clone(),
-        line: None,
-        column: None,
-        field: String::new(),
-        kind: if e.kind() == std::io::ErrorKind::InvalidData {
-            SceneErrorKind::Syntax
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        let (kind, message) = if e.kind() == std::io::ErrorKind::InvalidData {
+            (SceneErrorKind::Syntax, "not UTF-8 text".into())
         } else {
-            SceneErrorKind::Io
-        },
-        message: if e.kind() == std::io::ErrorKind::InvalidData {
-            "not UTF-8 text".into()
-        } else {
-            format!("cannot read: {e}")
-        },
+            (SceneErrorKind::Io, format!("cannot read: {e}"))
+        };
+        SceneError::new(file.clone(), None, None, String::new(), kind, message)
     })?;
     parse_scene(&text, &file)
 }
@@ -193,18 +185,28 @@ pub fn syntax_error(e: &ron::error::SpannedError, text: &str, file_name: &str) -
         line: e.span.start.line,
         column: e.span.start.col,
     };
-    SceneError {
-        file: file_name.to_string(),
-        line: Some(at.line),
-        column: Some(at.column),
-        field: map.path_at(map.offset(at)).to_string(),
-        message: e.code.to_string(),
-        kind: SceneErrorKind::Syntax,
-    }
+    SceneError::new(
+        file_name.to_string(),
+        Some(at.line),
+        Some(at.column),
+        map.path_at(map.offset(at)).to_string(),
+        SceneErrorKind::Syntax,
+        e.code.to_string(),
+    )
 }
 
 /// Parse and validate scene text; `file_name` is used in error messages only.
 pub fn parse_scene(text: &str, file_name: &str) -> Result<Scene, SceneError> {
+    if text.trim().is_empty() {
+        return Err(SceneError::new(
+            file_name.to_string(),
+            None,
+            None,
+            String::new(),
+            SceneErrorKind::Syntax,
+            "the file is empty (a scene file holds `Scene(name: ..., ...)`)".into(),
+        ));
+    }
     let mut scene: Scene = ron::Options::default()
         .from_str(text)
         .map_err(|e| syntax_error(&e, text, file_name))?;
@@ -319,17 +321,35 @@ impl Scene {
             Some(src) => (src.file.clone(), SourceMap::new(&src.text).locate(path)),
             None => (format!("<scene '{}'>", self.name), None),
         };
-        SceneError {
+        SceneError::new(
             file,
-            line: at.map(|a| a.line),
-            column: at.map(|a| a.column),
-            field: path.to_string(),
-            message,
+            at.map(|a| a.line),
+            at.map(|a| a.column),
+            path.to_string(),
             kind,
-        }
+            message,
+        )
     }
 
-    fn invalid(&self, path: &FieldPath, message: String) -> SceneError {
-        self.error(path, SceneErrorKind::Invalid, message)
+    /// [`SceneErrorKind::Invalid`] errors at each path, located with one pass over the
+    /// source text.
+    fn invalid_all(&self, bad: impl Iterator<Item = (FieldPath, String)>) -> Vec<SceneError> {
+        let map = self.source.as_ref().map(|src| SourceMap::new(&src.text));
+        let file = match &self.source {
+            Some(src) => src.file.clone(),
+            None => format!("<scene '{}'>", self.name),
+        };
+        bad.map(|(path, message)| {
+            let at = map.as_ref().and_then(|m| m.locate(&path));
+            SceneError::new(
+                file.clone(),
+                at.map(|a| a.line),
+                at.map(|a| a.column),
+                path.to_string(),
+                SceneErrorKind::Invalid,
+                message,
+            )
+        })
+        .collect()
     }
 }

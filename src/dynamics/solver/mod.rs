@@ -187,46 +187,58 @@ impl SolverParams {
         }
     }
 
-    /// Range checks; the error names the offending field.
+    /// Range checks; the error names the offending field (the first of
+    /// [`SolverParams::problems`]).
     pub fn validate(&self) -> Result<(), (&'static str, String)> {
-        let check = |ok: bool, field: &'static str, msg: String| {
-            if ok { Ok(()) } else { Err((field, msg)) }
+        match self.problems().into_iter().next() {
+            Some(p) => Err(p),
+            None => Ok(()),
+        }
+    }
+
+    /// Every field out of range, in declaration order, with its message.
+    pub fn problems(&self) -> Vec<(&'static str, String)> {
+        let mut problems = Vec::new();
+        let mut check = |ok: bool, field: &'static str, msg: String| {
+            if !ok {
+                problems.push((field, msg));
+            }
         };
         let e = self.restitution;
         check(
             e.is_finite() && (0.0..=1.0).contains(&e),
             "restitution",
             format!("e must be in [0, 1], got {e}"),
-        )?;
+        );
         let mu = self.friction;
         check(
             mu.is_finite() && mu >= 0.0,
             "friction",
             format!("μ must be finite and ≥ 0, got {mu}"),
-        )?;
+        );
         let l = self.lambda;
         check(
             l.is_finite() && l >= 1.0,
             "lambda",
             format!("λ must be finite and ≥ 1, got {l}"),
-        )?;
+        );
         let kp = self.kp;
         check(
             kp.is_finite() && (0.0..=1.0).contains(&kp),
             "kp",
             format!("k_p must be in [0, 1], got {kp}"),
-        )?;
+        );
         check(
             self.max_iterations >= 1,
             "max_iterations",
             "max_iterations must be ≥ 1".into(),
-        )?;
+        );
         let t = self.tolerance;
         check(
             t.is_finite() && t > 0.0,
             "tolerance",
             format!("tolerance must be finite and > 0, got {t}"),
-        )?;
+        );
         for (field, v) in [
             ("rolling_friction", self.rolling_friction),
             ("spinning_friction", self.spinning_friction),
@@ -235,44 +247,45 @@ impl SolverParams {
                 v.is_finite() && v >= 0.0,
                 field,
                 format!("{field} must be finite and ≥ 0, got {v}"),
-            )?;
+            );
         }
         let rv = self.rest_velocity;
         check(
             rv.is_finite() && rv >= 0.0,
             "rest_velocity",
             format!("rest_velocity must be ≥ 0, got {rv}"),
-        )?;
+        );
         let c = self.cohesion;
         check(
             c.is_finite() && c >= 0.0,
             "cohesion",
             format!("cohesion c must be finite and ≥ 0 (N), got {c}"),
-        )?;
+        );
         let ms = self.equivalent_friction;
         check(
             ms.is_finite() && ms >= 0.0,
             "equivalent_friction",
             format!("μ* must be finite and ≥ 0 (0 = derived from μ and c), got {ms}"),
-        )?;
+        );
         let w = self.ccp_omega;
         check(
             w.is_finite() && w > 0.0 && w < 2.0,
             "ccp_omega",
             format!("ω must be in (0, 2), got {w}"),
-        )?;
+        );
         let tau = self.ccp_tau;
         check(
             tau.is_finite() && tau > 0.0 && tau <= 1.0,
             "ccp_tau",
             format!("τ must be in (0, 1], got {tau}"),
-        )?;
+        );
         let er = self.error_reduction;
         check(
             er.is_finite() && (0.0..=1.0).contains(&er),
             "error_reduction",
             format!("error_reduction ε must be in [0, 1], got {er}"),
-        )
+        );
+        problems
     }
 }
 
@@ -321,6 +334,30 @@ pub enum ContactFallback {
 pub enum SolverError {
     #[error("solver '{solver}' diverged: {why}")]
     Diverged { solver: SolverKind, why: String },
+    /// After step `step` (1-based), a body's state or an energy is NaN or infinite; the
+    /// world's state is not usable any more. `body` is `None` when every body is finite
+    /// but an energy is not (e.g. the elastic energy stored in contacts).
+    #[error(
+        "step {step}: {} {quantity} became non-finite ({value})",
+        body.map_or_else(|| "the world's".to_string(), |b| format!("body {b}'s"))
+    )]
+    NonFinite {
+        step: u64,
+        body: Option<usize>,
+        quantity: &'static str,
+        value: String,
+    },
+}
+
+impl SolverError {
+    /// The message of an error returned by the step that was to be step `step`
+    /// (1-based), naming that step once.
+    pub fn at_step(&self, step: u64) -> String {
+        match self {
+            SolverError::NonFinite { .. } => self.to_string(),
+            SolverError::Diverged { .. } => format!("step {step}: {self}"),
+        }
+    }
 }
 
 /// One recorded iteration of a solver's inner loop: the data of paper 000's Fig. 4 and

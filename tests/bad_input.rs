@@ -1,0 +1,834 @@
+//! Bad input, as a new user gives it: broken and hostile scene files, bad flags, bad
+//! lessons, unwritable outputs, and a run that fails part way. Every case drives the
+//! built binary in its own temporary directory and asserts
+//! - the exit status (2 invalid input, 1 run-time failure; the CLI's contract),
+//! - a message on stderr naming the problem (a fragment of it, case-insensitive),
+//! - no panic ("panicked" never appears on stderr),
+//! - no partial output: afterwards the directory holds exactly the files the case wrote
+//!   (plus, for a run that fails part way, the documented `TRACE.partial`).
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// A small valid scene: one sphere above the ground, five steps of 10 ms. The cases
+/// replace one piece of its text.
+const BASE: &str = r#"Scene(
+    name: "bad input base",
+    dt: 0.01,
+    duration: 0.05,
+    solver: "jolt",
+    params: (restitution: 0.5, friction: 0.3, lambda: 30.0, kp: 0.2),
+    rotation: Theta(theta: 0.5),
+    gravity: (0.0, 0.0, -9.81),
+    containers: [Plane()],
+    bodies: [
+        Body(shape: Sphere(radius: 0.5), density: 1000.0, position: (0.0, 0.0, 1.0), velocity: (0.0, 0.0, 0.0)),
+    ],
+    generators: [],
+)"#;
+
+/// `BASE` with `from` replaced by `to` (which must occur).
+fn edit(from: &str, to: &str) -> String {
+    assert!(BASE.contains(from), "base scene lacks {from:?}");
+    BASE.replacen(from, to, 1)
+}
+
+fn generator(body: &str) -> String {
+    edit("generators: []", &format!("generators: [Lattice({body})]"))
+}
+
+/// A small valid lesson on the scene `scene.ron` of the case's directory.
+fn lesson(check: &str) -> String {
+    format!(
+        r#"Lesson(
+    title: "t",
+    scene: "scene.ron",
+    summary: "s",
+    look_at: "l",
+    expected: (figure: "f", source: "s"),
+    check: {check},
+)"#
+    )
+}
+
+struct Case {
+    name: &'static str,
+    /// Files to create in the case's directory: (name, contents).
+    files: Vec<(&'static str, Vec<u8>)>,
+    /// Directories to create in the case's directory.
+    dirs: Vec<&'static str>,
+    /// Arguments; `{d}` is replaced by the case's directory.
+    args: Vec<String>,
+    code: i32,
+    /// A fragment of the expected message (case-insensitive).
+    needle: &'static str,
+    /// A file allowed (and required) to appear: the documented partial output.
+    partial: Option<&'static str>,
+}
+
+fn case(name: &'static str, args: &[&str], code: i32, needle: &'static str) -> Case {
+    Case {
+        name,
+        files: Vec::new(),
+        dirs: Vec::new(),
+        args: args.iter().map(|s| s.to_string()).collect(),
+        code,
+        needle,
+        partial: None,
+    }
+}
+
+/// `validate {d}/scene.ron` on the given scene text.
+fn scene_case(name: &'static str, text: impl Into<Vec<u8>>, needle: &'static str) -> Case {
+    Case {
+        files: vec![("scene.ron", text.into())],
+        ..case(name, &["validate", "{d}/scene.ron"], 2, needle)
+    }
+}
+
+/// `run {d}/scene.ron` (the valid base scene) with extra flags.
+fn run_case(name: &'static str, flags: &[&str], code: i32, needle: &'static str) -> Case {
+    let mut args = vec!["run", "{d}/scene.ron", "--out", "{d}/trace.csv"];
+    args.extend_from_slice(flags);
+    Case {
+        files: vec![("scene.ron", BASE.into())],
+        ..case(name, &args, code, needle)
+    }
+}
+
+/// `lesson {d}/lesson.ron` with the base scene next to it.
+fn lesson_case(name: &'static str, text: impl Into<Vec<u8>>, needle: &'static str) -> Case {
+    Case {
+        files: vec![("lesson.ron", text.into()), ("scene.ron", BASE.into())],
+        ..case(name, &["lesson", "{d}/lesson.ron"], 2, needle)
+    }
+}
+
+/// A scene with a removable wall, for `repose`.
+const REPOSE: &str = "tests/fixtures/repose_tiny.ron";
+
+fn cases() -> Vec<Case> {
+    let sphere = "shape: Sphere(radius: 0.5)";
+    let radius = "Sphere(radius: 0.5)";
+    let mut v = vec![
+        // Files that are not scenes.
+        scene_case("empty file", "", "the file is empty"),
+        scene_case("blank file", " \n\t\n", "the file is empty"),
+        scene_case("binary file", (0u8..=255).collect::<Vec<u8>>(), "not UTF-8"),
+        scene_case("truncated RON", &BASE[..BASE.len() / 2], "scene.ron:"),
+        scene_case(
+            "only a comment",
+            "// nothing here\n",
+            "expected opening `(`",
+        ),
+        scene_case("a list, not a scene", "[1, 2, 3]", "scene.ron:"),
+        scene_case(
+            "unbalanced brackets",
+            "Scene(name: \"x\", bodies: [)",
+            "scene.ron:",
+        ),
+        scene_case(
+            "deep nesting",
+            format!("Scene(name: \"x\", bodies: {})", "[".repeat(10_000)),
+            "scene.ron:",
+        ),
+        // Unknown names and wrong types.
+        scene_case("unknown shape", edit(radius, "Blob(radius: 0.5)"), "Blob"),
+        scene_case(
+            "unknown container",
+            edit("Plane()", "Trampoline()"),
+            "Trampoline",
+        ),
+        scene_case(
+            "unknown field",
+            edit("density: 1000.0", "densty: 1000.0"),
+            "densty",
+        ),
+        scene_case("unknown solver", edit("\"jolt\"", "\"jelly\""), "jelly"),
+        scene_case(
+            "string for a number",
+            edit(radius, "Sphere(radius: \"big\")"),
+            "radius",
+        ),
+        scene_case(
+            "missing name",
+            edit("name: \"bad input base\",", ""),
+            "name",
+        ),
+        scene_case(
+            "empty name",
+            edit("\"bad input base\"", "\"  \""),
+            "name: must not be empty",
+        ),
+        // Sizes.
+        scene_case(
+            "negative radius",
+            edit(radius, "Sphere(radius: -1.0)"),
+            "radius",
+        ),
+        scene_case("zero radius", edit(radius, "Sphere(radius: 0.0)"), "radius"),
+        scene_case("NaN radius", edit(radius, "Sphere(radius: NaN)"), "radius"),
+        scene_case(
+            "infinite radius",
+            edit(radius, "Sphere(radius: inf)"),
+            "radius",
+        ),
+        scene_case(
+            "overflowing radius",
+            edit(radius, "Sphere(radius: 1e999)"),
+            "radius",
+        ),
+        scene_case(
+            "negative cube edge",
+            edit(radius, "Cube(edge: -1.0)"),
+            "edge",
+        ),
+        scene_case(
+            "zero cuboid extent",
+            edit(radius, "Cuboid(half_extents: (0.5, 0.0, 0.5))"),
+            "half_extents",
+        ),
+        scene_case(
+            "flat polyhedron",
+            edit(
+                radius,
+                "ConvexPolyhedron(vertices: [(0, 0, 0), (1, 0, 0), (0, 1, 0), (1, 1, 0)])",
+            ),
+            "shape",
+        ),
+        scene_case(
+            "negative density",
+            edit("density: 1000.0", "density: -5.0"),
+            "density",
+        ),
+        scene_case(
+            "zero density",
+            edit("density: 1000.0", "density: 0.0"),
+            "density",
+        ),
+        // Parameters out of range.
+        scene_case(
+            "e above 1",
+            edit("restitution: 0.5", "restitution: 1.5"),
+            "restitution",
+        ),
+        scene_case(
+            "e below 0",
+            edit("restitution: 0.5", "restitution: -0.1"),
+            "restitution",
+        ),
+        scene_case(
+            "e NaN",
+            edit("restitution: 0.5", "restitution: NaN"),
+            "restitution",
+        ),
+        scene_case(
+            "μ negative",
+            edit("friction: 0.3", "friction: -1.0"),
+            "friction",
+        ),
+        scene_case(
+            "μ infinite",
+            edit("friction: 0.3", "friction: inf"),
+            "friction",
+        ),
+        scene_case("λ zero", edit("lambda: 30.0", "lambda: 0.0"), "lambda"),
+        scene_case("λ below 1", edit("lambda: 30.0", "lambda: 0.5"), "lambda"),
+        scene_case("k_p above 1", edit("kp: 0.2", "kp: 2.0"), "kp"),
+        scene_case("θ above 1", edit("theta: 0.5", "theta: 2.0"), "theta"),
+        scene_case("dt zero", edit("dt: 0.01", "dt: 0.0"), "dt"),
+        scene_case("dt negative", edit("dt: 0.01", "dt: -0.01"), "dt"),
+        scene_case("dt NaN", edit("dt: 0.01", "dt: NaN"), "dt"),
+        scene_case(
+            "duration below dt",
+            edit("duration: 0.05", "duration: 0.001"),
+            "duration",
+        ),
+        scene_case(
+            "gravity NaN",
+            edit("(0.0, 0.0, -9.81)", "(0.0, NaN, -9.81)"),
+            "gravity",
+        ),
+        scene_case(
+            "position infinite",
+            edit("(0.0, 0.0, 1.0)", "(inf, 0.0, 1.0)"),
+            "position",
+        ),
+        scene_case(
+            "velocity NaN",
+            edit("velocity: (0.0, 0.0, 0.0)", "velocity: (NaN, 0.0, 0.0)"),
+            "velocity",
+        ),
+        // Geometry.
+        scene_case(
+            "overlapping bodies",
+            edit(
+                "    ],\n    generators",
+                &format!(
+                    "        Body({sphere}, position: (0.2, 0.0, 1.0)),\n    ],\n    generators"
+                ),
+            ),
+            "overlaps",
+        ),
+        scene_case(
+            "body through the ground",
+            edit("(0.0, 0.0, 1.0)", "(0.0, 0.0, 0.2)"),
+            "reaches through",
+        ),
+        scene_case(
+            "static body with a velocity",
+            edit(
+                "velocity: (0.0, 0.0, 0.0)",
+                "velocity: (1.0, 0.0, 0.0), static: true",
+            ),
+            "static",
+        ),
+        // Generators.
+        scene_case(
+            "generator of 10^8 bodies",
+            generator(&format!(
+                "count: 100000000, {sphere}, region: (min: (-1e3, -1e3, 1), max: (1e3, 1e3, 1e3)), spacing: 1.0"
+            )),
+            "count",
+        ),
+        scene_case(
+            "generator of no bodies",
+            generator(&format!(
+                "count: 0, {sphere}, region: (min: (-1, -1, 1), max: (1, 1, 3)), spacing: 1.0"
+            )),
+            "count",
+        ),
+        scene_case(
+            "generator region inside out",
+            generator(&format!(
+                "count: 2, {sphere}, region: (min: (1, 1, 3), max: (-1, -1, 1)), spacing: 1.0"
+            )),
+            "region",
+        ),
+        scene_case(
+            "generator spacing zero",
+            generator(&format!(
+                "count: 2, {sphere}, region: (min: (-1, -1, 1), max: (1, 1, 3)), spacing: 0.0"
+            )),
+            "spacing",
+        ),
+        scene_case(
+            "generator region too small",
+            generator(&format!(
+                "count: 1000, {sphere}, region: (min: (5, 5, 1), max: (7, 7, 3)), spacing: 1.0"
+            )),
+            "lattice sites",
+        ),
+        scene_case(
+            "generator spacing below the size",
+            generator(&format!(
+                "count: 8, {sphere}, region: (min: (5, 5, 1), max: (6, 6, 2)), spacing: 0.5"
+            )),
+            "overlaps",
+        ),
+        scene_case(
+            "generator mix of zero fractions",
+            generator(
+                "count: 2, mix: [(shape: Sphere(radius: 0.1), fraction: 0.0)], region: (min: (5, 5, 1), max: (7, 7, 3)), spacing: 1.0",
+            ),
+            "fractions",
+        ),
+        scene_case(
+            "generator with shape and mix",
+            generator(&format!(
+                "count: 2, {sphere}, mix: [(shape: Sphere(radius: 0.1), fraction: 1.0)], region: (min: (5, 5, 1), max: (7, 7, 3)), spacing: 1.0"
+            )),
+            "exactly one",
+        ),
+        // Paths.
+        case(
+            "missing scene file",
+            &["validate", "{d}/nowhere.ron"],
+            2,
+            "no such scene",
+        ),
+        Case {
+            dirs: vec!["adir.ron"],
+            ..case(
+                "directory as a scene",
+                &["validate", "{d}/adir.ron"],
+                2,
+                "adir.ron",
+            )
+        },
+        case(
+            "missing bundled scene",
+            &["run", "no_such_scene_name"],
+            2,
+            "no such scene",
+        ),
+        // The body limit.
+        Case {
+            files: vec![("scene.ron", BASE.into())],
+            ..case(
+                "more bodies than --max-bodies",
+                &["--max-bodies", "0", "validate", "{d}/scene.ron"],
+                2,
+                "limit",
+            )
+        },
+        case(
+            "--max-bodies not a number",
+            &["--max-bodies", "lots", "scenes"],
+            2,
+            "max-bodies",
+        ),
+        // Flags of `run`.
+        run_case("--dt zero", &["--dt", "0"], 2, "--dt"),
+        run_case("--dt negative", &["--dt=-1"], 2, "--dt"),
+        run_case("--dt NaN", &["--dt", "NaN"], 2, "--dt"),
+        run_case(
+            "--restitution above 1",
+            &["--restitution", "2"],
+            2,
+            "restitution",
+        ),
+        run_case("--friction negative", &["--friction=-1"], 2, "friction"),
+        run_case("--lambda zero", &["--lambda", "0"], 2, "lambda"),
+        run_case("--kp above 1", &["--kp", "1.5"], 2, "kp"),
+        run_case("--duration negative", &["--duration=-1"], 2, "duration"),
+        run_case("--duration infinite", &["--duration", "inf"], 2, "duration"),
+        run_case("--solver unknown", &["--solver", "bogus"], 2, "bogus"),
+        run_case("--rotation θ above 1", &["--rotation", "theta:2"], 2, "θ"),
+        run_case("--steps not a number", &["--steps", "abc"], 2, "steps"),
+        run_case(
+            "--steps and --duration",
+            &["--steps", "3", "--duration", "1"],
+            2,
+            "cannot be used",
+        ),
+        run_case("unknown flag", &["--frobnicate"], 2, "frobnicate"),
+        run_case(
+            "--trace-collision without --trace-out",
+            &["--trace-collision", "1"],
+            2,
+            "trace-out",
+        ),
+        case("no command argument", &["validate"], 2, "<SCENE>"),
+        case("unknown command", &["frobnicate"], 2, "frobnicate"),
+        // Unwritable outputs: nothing is written, not even the outputs that could be.
+        run_case(
+            "--out is a directory",
+            &["--final-state", "{d}"],
+            2,
+            "is a directory",
+        ),
+        run_case(
+            "--out in a missing directory",
+            &["--final-state", "{d}/no/such/dir/state.json"],
+            2,
+            "no directory",
+        ),
+        run_case(
+            "--out under a file",
+            &["--final-state", "{d}/scene.ron/state.json"],
+            2,
+            "not a directory",
+        ),
+        // The issue's case: an unwritable --final-state after a valid --out.
+        run_case(
+            "--final-state in /proc",
+            &["--final-state", "/proc/state.json"],
+            2,
+            "cannot write output",
+        ),
+        run_case(
+            "--out twice",
+            &["--final-state", "{d}/trace.csv"],
+            2,
+            "two outputs",
+        ),
+        run_case(
+            "--trace-out unwritable",
+            &["--trace-collision", "1", "--trace-out", "{d}/missing/t.csv"],
+            2,
+            "no directory",
+        ),
+        Case {
+            files: vec![("scene.ron", BASE.into())],
+            ..case(
+                "impact --out unwritable",
+                &["impact", "{d}/scene.ron", "--out", "{d}/missing/i.csv"],
+                2,
+                "no directory",
+            )
+        },
+        Case {
+            files: vec![("scene.ron", BASE.into())],
+            ..case(
+                "impact --body out of range",
+                &["impact", "{d}/scene.ron", "--body", "99"],
+                2,
+                "--body 99",
+            )
+        },
+        Case {
+            files: vec![("scene.ron", BASE.into())],
+            ..case(
+                "repose on a scene without a wall",
+                &["repose", "{d}/scene.ron"],
+                2,
+                "scene.ron",
+            )
+        },
+        case(
+            "repose --out unwritable",
+            &[
+                "repose",
+                REPOSE,
+                "--out",
+                "{d}/missing/r.csv",
+                "--plot",
+                "{d}/p.png",
+            ],
+            2,
+            "no directory",
+        ),
+        case(
+            "repose --plot unwritable after a valid --out",
+            &[
+                "repose",
+                REPOSE,
+                "--out",
+                "{d}/r.csv",
+                "--plot",
+                "{d}/missing/p.png",
+            ],
+            2,
+            "no directory",
+        ),
+        case(
+            "repose --out and --plot the same",
+            &["repose", REPOSE, "--out", "{d}/r", "--plot", "{d}/r"],
+            2,
+            "two outputs",
+        ),
+        case(
+            "repose --friction negative",
+            &["repose", REPOSE, "--friction=-0.5"],
+            2,
+            "friction",
+        ),
+        case(
+            "repose --seeds zero",
+            &["repose", REPOSE, "--seeds", "0"],
+            2,
+            "seeds",
+        ),
+        case(
+            "repose --shard 3/2",
+            &["repose", REPOSE, "--shard", "3/2"],
+            2,
+            "shard",
+        ),
+        case(
+            "merge a scene file as a CSV",
+            &[
+                "merge",
+                "tests/fixtures/valid_full.ron",
+                "--out",
+                "{d}/missing/m.csv",
+            ],
+            2,
+            "valid_full.ron",
+        ),
+        case(
+            "merge a missing input",
+            &["merge", "{d}/a.csv", "--out", "{d}/m.csv"],
+            2,
+            "a.csv",
+        ),
+        Case {
+            files: vec![("a.csv", b"not,a,repose\n1,2,3\n".to_vec())],
+            ..case(
+                "merge a foreign CSV",
+                &["merge", "{d}/a.csv", "--out", "{d}/m.csv"],
+                2,
+                "header differs",
+            )
+        },
+        // Lessons.
+        case(
+            "missing lesson",
+            &["lesson", "{d}/nowhere.ron"],
+            2,
+            "no such lesson",
+        ),
+        lesson_case("empty lesson", "", "lesson.ron"),
+        lesson_case(
+            "binary lesson",
+            (0u8..=255).collect::<Vec<u8>>(),
+            "lesson.ron",
+        ),
+        lesson_case("truncated lesson", &lesson("Bogus")[..40], "lesson.ron:"),
+        lesson_case("unknown lesson check", lesson("Bogus(x: 1)"), "Bogus"),
+        lesson_case(
+            "lesson on a missing scene",
+            lesson("Bogus").replace("scene.ron", "nowhere.ron"),
+            "lesson.ron",
+        ),
+    ];
+    // Three distinct errors in one file: all three are reported.
+    v.push(scene_case(
+        "three errors at once",
+        edit(radius, "Sphere(radius: -1.0)")
+            .replace("restitution: 0.5", "restitution: 1.5")
+            .replace("dt: 0.01", "dt: 0.0"),
+        "3 errors",
+    ));
+    v.extend(run_time_failures());
+    #[cfg(feature = "app")]
+    v.extend(record_cases());
+    v
+}
+
+/// `record`: every option is checked before the renderer starts, and nothing is written.
+#[cfg(feature = "app")]
+fn record_cases() -> Vec<Case> {
+    let rec = |name, extra: &[&str], needle| {
+        let mut args = vec!["record", "{d}/scene.ron"];
+        args.extend_from_slice(extra);
+        Case {
+            files: vec![("scene.ron", BASE.into())],
+            ..case(name, &args, 2, needle)
+        }
+    };
+    vec![
+        rec(
+            "record into a missing directory",
+            &["--out", "{d}/missing/v.mp4"],
+            "no directory",
+        ),
+        rec(
+            "record onto a directory",
+            &["--out", "{d}", "--format", "mp4"],
+            "is a directory",
+        ),
+        rec("record an unknown format", &["--out", "{d}/v.avi"], "avi"),
+        rec(
+            "record at 0 fps",
+            &["--out", "{d}/v.mp4", "--fps", "0"],
+            "frame rate",
+        ),
+        rec(
+            "record a negative duration",
+            &["--out", "{d}/v.mp4", "--duration=-1"],
+            "duration",
+        ),
+        rec(
+            "record a tiny frame",
+            &["--out", "{d}/v.mp4", "--size", "10x10"],
+            "size",
+        ),
+        Case {
+            files: vec![
+                ("scene.ron", BASE.into()),
+                ("frames/notes.txt", b"mine".to_vec()),
+            ],
+            dirs: vec!["frames"],
+            ..rec(
+                "record PNG frames into a directory of other files",
+                &["--out", "{d}/frames", "--format", "png"],
+                "notes.txt",
+            )
+        },
+    ]
+}
+
+/// A run that fails at run time (velocities that overflow): exit 1, the step and body
+/// named, no trace or state under the requested names; the energy trace up to the
+/// failure is kept as `trace.csv.partial` (named in the message).
+fn run_time_failures() -> Vec<Case> {
+    // g = 1e300 m/s²: after the first kick v = 1e300 · 0.01 = 1e298 m/s, whose kinetic
+    // energy ½ m v² overflows.
+    let scene = edit("(0.0, 0.0, -9.81)", "(0.0, 0.0, -1e300)").replace("Plane()", "");
+    vec![Case {
+        files: vec![("scene.ron", scene.into())],
+        partial: Some("trace.csv.partial"),
+        ..case(
+            "run whose state becomes non-finite",
+            &[
+                "run",
+                "{d}/scene.ron",
+                "--out",
+                "{d}/trace.csv",
+                "--final-state",
+                "{d}/state.json",
+            ],
+            1,
+            "step 1: body 0's kinetic energy became non-finite",
+        )
+    }]
+}
+
+/// Every file and directory under `dir`, relative to it.
+fn listing(dir: &Path) -> BTreeSet<PathBuf> {
+    let mut out = BTreeSet::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            out.insert(p.strip_prefix(dir).unwrap().to_path_buf());
+            if p.is_dir() {
+                stack.push(p);
+            }
+        }
+    }
+    out
+}
+
+/// Run one case; `Err` says what went wrong.
+fn check(c: &Case) -> Result<(), String> {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    for name in &c.dirs {
+        std::fs::create_dir(d.join(name)).unwrap();
+    }
+    for (name, bytes) in &c.files {
+        std::fs::write(d.join(name), bytes).unwrap();
+    }
+    let before = listing(d);
+    let args: Vec<String> = c
+        .args
+        .iter()
+        .map(|a| a.replace("{d}", d.to_str().unwrap()))
+        .collect();
+    let out = Command::new(env!("CARGO_BIN_EXE_impulse-lab"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(&args)
+        .output()
+        .map_err(|e| format!("cannot start the binary: {e}"))?;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let mut problems = Vec::new();
+    if out.status.code() != Some(c.code) {
+        problems.push(format!("exit {:?}, expected {}", out.status.code(), c.code));
+    }
+    if stderr.contains("panicked") {
+        problems.push("panicked".to_string());
+    }
+    if !stderr.to_lowercase().contains(&c.needle.to_lowercase()) {
+        problems.push(format!("message lacks {:?}", c.needle));
+    }
+    let mut after = listing(d);
+    if let Some(p) = c.partial {
+        if !after.remove(Path::new(p)) {
+            problems.push(format!("no {p}"));
+        }
+        if !stderr.contains(p) {
+            problems.push(format!("message does not name {p}"));
+        }
+    }
+    if after != before {
+        let new: Vec<_> = after.difference(&before).collect();
+        problems.push(format!("left behind {new:?}"));
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "{}: {} | args {args:?} | stderr: {}",
+            c.name,
+            problems.join("; "),
+            stderr.trim()
+        ))
+    }
+}
+
+#[test]
+fn bad_input_corpus() {
+    let cases = cases();
+    assert!(cases.len() >= 60, "only {} cases", cases.len());
+    println!("{} bad-input cases", cases.len());
+    let failures: Vec<String> = cases.iter().filter_map(|c| check(c).err()).collect();
+    assert!(
+        failures.is_empty(),
+        "{} of {} cases failed:\n{}",
+        failures.len(),
+        cases.len(),
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn three_errors_are_each_reported_with_file_line_column_and_field() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("scene.ron");
+    let text = edit("Sphere(radius: 0.5)", "Sphere(radius: -1.0)")
+        .replace("restitution: 0.5", "restitution: 1.5")
+        .replace("dt: 0.01", "dt: 0.0");
+    std::fs::write(&path, &text).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_impulse-lab"))
+        .arg("validate")
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    // Line and column of each field in the text (1-based).
+    let at = |needle: &str| {
+        let offset = text.find(needle).unwrap();
+        let line = text[..offset].matches('\n').count() + 1;
+        let column = offset - text[..offset].rfind('\n').map_or(0, |i| i + 1) + 1;
+        (line, column)
+    };
+    let file = path.display().to_string();
+    for (field, needle) in [
+        ("dt", "dt: 0.0"),
+        ("params.restitution", "restitution: 1.5"),
+        ("bodies[0].shape.radius", "radius: -1.0"),
+    ] {
+        let (line, column) = at(needle);
+        let expected = format!("{file}:{line}:{column}: {field}: ");
+        assert!(stderr.contains(&expected), "no {expected:?} in:\n{stderr}");
+    }
+    assert!(stderr.contains("3 errors"), "{stderr}");
+}
+
+/// `World::step` names the step and the body whose state became non-finite, whichever
+/// body it is, and whether the state itself or only its energy overflowed.
+#[test]
+fn world_step_names_the_step_and_the_non_finite_body() {
+    use impulse_lab::dynamics::solver::SolverError;
+    let text = r#"Scene(
+        name: "three spheres",
+        dt: 0.01,
+        bodies: [
+            Body(shape: Sphere(radius: 0.5), position: (0.0, 0.0, 1.0)),
+            Body(shape: Sphere(radius: 0.5), position: (3.0, 0.0, 1.0)),
+            Body(shape: Sphere(radius: 0.5), position: (6.0, 0.0, 1.0)),
+        ],
+    )"#;
+    let scene = impulse_lab::scene::parse_scene(text, "three.ron").unwrap();
+    // A NaN velocity on body 2 after three good steps: the drift makes its position NaN.
+    let mut world = scene.build_world().unwrap();
+    world.start_ledger();
+    for _ in 0..3 {
+        world.step().unwrap();
+    }
+    world.bodies[2].velocity.x = f64::NAN;
+    match world.step() {
+        Err(SolverError::NonFinite {
+            step: 4,
+            body: Some(2),
+            quantity: "position",
+            ..
+        }) => {}
+        other => panic!("expected step 4, body 2, position; got {other:?}"),
+    }
+    // A finite velocity whose kinetic energy overflows (½ m v² with v = 1e200 m/s).
+    let mut world = scene.build_world().unwrap();
+    world.start_ledger();
+    world.bodies[1].velocity.y = 1e200;
+    let e = world.step().unwrap_err();
+    assert_eq!(
+        e.at_step(1).split(" (").next().unwrap(),
+        "step 1: body 1's kinetic energy became non-finite",
+        "{e}"
+    );
+}

@@ -133,6 +133,8 @@ pub struct World {
     /// (force, torque).
     velocity_start: Vec<Vec3>,
     omega_start: Vec<Vec3>,
+    /// Scratch: ω after the kick, before the solver (what free flight would keep).
+    omega_kick: Vec<Vec3>,
     wrench: Vec<(Vec3, Vec3)>,
 }
 
@@ -175,6 +177,7 @@ impl World {
             contact_pass: ContactPass::default(),
             velocity_start: Vec::new(),
             omega_start: Vec::new(),
+            omega_kick: Vec::new(),
             wrench: Vec::new(),
         })
     }
@@ -425,6 +428,9 @@ impl World {
             );
             kick_energy += b.kinetic_energy_translational() + b.kinetic_energy_rotational() - k0;
         }
+        self.omega_kick.clear();
+        self.omega_kick
+            .extend(self.bodies.iter().map(|b| b.angular_velocity));
 
         // 3. resolve
         let recording = std::mem::take(&mut self.record_trace);
@@ -510,9 +516,12 @@ impl World {
                 continue;
             }
             b.position += h * drift(&self.velocity_start[i], &b.velocity);
-            let (q, w) = self.rotation.integrate_orientation(
+            // The solver's change of ω is an angular impulse: kept in the world frame.
+            let (q, w) = self.rotation.integrate_orientation_with_impulse(
+                &b.inertia,
                 &b.orientation,
                 &self.omega_start[i],
+                &self.omega_kick[i],
                 &b.angular_velocity,
                 h,
             );

@@ -28,8 +28,9 @@ fn isolated_mixed_cluster_keeps_linear_and_angular_momentum() {
 /// exactly (ω stays constant, L = I ω), so with spheres, cubes and crosses only the
 /// cluster keeps L to rounding as with the θ-method, except where a method leaves an
 /// overlap that the position projection (paper 001) removes: it moves bodies without
-/// changing their momenta, so the orbital momentum changes by Δx × m v. ETM leaves a
-/// 1.2e-5 m overlap in this run (1.9e-7 relative); that row is reported, not asserted.
+/// changing their momenta, so the orbital momentum changes by Δx × m v. ETM and SMM
+/// leave overlaps of ~1e-5 m in this run (2e-7 and 3e-7 relative): reported, not
+/// asserted.
 #[test]
 fn isolated_isotropic_cluster_keeps_angular_momentum_under_symplectic_euler() {
     for kind in SolverKind::ALL {
@@ -38,7 +39,7 @@ fn isolated_isotropic_cluster_keeps_angular_momentum_under_symplectic_euler() {
         eprintln!("{kind}: {impulses} impulses, |ΔP|/Σm|v| {dp:.2e}, |ΔL|/|L₀| {dl:.2e}");
         assert!(impulses > 0, "{kind}: the cluster must collide");
         assert!(dp < 1e-10, "{kind}: linear momentum drift {dp:e}");
-        if kind != SolverKind::Etm {
+        if !matches!(kind, SolverKind::Etm | SolverKind::Smm) {
             assert!(dl < 1e-10, "{kind}: angular momentum drift {dl:e}");
         }
     }
@@ -82,6 +83,18 @@ fn sliding_sphere_starts_rolling_at_2v0_over_7_mu_g() {
             Tolerance::Relative(0.01).accepts(v, 5.0 * v0 / 7.0),
             "{kind}: speed {v}"
         );
+    }
+}
+
+/// A cube released at rest on a 20° slope with μ = 0.6 > tan θ stays: static friction
+/// holds it within the cone whether or not its contacts approach. 1 mm over 5 s is the
+/// issue's bound (measured: below 1e-8 m under every method).
+#[test]
+fn block_on_slope_within_the_friction_cone_stays() {
+    for kind in SolverKind::ALL {
+        let d = verify::slope_hold(kind).unwrap();
+        eprintln!("{kind}: moved {d:.3e} m in 5 s");
+        assert!(d < 1e-3, "{kind}: moved {d} m");
     }
 }
 

@@ -361,6 +361,10 @@ impl CollisionSolver for EtmSolver {
         SolverKind::Etm
     }
 
+    fn resolves_speculative_as_touching(&self) -> bool {
+        true
+    }
+
     fn resolve(&mut self, ctx: SolverContext<'_>) -> Result<SolverReport, SolverError> {
         let SolverContext {
             bodies,

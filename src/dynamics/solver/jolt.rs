@@ -42,6 +42,10 @@ impl CollisionSolver for JoltSolver {
         SolverKind::Jolt
     }
 
+    fn resolves_speculative_as_touching(&self) -> bool {
+        true
+    }
+
     fn resolve(&mut self, ctx: SolverContext<'_>) -> Result<SolverReport, SolverError> {
         let SolverContext {
             bodies,

@@ -437,4 +437,12 @@ pub trait CollisionSolver: Send + Sync {
     fn position_update(&self) -> PositionUpdate {
         PositionUpdate::SemiImplicitEuler
     }
+    /// Whether the method resolves an active speculative contact (a gap the step would
+    /// close) as if it touched, applying its restitution law to the approach velocity.
+    /// The world then times the impulse at the moment of impact
+    /// (`dynamics::impact`). Default: false (the method lets the contact close its gap
+    /// within the step itself, as MDP does, or is formulated with Newmark, as CCP).
+    fn resolves_speculative_as_touching(&self) -> bool {
+        false
+    }
 }

@@ -874,6 +874,10 @@ impl CollisionSolver for SmmSolver {
         SolverKind::Smm
     }
 
+    fn resolves_speculative_as_touching(&self) -> bool {
+        true
+    }
+
     fn resolve(&mut self, ctx: SolverContext<'_>) -> Result<SolverReport, SolverError> {
         let SolverContext {
             bodies,

@@ -117,10 +117,7 @@ pub struct World {
     pub sleep: SleepParams,
     /// Time the impulses of speculative impacts on static surfaces at the moment of
     /// impact (`dynamics::impact`), for the methods that resolve such contacts as
-    /// touching: rebounds then follow e² at the default time step. Default: false (it
-    /// moves bodies onto the surface within the step, and with many bodies in contact the
-    /// ledger's residual grows: 3.3 J of 1e5 J dissipated in `tests/etm.rs`'s 60 falling
-    /// spheres, where it is otherwise at rounding; not yet understood).
+    /// touching: rebounds then follow e² at the default time step. Default: true.
     pub impact_timing: bool,
     /// Per body: asleep (left out of the step until woken).
     sleeping: Vec<bool>,
@@ -176,7 +173,7 @@ impl World {
             trace: Vec::new(),
             trace_frame: TraceFrame::default(),
             sleep: SleepParams::default(),
-            impact_timing: false,
+            impact_timing: true,
             sleeping: Vec::new(),
             still_time: Vec::new(),
             containers_seen: Vec::new(),

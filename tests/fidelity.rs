@@ -125,14 +125,14 @@ fn sliding_block_on_slope_follows_coulomb() {
     }
 }
 
-/// Rebound heights with the impulse timed at the moment of impact
-/// (`World::impact_timing`, off by default): jolt, SQM, SMM and ETM give e² for
+/// Rebound heights at the defaults, the impulse timed at the moment of impact
+/// (`World::impact_timing`): jolt, SQM, SMM and ETM give e² for
 /// e = 0.3, 0.5 and 0.8 over two successive bounces. The apexes are exact parabola fits,
 /// so only the start of the drop is off, by g h²/8 of the discrete arc through rest
 /// (3.4e-6 m of 1 m): 1e-4 relative. CCP and MDP are not affected (Newmark; MDP closes a
 /// speculative gap itself): CCP rebounds to 0.998 of the height, MDP not at all.
 #[test]
-fn rebounds_follow_e_squared_with_impact_timing() {
+fn rebounds_follow_e_squared() {
     for kind in [
         SolverKind::Jolt,
         SolverKind::Sqm,

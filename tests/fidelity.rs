@@ -153,3 +153,17 @@ fn rebounds_follow_e_squared() {
         }
     }
 }
+
+/// CCP on the elastic chain: either it keeps the energy to 1e-9 or the run says that its
+/// iteration cap was hit (`SolverReport::hit_iteration_cap`, shown by the CLI summary and
+/// the app's solver panel). At the default cap of 100 sweeps it is the latter (|ΔE|/E₀ =
+/// 0.236, booked as dissipation).
+#[test]
+fn ccp_elastic_chain_keeps_its_energy_or_reports_the_cap() {
+    let (de, capped) = verify::cradle_energy(SolverKind::Ccp).unwrap();
+    eprintln!("ccp: |ΔE|/E₀ = {de:.3e}, cap hit: {capped}");
+    assert!(
+        de < 1e-9 || capped,
+        "energy lost ({de:e}) without the cap being reported"
+    );
+}

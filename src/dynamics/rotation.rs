@@ -11,7 +11,10 @@
 //! 2. solve Euler's equations over the step for ω₁ᵇ (explicitly, or by the θ-method with
 //!    Newton iteration, eqs. B.1-B.7) and hand the solver ω₁ = R₀ ω₁ᵇ;
 //! 3. after the solver, with its ω₁ (still expressed with q₀), advance the orientation
-//!    q₁ = q₀ ⊗ exp((0, h ω̄ᵇ/2)) (eqs. B.10-B.14) and give the body R₁ ω₁ᵇ.
+//!    q₁ = q₀ ⊗ exp((0, h ω̄ᵇ/2)) (eqs. B.10-B.14) and give the body R₁ ω₁ᵇ in free flight,
+//!    or, when the solver changed ω, the angular velocity whose world momentum is free
+//!    flight's plus the solver's r × P
+//!    ([`RotationIntegrator::integrate_orientation_with_impulse`]).
 //!
 //! # Quaternion conventions (paper 004, eqs. B.9-B.11 ↔ nalgebra)
 //!

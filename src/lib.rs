@@ -20,6 +20,7 @@ pub mod repose;
 pub mod scene;
 pub mod settle;
 pub mod shapes;
+pub mod verify;
 #[cfg(feature = "app")]
 pub mod video;
 pub mod world;

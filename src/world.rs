@@ -33,6 +33,7 @@ use crate::body::RigidBody;
 use crate::collision::{CollisionPipeline, Contact, relative_velocity};
 use crate::container::Container;
 use crate::dynamics::contact_pass::ContactPass;
+use crate::dynamics::impact::ImpactTiming;
 use crate::dynamics::rotation::RotationIntegrator;
 use crate::dynamics::solver::{
     CollisionSolver, PositionUpdate, SolverContext, SolverError, SolverKind, SolverParams,
@@ -114,6 +115,10 @@ pub struct World {
     pub trace_frame: TraceFrame,
     /// Island sleeping (see the module doc).
     pub sleep: SleepParams,
+    /// Time the impulses of speculative impacts on static surfaces at the moment of
+    /// impact (`dynamics::impact`), for the methods that resolve such contacts as
+    /// touching: rebounds then follow e² at the default time step. Default: true.
+    pub impact_timing: bool,
     /// Per body: asleep (left out of the step until woken).
     sleeping: Vec<bool>,
     /// Per body: how long it has been still (s).
@@ -133,6 +138,11 @@ pub struct World {
     /// (force, torque).
     velocity_start: Vec<Vec3>,
     omega_start: Vec<Vec3>,
+    /// Scratch: ω after the kick, before the solver (what free flight would keep).
+    omega_kick: Vec<Vec3>,
+    /// Scratch: external acceleration g + F/m of each body.
+    acceleration: Vec<Vec3>,
+    impact: ImpactTiming,
     wrench: Vec<(Vec3, Vec3)>,
 }
 
@@ -163,6 +173,7 @@ impl World {
             trace: Vec::new(),
             trace_frame: TraceFrame::default(),
             sleep: SleepParams::default(),
+            impact_timing: true,
             sleeping: Vec::new(),
             still_time: Vec::new(),
             containers_seen: Vec::new(),
@@ -175,6 +186,9 @@ impl World {
             contact_pass: ContactPass::default(),
             velocity_start: Vec::new(),
             omega_start: Vec::new(),
+            omega_kick: Vec::new(),
+            acceleration: Vec::new(),
+            impact: ImpactTiming::default(),
             wrench: Vec::new(),
         })
     }
@@ -440,6 +454,9 @@ impl World {
             );
             kick_energy += b.kinetic_energy_translational() + b.kinetic_energy_rotational() - k0;
         }
+        self.omega_kick.clear();
+        self.omega_kick
+            .extend(self.bodies.iter().map(|b| b.angular_velocity));
 
         // 3. resolve
         let recording = std::mem::take(&mut self.record_trace);
@@ -467,6 +484,26 @@ impl World {
                 ..Default::default()
             };
         }
+        // Impulses at the moment of impact of speculative contacts (`dynamics::impact`).
+        let timed = self.impact_timing
+            && self.solver.position_update() == PositionUpdate::SemiImplicitEuler
+            && self.solver.resolves_speculative_as_touching();
+        if timed {
+            self.acceleration.clear();
+            self.acceleration.extend(
+                self.bodies
+                    .iter()
+                    .zip(&self.wrench)
+                    .map(|(b, (force, _))| self.gravity + force * b.inv_mass),
+            );
+            kick_energy += self.impact.begin(
+                &mut self.bodies,
+                contacts,
+                &self.acceleration,
+                self.params.resting_speed(),
+                h,
+            );
+        }
         let mut report = self.solver.resolve(SolverContext {
             bodies: &mut self.bodies,
             contacts,
@@ -482,6 +519,9 @@ impl World {
             self.trace_frame.kinetic_after = total_kinetic_energy(&self.bodies);
             self.trace_frame.elastic_after = report.elastic;
             self.trace_frame.normal_velocity_after = normal_velocities(&self.bodies, contacts);
+        }
+        if timed {
+            kick_energy += self.impact.finish(&mut self.bodies, &self.gravity);
         }
         let t3a = Instant::now();
         // 3b. resolve contacts (shock propagation), only what the solver left approaching,
@@ -523,9 +563,12 @@ impl World {
                 continue;
             }
             b.position += h * drift(&self.velocity_start[i], &b.velocity);
-            let (q, w) = self.rotation.integrate_orientation(
+            // The solver's change of ω is an angular impulse: kept in the world frame.
+            let (q, w) = self.rotation.integrate_orientation_with_impulse(
+                &b.inertia,
                 &b.orientation,
                 &self.omega_start[i],
+                &self.omega_kick[i],
                 &b.angular_velocity,
                 h,
             );

@@ -70,6 +70,14 @@ enum Command {
     Repose(Box<repose::ReposeArgs>),
     /// Join shard CSVs of `repose --shard K/N` in the sweep's canonical order.
     Merge(repose::MergeArgs),
+    /// Fidelity matrix: every method (or the chosen ones) against momentum conservation,
+    /// elastic energy, static and sliding friction, sliding into rolling and rebound
+    /// heights; prints measured, expected and pass/fail (exit 1 if a row fails).
+    Verify {
+        /// Methods to check (default: all), e.g. --solver sqm,ccp.
+        #[arg(long, value_delimiter = ',')]
+        solver: Vec<SolverKind>,
+    },
     /// Open the desktop app (the default command).
     #[cfg(feature = "app")]
     Gui(GuiArgs),
@@ -425,6 +433,7 @@ pub fn main() -> ExitCode {
         Some(Command::Lesson { lesson }) => run_lesson(&lesson),
         Some(Command::Repose(args)) => repose::repose(*args),
         Some(Command::Merge(args)) => repose::merge(args),
+        Some(Command::Verify { solver }) => verify(&solver),
         #[cfg(feature = "app")]
         Some(Command::Gui(args)) => gui(args),
         #[cfg(feature = "app")]
@@ -676,6 +685,30 @@ fn run_lesson(name: &str) -> Result<(), Failure> {
         Err(Failure::runtime(format!(
             "{}: the check failed",
             path.display()
+        )))
+    }
+}
+
+fn verify(methods: &[SolverKind]) -> Result<(), Failure> {
+    let methods = if methods.is_empty() {
+        &SolverKind::ALL[..]
+    } else {
+        methods
+    };
+    let rows: Vec<_> = methods
+        .iter()
+        .flat_map(|&k| impulse_lab::verify::checks(k))
+        .collect();
+    let (table, all) = impulse_lab::verify::table(&rows);
+    print!("{table}");
+    let failed = rows.iter().filter(|r| !r.passed()).count();
+    if all {
+        println!("all {} checks passed", rows.len());
+        Ok(())
+    } else {
+        Err(Failure::runtime(format!(
+            "{failed} of {} checks failed",
+            rows.len()
         )))
     }
 }

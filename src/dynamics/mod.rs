@@ -1,5 +1,6 @@
 //! Dynamics: integrators and collision solvers.
 
 pub mod contact_pass;
+pub mod impact;
 pub mod rotation;
 pub mod solver;

@@ -11,7 +11,10 @@
 //! 2. solve Euler's equations over the step for ω₁ᵇ (explicitly, or by the θ-method with
 //!    Newton iteration, eqs. B.1-B.7) and hand the solver ω₁ = R₀ ω₁ᵇ;
 //! 3. after the solver, with its ω₁ (still expressed with q₀), advance the orientation
-//!    q₁ = q₀ ⊗ exp((0, h ω̄ᵇ/2)) (eqs. B.10-B.14) and give the body R₁ ω₁ᵇ.
+//!    q₁ = q₀ ⊗ exp((0, h ω̄ᵇ/2)) (eqs. B.10-B.14) and give the body R₁ ω₁ᵇ in free flight,
+//!    or, when the solver changed ω, the angular velocity whose world momentum is free
+//!    flight's plus the solver's r × P
+//!    ([`RotationIntegrator::integrate_orientation_with_impulse`]).
 //!
 //! # Quaternion conventions (paper 004, eqs. B.9-B.11 ↔ nalgebra)
 //!
@@ -159,6 +162,49 @@ impl RotationIntegrator {
         let mut q1 = q0 * quat_exp(&(0.5 * rotation_vector));
         q1.renormalize();
         (q1, q1.transform_vector(&w1))
+    }
+
+    /// Phase 2 when the collision solver changed the angular velocity: given the principal
+    /// `inertia`, `q0`, the start-of-step `omega0`, the kick's result `omega_kick` (phase 1,
+    /// before the solver) and the solver's `omega1` (all world vectors expressed with q₀),
+    /// return q₁ and the body's world angular velocity, such that the world angular
+    /// momentum is exactly the free flight's plus the solver's change.
+    ///
+    /// The solver applies impulses with the world inertia at q₀, so it changes the world
+    /// angular momentum about the centre of mass by ΔL = R₀ I (ω₁ᵇ − ωₖᵇ) = Σ r × P
+    /// exactly. Free flight (phase 1 then [`Self::integrate_orientation`] with
+    /// ω₁ = ωₖ) ends with L_f = R_f I ωₖᵇ, R_f its own end orientation; for θ = ½ this
+    /// is R₀ I ω₀ᵇ (+ the torque's impulse) to round-off (the Cayley identity, see
+    /// [`RotationIntegrator::Theta`]), and for symplectic Euler when I is isotropic.
+    /// The body ends with
+    ///
+    /// q₁ as in [`Self::integrate_orientation`] with (ω₀, ω₁),
+    /// L₁ = L_f + ΔL,   ω = R₁ I⁻¹ R₁ᵀ L₁.
+    ///
+    /// Handing back R₁ ω₁ᵇ instead, as free flight does, would rotate the impulse's ΔL
+    /// with the body by R₁ R₀ᵀ: an O(h |ω| |ΔL|) error per impact. With ω₁ = ωₖ (no
+    /// impulse) the result is [`Self::integrate_orientation`]'s, bit for bit.
+    pub fn integrate_orientation_with_impulse(
+        &self,
+        inertia: &Vec3,
+        q0: &Quat,
+        omega0: &Vec3,
+        omega_kick: &Vec3,
+        omega1: &Vec3,
+        dt: f64,
+    ) -> (Quat, Vec3) {
+        if omega1 == omega_kick {
+            return self.integrate_orientation(q0, omega0, omega1, dt);
+        }
+        let (q1, _) = self.integrate_orientation(q0, omega0, omega1, dt);
+        let (q_free, _) = self.integrate_orientation(q0, omega0, omega_kick, dt);
+        let wk = q0.inverse_transform_vector(omega_kick);
+        let w1 = q0.inverse_transform_vector(omega1);
+        // L₁ = R_f I ωₖᵇ + R₀ I (ω₁ᵇ − ωₖᵇ)
+        let l1 = q_free.transform_vector(&inertia.component_mul(&wk))
+            + q0.transform_vector(&inertia.component_mul(&(w1 - wk)));
+        let w = q1.inverse_transform_vector(&l1).component_div(inertia);
+        (q1, q1.transform_vector(&w))
     }
 }
 

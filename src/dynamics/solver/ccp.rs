@@ -61,6 +61,17 @@
 //! (eq. 32), so both parts are dissipations and the solver never creates energy;
 //! `restitution` is not used: the Newmark contact is elastic by design.
 //!
+//! **Lever arms.** Newmark moves a centre by h (vₙ + v⁺)/2, so an impulse P changes the
+//! orbital angular momentum about the origin by (xₙ + h vₙ/2) × P: it acts, in effect, on
+//! the body at mid-step. Lever arms from the start-of-step centres would then change the
+//! total angular momentum by (h/2)(vₙ,a − vₙ,b) × P per contact. So each contact's lever
+//! arms run from the mid-step centres xₙ + h vₙ/2 to the contact point carried at the
+//! pair's mean start velocity v̄ (the moving body's own for a static partner), a point
+//! common to both bodies: r = r₀ + (h/2)(v̄ − vₙ). Angular momentum is then kept to
+//! round-off; against a static surface r = r₀ (the contact point moves with the body).
+//! A `resolve` called on its own (no [`CollisionSolver::begin_step`], no drift to follow)
+//! uses r₀, and keeps the angular momentum about the origin at fixed positions.
+//!
 //! **Start-of-step velocities.** The gap needs vₙ, ωₙ. The world passes them through
 //! [`CollisionSolver::begin_step`]; when `resolve` is called on its own (tests), the
 //! bodies' velocities are taken as both vₙ and v⁻ (an impact with no force in the step).
@@ -102,7 +113,8 @@ pub struct CcpContact {
     pub n: Vec3,
     pub s: Vec3,
     pub t: Vec3,
-    /// Lever arms from the centres of mass to the contact point (the T_a, T_b of eq. 21).
+    /// Lever arms from the centres of mass to the contact point (the T_a, T_b of eq. 21),
+    /// at mid-step (see "Lever arms" in the module doc).
     pub r_a: Vec3,
     pub r_b: Vec3,
     /// World contact point (warm-start matching).
@@ -300,8 +312,25 @@ impl CollisionSolver for CcpSolver {
             let (ba, bb) = (&self.bodies[c.a], c.b.map(|b| &self.bodies[b]));
             let (inv_mass_b, inv_inertia_b) =
                 bb.map_or((0.0, Mat3::zeros()), |b| (b.inv_mass, b.inv_inertia));
+            // Lever arms at mid-step (see "Lever arms" in the module doc).
+            let dynamic_b = bb.filter(|b| b.inv_mass > 0.0);
+            let v_mid = match (ba.inv_mass > 0.0, dynamic_b) {
+                (true, Some(b)) => 0.5 * (ba.v0 + b.v0),
+                (true, None) => ba.v0,
+                (false, Some(b)) => b.v0,
+                (false, None) => Vec3::zeros(),
+            };
+            let shift = |v0: &Vec3| {
+                if use_start {
+                    0.5 * h * (v_mid - v0)
+                } else {
+                    Vec3::zeros()
+                }
+            };
+            let r_a = c.r_a + shift(&ba.v0);
+            let r_b = c.r_b + bb.map_or(Vec3::zeros(), |b| shift(&b.v0));
             // K = (1/m_a + 1/m_b) 1 − r̃_a I_a⁻¹ r̃_a − r̃_b I_b⁻¹ r̃_b    (paper 000, eq. 9)
-            let (ra, rb) = (skew(&c.r_a), skew(&c.r_b));
+            let (ra, rb) = (skew(&r_a), skew(&r_b));
             let k = Mat3::identity() * (ba.inv_mass + inv_mass_b)
                 - ra * ba.inv_inertia * ra
                 - rb * inv_inertia_b * rb;
@@ -310,9 +339,8 @@ impl CollisionSolver for CcpSolver {
             if !(trace_n.is_finite() && trace_n > 0.0) {
                 continue; // two immovable objects: nothing to solve
             }
-            let rel = |v: &Vec3, w: &Vec3, vb: Vec3, wb: Vec3| {
-                v + w.cross(&c.r_a) - (vb + wb.cross(&c.r_b))
-            };
+            let rel =
+                |v: &Vec3, w: &Vec3, vb: Vec3, wb: Vec3| v + w.cross(&r_a) - (vb + wb.cross(&r_b));
             let (vb0, wb0, vbm, wbm) = bb.map_or(
                 (Vec3::zeros(), Vec3::zeros(), Vec3::zeros(), Vec3::zeros()),
                 |b| (b.v0, b.w0, b.v, b.w),
@@ -334,8 +362,8 @@ impl CollisionSolver for CcpSolver {
                 n: c.normal,
                 s: c.t1,
                 t: c.t2,
-                r_a: c.r_a,
-                r_b: c.r_b,
+                r_a,
+                r_b,
                 point: c.point,
                 k,
                 eta: 3.0 / trace_n,

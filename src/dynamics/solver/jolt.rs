@@ -9,6 +9,10 @@
 //!    For particles m_eff is the reduced mass m_a m_b/(m_a + m_b) (eq. B.6), or m_a
 //!    against a static surface (eq. B.11); for rigid bodies it is 1/(nᵀ K n) with the
 //!    collision matrix K (paper 000, eq. 9), which reduces to it for central contacts.
+//!    Approaches not faster than the resting speed (`SolverParams::resting_speed`) are
+//!    left to the contact pass, as ETM, SQM and SMM do: the clipped friction jolt stops
+//!    a contact's own slip, but not the slip its normal jolt makes at the other contacts
+//!    of an off-centre body (a cube on a slope crept at 5 mm/s).
 //! 2. Sweep again while any contact still approaches (a jolt at one contact can make a
 //!    neighbour approach), up to `max_iterations` sweeps; "approaches" means faster than
 //!    `tolerance` × the fastest approach at the start of the step. Restitution acts on the
@@ -46,6 +50,7 @@ impl CollisionSolver for JoltSolver {
             Param::MaxIterations,
             Param::Tolerance,
             Param::RestVelocity,
+            Param::ContactPass,
         ]
     }
 
@@ -54,6 +59,10 @@ impl CollisionSolver for JoltSolver {
     }
 
     fn sequential(&self) -> bool {
+        true
+    }
+
+    fn resolves_speculative_as_touching(&self) -> bool {
         true
     }
 
@@ -79,7 +88,8 @@ impl CollisionSolver for JoltSolver {
             .iter()
             .map(|c| -c.relative_velocity(bodies).dot(&c.n))
             .fold(0.0, f64::max);
-        let v_tol = params.tolerance * v_scale;
+        // Approaches up to the resting speed are the contact pass's (as for ETM, SQM, SMM).
+        let v_tol = (params.tolerance * v_scale).max(params.resting_speed());
         for sweep in 1..=params.max_iterations {
             report.iterations = sweep;
             let mut applied = false;

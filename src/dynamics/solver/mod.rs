@@ -113,7 +113,12 @@ pub struct SolverParams {
     /// Convergence tolerance of iterative solvers (relative). Default: 1e-8.
     pub tolerance: f64,
     /// Approach speeds (m/s) below this are treated as resting contact: restitution is not
-    /// applied (prevents jitter of resting piles). Default: 0 (always apply e).
+    /// applied (prevents jitter of resting piles), and with the contact pass on, the
+    /// methods leave these contacts to it, whose Coulomb friction holds a body at rest
+    /// within the cone whether or not its contacts approach. 0 makes the methods resolve
+    /// every contact themselves (paper 000 §7); a block on a slope then creeps (a gravity
+    /// kick of g h bounces with e, and what slip the sequential impulses leave is never
+    /// removed). Default: 0.05 (three gravity kicks g h at h = 1/600 s).
     pub rest_velocity: f64,
     /// Run the shock-propagation contact pass after the solver (Guendelman et al. 2003,
     /// see `dynamics::contact_pass`), so that piles come to rest. It touches only
@@ -160,7 +165,7 @@ impl Default for SolverParams {
             kp: 0.2,
             max_iterations: 100,
             tolerance: 1e-8,
-            rest_velocity: 0.0,
+            rest_velocity: 0.05,
             contact_pass: true,
             cohesion: 0.0,
             equivalent_friction: 0.0,
@@ -554,5 +559,13 @@ pub trait CollisionSolver: Send + Sync {
     /// The position update this method is formulated with. Default: semi-implicit Euler.
     fn position_update(&self) -> PositionUpdate {
         PositionUpdate::SemiImplicitEuler
+    }
+    /// Whether the method resolves an active speculative contact (a gap the step would
+    /// close) as if it touched, applying its restitution law to the approach velocity.
+    /// The world then times the impulse at the moment of impact
+    /// (`dynamics::impact`). Default: false (the method lets the contact close its gap
+    /// within the step itself, as MDP does, or is formulated with Newmark, as CCP).
+    fn resolves_speculative_as_touching(&self) -> bool {
+        false
     }
 }

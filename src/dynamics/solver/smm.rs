@@ -883,6 +883,10 @@ impl CollisionSolver for SmmSolver {
         ]
     }
 
+    fn resolves_speculative_as_touching(&self) -> bool {
+        true
+    }
+
     fn resolve(&mut self, ctx: SolverContext<'_>) -> Result<SolverReport, SolverError> {
         let SolverContext {
             bodies,

@@ -276,6 +276,10 @@ impl CollisionSolver for SqmSolver {
         true
     }
 
+    fn resolves_speculative_as_touching(&self) -> bool {
+        true
+    }
+
     fn resolve(&mut self, ctx: SolverContext<'_>) -> Result<SolverReport, SolverError> {
         let SolverContext {
             bodies,

@@ -119,24 +119,30 @@ const ALL_PARAMS: [Param; 16] = [
 
 const STEPS: usize = 300;
 
-fn run(kind: SolverKind, params: SolverParams) -> World {
+/// The world after `STEPS` steps, and the most contacts it had in one step.
+fn run_counting(kind: SolverKind, params: SolverParams) -> (World, usize) {
     let mut w = pile(kind, params);
+    let mut most = 0;
     for s in 0..STEPS {
         w.step()
             .unwrap_or_else(|e| panic!("{kind} step {s} failed: {e}"));
+        most = most.max(w.contacts.len());
     }
-    w
+    (w, most)
+}
+
+fn run(kind: SolverKind, params: SolverParams) -> World {
+    run_counting(kind, params).0
 }
 
 #[test]
 fn a_parameter_a_method_does_not_read_changes_nothing() {
     for kind in SolverKind::ALL {
         let read = kind.parameters();
-        let reference = run(kind, base());
+        let (reference, most) = run_counting(kind, base());
         assert!(
-            reference.contacts.len() >= 8,
-            "{kind}: the pile must be in contact to test anything ({} contacts)",
-            reference.contacts.len()
+            most >= 8,
+            "{kind}: the pile must be in contact to test anything (at most {most} contacts)"
         );
         let mut params = base();
         for p in ALL_PARAMS.into_iter().filter(|p| !read.contains(p)) {

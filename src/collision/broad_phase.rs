@@ -13,8 +13,6 @@
 
 use crate::body::RigidBody;
 use crate::math::Vec3;
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 
 /// Sweep and prune along x: candidate pairs `(i, j)`, `i < j`, sorted.
 pub fn sweep_and_prune(
@@ -58,14 +56,15 @@ fn overlap(bodies: &[RigidBody], reach: &[f64], i: usize, j: usize) -> bool {
     (bi.position - bj.position).norm_squared() <= r * r
 }
 
-/// Scratch space of [`uniform_grid`], kept between steps to avoid allocation.
+/// Scratch space of [`ball_pairs`], kept between steps to avoid allocation.
 #[derive(Default)]
 pub struct Grid {
-    /// (cell key, body) of the bodies in the grid, sorted by key then body.
-    entries: Vec<(u64, usize)>,
-    /// Cell key → range of `entries`.
-    cells: HashMap<u64, (u32, u32), BuildHasherDefault<KeyHasher>>,
-    /// Bodies too large for the grid's cells, tested against every other body.
+    /// (cell, ball) of the balls in the grid, sorted by cell (x, y, z
+    /// lexicographically) then ball.
+    items: Vec<([i64; 3], usize)>,
+    /// Occupied cells: the cell and its range in `items`.
+    cells: Vec<([i64; 3], usize, usize)>,
+    /// Balls too large for the grid's cells, tested against every other ball.
     large: Vec<usize>,
     /// Scratch copy of the reaches (for the median).
     reach: Vec<f64>,
@@ -95,12 +94,14 @@ pub fn uniform_grid(
 /// The cell edge is s = 2 ρ, ρ the largest reach of the balls in the grid; each ball
 /// sits in the cell of its centre. Two balls overlap only if their centres are at most
 /// reach_i + reach_j ≤ 2ρ = s apart, i.e. in the same or an adjacent cell along each
-/// axis, so each ball is tested against the balls of its own cell and of the 26 around
-/// it, half of them (13 + the cell itself) from each side. A few very large balls
-/// (reach above 8 × the median, such as a static slab) would make every cell coarse;
-/// they stay out of the grid and are tested against every ball instead. With bounded
-/// sizes a cell holds O(1) balls, so the cost is O(n) plus the sort of the n cell
-/// keys, whatever the layout.
+/// axis (27 cells about each). The balls are sorted by cell and each occupied cell is
+/// paired with the occupied neighbours after it; for each of the 9 (Δx, Δy) offsets the
+/// neighbours (x + Δx, y + Δy, z − 1 ..= z + 1) are one run of that order, found by a
+/// cursor that only moves forward. A few very large balls (reach above 8 × the median,
+/// such as a static slab) would make every cell coarse; they stay out of the grid and
+/// are tested against every ball instead. With bounded sizes a cell holds O(1) balls,
+/// so the cost is the sort of the n cells plus O(n), whatever the layout (a plane, a
+/// line, a lattice).
 pub fn ball_pairs(
     centre: impl Fn(usize) -> Vec3 + Copy,
     reach: &[f64],
@@ -116,7 +117,7 @@ pub fn ball_pairs(
         (centre(i) - centre(j)).norm_squared() <= r * r
     };
     pairs.clear();
-    grid.entries.clear();
+    grid.items.clear();
     grid.cells.clear();
     grid.large.clear();
     let n = reach.len();
@@ -138,54 +139,62 @@ pub fn ball_pairs(
     }
     let cell = 2.0 * rho;
     if cell > 0.0 && cell.is_finite() {
-        let inv = 1.0 / cell;
+        // Cell coordinates, clamped so that ±1 cannot overflow (far-off balls then
+        // share the edge cells: slower, still correct).
+        let coord = |x: f64| ((x / cell).floor() as i64).clamp(-(1 << 60), 1 << 60);
         let mut in_large = grid.large.iter().peekable();
         for i in 0..n {
             if in_large.peek() == Some(&&i) {
                 in_large.next();
                 continue;
             }
-            let c = centre(i) * inv;
-            grid.entries
-                .push((cell_key(c.x.floor(), c.y.floor(), c.z.floor()), i));
+            let c = centre(i);
+            grid.items.push(([coord(c.x), coord(c.y), coord(c.z)], i));
         }
     } else {
         // Every ball in the grid is a point (reach 0): test all against all.
         grid.large.clear();
         grid.large.extend(0..n);
     }
-    grid.entries.sort_unstable();
-    let mut start = 0;
-    while start < grid.entries.len() {
-        let key = grid.entries[start].0;
-        let mut end = start + 1;
-        while end < grid.entries.len() && grid.entries[end].0 == key {
-            end += 1;
+    grid.items.sort_unstable();
+    for (k, &(key, _)) in grid.items.iter().enumerate() {
+        match grid.cells.last_mut() {
+            Some(c) if c.0 == key => c.2 = k + 1,
+            _ => grid.cells.push((key, k, k + 1)),
         }
-        grid.cells.insert(key, (start as u32, end as u32));
-        start = end;
     }
-    for (&key, &(s, e)) in &grid.cells {
-        let here = &grid.entries[s as usize..e as usize];
+    let (items, cells) = (&grid.items, &grid.cells);
+    let mut cursors = [0usize; 9];
+    for (ci, &(key, start, end)) in cells.iter().enumerate() {
+        let own = &items[start..end];
         // Pairs inside the cell.
-        for (k, &(_, i)) in here.iter().enumerate() {
-            for &(_, j) in &here[k + 1..] {
+        for (k, &(_, i)) in own.iter().enumerate() {
+            for &(_, j) in &own[k + 1..] {
                 if overlap(i, j) {
                     pairs.push((i.min(j), i.max(j)));
                 }
             }
         }
-        // Pairs with the 13 neighbouring cells that come "after" this one.
-        for offset in FORWARD {
-            let Some(&(s2, e2)) = grid.cells.get(&neighbour(key, offset)) else {
-                continue;
-            };
-            for &(_, i) in here {
-                for &(_, j) in &grid.entries[s2 as usize..e2 as usize] {
-                    if overlap(i, j) {
-                        pairs.push((i.min(j), i.max(j)));
+        // Pairs with the neighbouring cells after this one.
+        for (o, cursor) in cursors.iter_mut().enumerate() {
+            let (dx, dy) = (o as i64 / 3 - 1, o as i64 % 3 - 1);
+            let lo = [key[0] + dx, key[1] + dy, key[2] - 1];
+            let hi = [key[0] + dx, key[1] + dy, key[2] + 1];
+            while *cursor < cells.len() && cells[*cursor].0 < lo {
+                *cursor += 1;
+            }
+            let mut m = *cursor;
+            while m < cells.len() && cells[m].0 <= hi {
+                if m > ci {
+                    for &(_, i) in own {
+                        for &(_, j) in &items[cells[m].1..cells[m].2] {
+                            if overlap(i, j) {
+                                pairs.push((i.min(j), i.max(j)));
+                            }
+                        }
                     }
                 }
+                m += 1;
             }
         }
     }
@@ -199,66 +208,6 @@ pub fn ball_pairs(
         }
     }
     pairs.sort_unstable();
-}
-
-/// Cell coordinates are packed 21 bits each (offset by 2²⁰), so a scene spans
-/// ±2²⁰ cells along each axis; coordinates beyond wrap, which only adds candidate
-/// pairs that the ball test then rejects.
-fn cell_key(x: f64, y: f64, z: f64) -> u64 {
-    const OFFSET: i64 = 1 << 20;
-    const MASK: u64 = (1 << 21) - 1;
-    let pack = |v: f64| ((v as i64).wrapping_add(OFFSET) as u64) & MASK;
-    (pack(x) << 42) | (pack(y) << 21) | pack(z)
-}
-
-/// The key of the cell `offset` away from the cell `key` (with the same wrapping).
-fn neighbour(key: u64, offset: [i64; 3]) -> u64 {
-    const MASK: u64 = (1 << 21) - 1;
-    let shift = |part: u64, d: i64| (part as i64 + d) as u64 & MASK;
-    (shift((key >> 42) & MASK, offset[0]) << 42)
-        | (shift((key >> 21) & MASK, offset[1]) << 21)
-        | shift(key & MASK, offset[2])
-}
-
-/// Half of the 26 neighbours: those lexicographically after (0, 0, 0), so each pair of
-/// adjacent cells is visited once.
-const FORWARD: [[i64; 3]; 13] = [
-    [0, 0, 1],
-    [0, 1, -1],
-    [0, 1, 0],
-    [0, 1, 1],
-    [1, -1, -1],
-    [1, -1, 0],
-    [1, -1, 1],
-    [1, 0, -1],
-    [1, 0, 0],
-    [1, 0, 1],
-    [1, 1, -1],
-    [1, 1, 0],
-    [1, 1, 1],
-];
-
-/// Multiplicative (Fibonacci) hashing of a packed cell key (std's default SipHash is several times
-/// slower, and the keys are not attacker-chosen).
-#[derive(Default)]
-pub struct KeyHasher(u64);
-
-impl Hasher for KeyHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        }
-    }
-    fn write_u64(&mut self, k: u64) {
-        // The product's low bits depend only on the key's low bits (one cell
-        // coordinate); folding the high half in makes every bit of the hash depend on
-        // all three (the table indexes by the low bits).
-        let h = k.wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        self.0 = h ^ (h >> 32);
-    }
 }
 
 #[cfg(test)]

@@ -596,76 +596,22 @@ impl OverlapField {
     }
 }
 
-/// Call `f(a, b)` once for every pair of bodies with a positive inscribed radius whose
-/// centres are closer than twice the largest inscribed radius r_max, and for some pairs
-/// further apart: every pair that can overlap (|x_a − x_b| < r_a + r_b ≤ 2 r_max).
-///
-/// A uniform grid of cubic cells of side 2 r_max: such a pair lies in the same or
-/// neighbouring cells (27 about each). The bodies are sorted by cell (x, y, z
-/// lexicographically) and each occupied cell is paired with the occupied cells after it
-/// among its neighbours; for each of the 9 (Δx, Δy) offsets the neighbours
-/// (x + Δx, y + Δy, z − 1 ..= z + 1) form one run in that order, found by a cursor that
-/// only moves forward. Time O(n log n) for the sort plus the pairs tested, whatever the
-/// layout (a plane, a line, a lattice), as long as bodies do not crowd a cell beyond
-/// what their radii allow (at most a few per cell for bodies of similar size).
+/// Call `f(a, b)` once for every pair of bodies, not both static, whose inscribed balls
+/// overlap or touch, |x_a − x_b| ≤ r_a + r_b: the broad phase's uniform grid
+/// ([`crate::collision::broad_phase::ball_pairs`]), linear in the number of bodies
+/// whatever the layout (a plane, a line, a lattice).
 fn for_each_close_pair(bodies: &[PlacedBody], mut f: impl FnMut(usize, usize)) {
-    let r_max = bodies
-        .iter()
-        .map(|b| b.inscribed_radius)
-        .fold(0.0, f64::max);
-    if r_max <= 0.0 {
-        return;
-    }
-    let cell = 2.0 * r_max;
-    // Cell coordinates, clamped so that ±1 cannot overflow (far-off bodies then share
-    // the edge cells: slower, still correct).
-    let coord = |x: f64| ((x / cell).floor() as i64).clamp(-(1 << 60), 1 << 60);
-    let mut items: Vec<([i64; 3], usize)> = bodies
-        .iter()
-        .enumerate()
-        .filter(|(_, b)| b.inscribed_radius > 0.0)
-        .map(|(i, b)| {
-            let p = b.position;
-            ([coord(p.x), coord(p.y), coord(p.z)], i)
-        })
-        .collect();
-    items.sort_unstable();
-    // Occupied cells: key and range in `items`.
-    let mut cells: Vec<([i64; 3], usize, usize)> = Vec::new();
-    for (k, &(key, _)) in items.iter().enumerate() {
-        match cells.last_mut() {
-            Some(c) if c.0 == key => c.2 = k + 1,
-            _ => cells.push((key, k, k + 1)),
-        }
-    }
-    let mut cursors = [0usize; 9];
-    for (ci, &(key, start, end)) in cells.iter().enumerate() {
-        let own = &items[start..end];
-        for (k, &(_, a)) in own.iter().enumerate() {
-            for &(_, b) in &own[k + 1..] {
-                f(a, b);
-            }
-        }
-        for (o, cursor) in cursors.iter_mut().enumerate() {
-            let (dx, dy) = (o as i64 / 3 - 1, o as i64 % 3 - 1);
-            let lo = [key[0] + dx, key[1] + dy, key[2] - 1];
-            let hi = [key[0] + dx, key[1] + dy, key[2] + 1];
-            while *cursor < cells.len() && cells[*cursor].0 < lo {
-                *cursor += 1;
-            }
-            let mut n = *cursor;
-            while n < cells.len() && cells[n].0 <= hi {
-                // Each pair of cells once: from the earlier one.
-                if n > ci {
-                    for &(_, a) in own {
-                        for &(_, b) in &items[cells[n].1..cells[n].2] {
-                            f(a, b);
-                        }
-                    }
-                }
-                n += 1;
-            }
-        }
+    let reach: Vec<f64> = bodies.iter().map(|b| b.inscribed_radius.max(0.0)).collect();
+    let mut pairs = Vec::new();
+    crate::collision::broad_phase::ball_pairs(
+        |i| bodies[i].position,
+        &reach,
+        |i| bodies[i].is_static,
+        &mut Default::default(),
+        &mut pairs,
+    );
+    for (a, b) in pairs {
+        f(a, b);
     }
 }
 

@@ -3,7 +3,7 @@
 //! `cargo bench --bench detection [-- REPS]` builds dense piles of 1,080, 2,500 and
 //! 5,000 spheres (radius 0.5 m, ten layers on a square floor, each sphere touching its
 //! lattice neighbours: about three contacts per body, as in a settled pile), times
-//! `World::detect` over REPS calls (default 40) in five rounds that alternate the sizes,
+//! `World::detect` over REPS calls (default 40) on one thread, in five rounds that alternate the sizes,
 //! and prints each size's fastest round: broad and narrow phase per call and per body. The baseline measured in the same run is sweep and prune
 //! along x (`collision::broad_phase::sweep_and_prune`) on the same layouts: its sweep
 //! visits every body overlapping in x, so its cost per body grows with the floor's side.
@@ -73,6 +73,16 @@ fn main() {
         .find(|a| a != "--bench")
         .and_then(|s| s.parse().ok())
         .unwrap_or(40);
+    // One thread: the cost per body of the algorithm, not of the machine's other load
+    // on the narrow phase's second thread.
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .expect("a one-thread pool")
+        .install(|| run(reps));
+}
+
+fn run(reps: u32) {
     println!(
         "detection of a dense sphere pile ({LAYERS} layers), {reps} calls, fastest of {ROUNDS} rounds"
     );

@@ -229,3 +229,25 @@ fn invalid_scenes_exit_2_naming_file_line_and_field() {
         stderr(&o)
     );
 }
+
+/// Without a display server the app cannot open its window: `gui` says so and points to
+/// the commands that need none, with exit status 2 (the environment is the problem), not
+/// a panic from the windowing library.
+#[cfg(all(feature = "app", target_os = "linux"))]
+#[test]
+fn gui_without_a_display_exits_2_and_points_to_record_and_run() {
+    let out = bin()
+        .arg("gui")
+        .env_remove("DISPLAY")
+        .env_remove("WAYLAND_DISPLAY")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("no display"), "{stderr}");
+    assert!(
+        stderr.contains("impulse-lab record") && stderr.contains("impulse-lab run"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}

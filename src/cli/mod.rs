@@ -264,8 +264,8 @@ fn gui(args: GuiArgs) -> Result<(), Failure> {
         && std::env::var_os("DISPLAY").is_none_or(|d| d.is_empty())
         && std::env::var_os("WAYLAND_DISPLAY").is_none_or(|d| d.is_empty())
     {
-        return Err(Failure::runtime(
-            "no display (neither DISPLAY nor WAYLAND_DISPLAY is set): the app needs a window; `impulse-lab record` renders without one",
+        return Err(Failure::invalid(
+            "no display (neither DISPLAY nor WAYLAND_DISPLAY is set): the app needs a window; `impulse-lab record SCENE --out video.mp4` renders a video without one, and `impulse-lab run SCENE` runs the physics headless",
         ));
     }
     if let Some(path) = &args.screenshot {

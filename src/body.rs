@@ -117,6 +117,30 @@ impl RigidBody {
         self.angular_velocity += self.inv_inertia_world() * (at - self.position).cross(p);
     }
 
+    /// Move the body by `dx` and turn it to `orientation` without a force (a position
+    /// correction): its linear momentum m v is unchanged, and so is its angular momentum
+    /// about every fixed point, x × m v + R I Rᵀ ω. Moving the centre changes the orbital
+    /// part by Δx × m v and turning an anisotropic body with ω held would change the
+    /// spin, so the spin takes both:
+    ///
+    ///   ω' = (R' I R'ᵀ)⁻¹ (R I Rᵀ ω − Δx × m v).
+    ///
+    /// No internal impulse could restore a total changed by moving bodies, so this is
+    /// the correction that keeps the total angular momentum of a system exact. Returns
+    /// the change of rotational kinetic energy (J). Does nothing to a static body.
+    pub fn displace(&mut self, dx: &Vec3, orientation: Quat) -> f64 {
+        if self.is_static() {
+            return 0.0;
+        }
+        let rotational = self.kinetic_energy_rotational();
+        let spin =
+            self.inertia_world() * self.angular_velocity - self.mass * dx.cross(&self.velocity);
+        self.position += dx;
+        self.orientation = orientation;
+        self.angular_velocity = self.inv_inertia_world() * spin;
+        self.kinetic_energy_rotational() - rotational
+    }
+
     /// World pose as an isometry (principal frame → world).
     pub fn isometry(&self) -> crate::math::Iso3 {
         crate::math::Iso3::from_parts(self.position.into(), self.orientation)

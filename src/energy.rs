@@ -5,12 +5,16 @@
 //!   scene's gravity vector;
 //! - cumulative *explained* changes: `external_work` (applied forces other than gravity),
 //!   `dissipated_restitution` and `dissipated_friction` (reported by the solver, from the
-//!   normal and tangential parts of its impulses), and `integration`, the energy change
+//!   normal and tangential parts of its impulses), `integration`, the energy change
 //!   caused by the time discretisation of the free flight (semi-implicit Euler gains
-//!   −½ m|g|²h² per free-flight step; explicit gyroscopic terms change rotational energy);
+//!   −½ m|g|²h² per free-flight step; explicit gyroscopic terms change rotational energy),
+//!   and `projection`, the energy the position projection adds by moving overlapping
+//!   bodies apart without forces (its potential change and the spin change that keeps
+//!   angular momentum, `dynamics::contact_pass`);
 //! - `residual = (total − total₀) − (external_work − dissipated_restitution −
-//!   dissipated_friction + integration)`: the artificial energy the *solver* created
-//!   (> 0) or destroyed (< 0), e.g. by position projection or inexact iterations.
+//!   dissipated_friction + integration + projection)`: the artificial energy the
+//!   *solver* created (> 0) or destroyed (< 0) that none of these explains, e.g. by
+//!   inexact iterations.
 
 use serde::Serialize;
 
@@ -28,6 +32,7 @@ pub struct EnergySample {
     pub dissipated_friction: f64,
     pub external_work: f64,
     pub integration: f64,
+    pub projection: f64,
     pub total: f64,
     pub residual: f64,
     pub contacts: usize,
@@ -42,6 +47,7 @@ pub struct EnergyLedger {
     pub dissipated_friction: f64,
     pub external_work: f64,
     pub integration: f64,
+    pub projection: f64,
 }
 
 /// Instantaneous energies of a state (J).
@@ -64,7 +70,8 @@ impl EnergyLedger {
     pub fn sample(&self, step: u64, time: f64, e: StateEnergy, contacts: usize) -> EnergySample {
         let total = e.total();
         let explained = self.external_work - self.dissipated_restitution - self.dissipated_friction
-            + self.integration;
+            + self.integration
+            + self.projection;
         EnergySample {
             step,
             time,
@@ -77,6 +84,7 @@ impl EnergyLedger {
             dissipated_friction: self.dissipated_friction,
             external_work: self.external_work,
             integration: self.integration,
+            projection: self.projection,
             total,
             residual: (total - self.initial_total) - explained,
             contacts,

@@ -251,6 +251,15 @@ impl World {
         (kt, kr, pe)
     }
 
+    /// Potential energy −Σ m g·x of the dynamic bodies (J).
+    pub fn potential_energy(&self) -> f64 {
+        self.bodies
+            .iter()
+            .filter(|b| !b.is_static())
+            .map(|b| -b.mass * self.gravity.dot(&b.position))
+            .sum()
+    }
+
     /// Instantaneous energies of the current state, with `elastic` stored in contacts.
     pub fn state_energy(&self, elastic: f64) -> StateEnergy {
         let (kinetic_translational, kinetic_rotational, potential) = self.energies();
@@ -504,6 +513,14 @@ impl World {
                 h,
             );
         }
+        // A solver that corrects positions itself moves bodies inside `resolve`; the
+        // potential-energy change across it is that correction's (booked as projection).
+        let corrects = self.solver.corrects_positions();
+        let pe_before_resolve = if corrects {
+            self.potential_energy()
+        } else {
+            0.0
+        };
         let mut report = self.solver.resolve(SolverContext {
             bodies: &mut self.bodies,
             contacts,
@@ -519,6 +536,10 @@ impl World {
             self.trace_frame.kinetic_after = total_kinetic_energy(&self.bodies);
             self.trace_frame.elastic_after = report.elastic;
             self.trace_frame.normal_velocity_after = normal_velocities(&self.bodies, contacts);
+        }
+        if corrects {
+            self.ledger.projection +=
+                self.potential_energy() - pe_before_resolve + report.projection_work;
         }
         if timed {
             kick_energy += self.impact.finish(&mut self.bodies, &self.gravity);
@@ -539,9 +560,13 @@ impl World {
                 h,
                 &mut report,
             );
-            if self.params.kp > 0.0 && !self.solver.corrects_positions() {
-                self.contact_pass
-                    .project(&mut self.bodies, contacts, self.params.kp);
+            if self.params.kp > 0.0 && !corrects {
+                self.ledger.projection += self.contact_pass.project(
+                    &mut self.bodies,
+                    contacts,
+                    self.params.kp,
+                    &self.gravity,
+                );
             }
         }
         let t3 = Instant::now();

@@ -30,7 +30,7 @@ fn bundled_scenes() -> Vec<PathBuf> {
 }
 
 const TRACE_COLUMNS: &str = "step,time,kinetic,kinetic_translational,kinetic_rotational,potential,elastic,\
-dissipated_restitution,dissipated_friction,external_work,integration,total,residual,contacts";
+dissipated_restitution,dissipated_friction,external_work,integration,projection,total,residual,contacts";
 
 #[test]
 fn every_bundled_scene_validates_and_runs() {

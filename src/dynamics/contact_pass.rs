@@ -450,9 +450,24 @@ impl ContactPass {
     /// λ (at most [`PROJECTION_SWEEPS`] sweeps); as there, the lower-ranked side of a
     /// pair is frozen (projection does not push supports down into the floor); pairs of
     /// one rank share it by their masses and inertias. Bodies are then moved by Δx and
-    /// turned by Δθ (q ← exp(Δθ/2) q). Projection moves bodies without forces: its
-    /// potential-energy change is artificial and shows in the ledger's residual.
-    pub fn project(&mut self, bodies: &mut [RigidBody], contacts: &[Contact], kp: f64) {
+    /// turned by Δθ (q ← exp(Δθ/2) q).
+    ///
+    /// **Momentum.** Each body is moved by [`RigidBody::displace`]: it keeps its linear
+    /// momentum and its angular momentum about every fixed point (its spin takes the
+    /// change Δx × m v of its orbital moment), so the total P and L are unchanged to
+    /// round-off. With v = 0 or Δx ∥ v (a resting pile) an isotropic body's ω is
+    /// untouched.
+    ///
+    /// Returns the energy the projection added (J): the potential change −Σ m g·Δx in
+    /// gravity `gravity` plus the rotational kinetic change of the spin update. It is
+    /// artificial, and the world books it as the ledger's `projection` term.
+    pub fn project(
+        &mut self,
+        bodies: &mut [RigidBody],
+        contacts: &[Contact],
+        kp: f64,
+        gravity: &Vec3,
+    ) -> f64 {
         let n = bodies.len();
         self.displacement.clear();
         self.displacement.resize(n, (Vec3::zeros(), Vec3::zeros()));
@@ -460,7 +475,7 @@ impl ContactPass {
         // Nothing overlaps (or no projection asked): no rows to build.
         let deepest = contacts.iter().fold(0.0_f64, |d, c| d.max(-c.gap));
         if deepest <= 0.0 || kp == 0.0 {
-            return;
+            return 0.0;
         }
         // Rows in the velocity pass's bottom-up order when it ran on these contacts (it
         // sorted every one of them), else in the contacts' order.
@@ -535,15 +550,17 @@ impl ContactPass {
                 break;
             }
         }
+        let mut work = 0.0;
         for (b, (dx, dtheta)) in bodies.iter_mut().zip(&self.displacement) {
             if b.is_static() || (dx == &Vec3::zeros() && dtheta == &Vec3::zeros()) {
                 continue;
             }
-            b.position += dx;
-            b.orientation = Quat::new_normalize(
+            let q = Quat::new_normalize(
                 (crate::dynamics::rotation::quat_exp(&(0.5 * dtheta)) * b.orientation).into_inner(),
             );
+            work += b.displace(dx, q) - b.mass * gravity.dot(dx);
         }
+        work
     }
 
     /// Rank of body `i` in the bottom-up order: 0 for a static body, level + 1 for a
@@ -1122,7 +1139,7 @@ mod tests {
     /// order (the same features are found again after a small move).
     fn project_once(w: &mut World, kp: f64) -> (Vec<f64>, Vec<f64>) {
         let before: Vec<Contact> = w.detect().to_vec();
-        ContactPass::default().project(&mut w.bodies, &before, kp);
+        ContactPass::default().project(&mut w.bodies, &before, kp, &Vec3::zeros());
         let after: Vec<f64> = w.detect().iter().map(|c| c.gap).collect();
         (before.iter().map(|c| c.gap).collect(), after)
     }
@@ -1235,7 +1252,7 @@ mod tests {
         let mut projected = cube();
         let wall = static_contact(&projected, Vec3::new(-0.5, 0.0, 0.0), n1, -0.02);
         let mut pass = ContactPass::default();
-        pass.project(&mut projected, &[wall], 0.2);
+        pass.project(&mut projected, &[wall], 0.2, &Vec3::zeros());
         let lift = projected[0].position.z - 1.0;
         // k_p × 2 cm = 4 mm along n₁, 57 % of it as translation (the rest turns the
         // cube): Δz = 4 mm × 0.57 × sin 45° = 1.6 mm.

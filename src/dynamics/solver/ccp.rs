@@ -47,7 +47,7 @@
 //! (curved surfaces, rotation) are not corrected through the contact law, which would
 //! inject kinetic energy; instead each overlapping pair is moved apart by k_p of its
 //! deepest overlap after the solve (position projection as in paper 001, eq. B.18; not
-//! part of paper 002). Its potential-energy change shows up in the ledger's residual.
+//! part of paper 002). Its energy change is booked as the ledger's `projection`.
 //!
 //! **Energy.** Each contact's impulse is booked once, at the end, with its work over the
 //! step p_j·(u_j,0 + u_j⁺)/2 = p_j·g_j/h: the normal part as restitution dissipation, the

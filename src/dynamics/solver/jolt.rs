@@ -24,8 +24,10 @@
 //!
 //! Energy: the kinetic-energy change of one impulse P is exactly P·(u⁻ + u⁺)/2; its
 //! normal part is booked as restitution dissipation and its tangential part as friction
-//! dissipation. Projection moves bodies without forces, so its potential-energy change
-//! is artificial and shows up in the ledger's residual.
+//! dissipation. Projection moves bodies without forces ([`RigidBody::displace`]: each
+//! keeps its linear and angular momentum); its potential-energy change, and the spin
+//! change that keeps the angular momentum (`SolverReport::projection_work`), are
+//! artificial and the world books them as the ledger's `projection`.
 
 use super::prepared::PreparedContact;
 use super::{CollisionSolver, Param, SolverContext, SolverError, SolverKind, SolverReport};
@@ -159,11 +161,17 @@ impl CollisionSolver for JoltSolver {
                     let overlap = -c.gap;
                     let inv_sum = c.inv_mass_a + c.inv_mass_b;
                     if inv_sum > 0.0 {
-                        bodies[c.a].position +=
-                            params.kp * (c.inv_mass_a / inv_sum) * overlap * c.n;
+                        let a = &mut bodies[c.a];
+                        report.projection_work += a.displace(
+                            &(params.kp * (c.inv_mass_a / inv_sum) * overlap * c.n),
+                            a.orientation,
+                        );
                         if let Some(b) = c.b {
-                            bodies[b].position -=
-                                params.kp * (c.inv_mass_b / inv_sum) * overlap * c.n;
+                            let b = &mut bodies[b];
+                            report.projection_work += b.displace(
+                                &(-params.kp * (c.inv_mass_b / inv_sum) * overlap * c.n),
+                                b.orientation,
+                            );
                         }
                     }
                 }

@@ -316,6 +316,11 @@ pub struct SolverReport {
     /// post-impulse relative velocity in the last sweep, ‖D_ii Δλ_i‖ (m/s).
     pub residual: f64,
     pub drift_work: f64,
+    /// Rotational kinetic energy added by a solver's own position correction (J): the
+    /// spin change that keeps each moved body's angular momentum
+    /// (`RigidBody::displace`). The world adds the correction's potential-energy change
+    /// and books both as the ledger's `projection`.
+    pub projection_work: f64,
     /// Whether the contact pass had to fall back because its result gained kinetic
     /// energy (see `dynamics::contact_pass::DISSIPATION_SLACK`).
     pub contact_fallback: ContactFallback,

@@ -132,7 +132,9 @@ pub struct SolverParams {
     /// 0 means "derive it from `friction` and `cohesion`". Default: 0.
     pub equivalent_friction: f64,
     /// CCP: relaxation ω ∈ (0, 2) of the fixed-point step P − ω A (N P + b) (paper 002,
-    /// eq. 52; the paper uses 0.2). Default: 0.2.
+    /// eq. 52). With CCP's diagonal step matrix A (`dynamics::solver::ccp`, "Step
+    /// matrix"), ω = 1 is the exact Gauss-Seidel step of each contact's normal; the paper
+    /// uses 0.2 with its A = 3/Tr(N) I. Default: 1.
     pub ccp_omega: f64,
     /// CCP: relaxation τ ∈ (0, 1] of the update P ← τ Proj{…} + (1 − τ) P (paper 002,
     /// eq. 52; the paper uses 1). Default: 1.
@@ -169,7 +171,7 @@ impl Default for SolverParams {
             contact_pass: true,
             cohesion: 0.0,
             equivalent_friction: 0.0,
-            ccp_omega: 0.2,
+            ccp_omega: 1.0,
             ccp_tau: 1.0,
             mdp_friction: mdp::FrictionLaw::MaximumDissipation,
             error_reduction: 0.2,

@@ -33,6 +33,7 @@ pub mod render;
 pub mod repose;
 pub mod simulation;
 pub mod teach;
+pub mod timeline;
 pub mod ui;
 
 use crate::dynamics::solver::SolverKind;
@@ -134,6 +135,7 @@ pub fn build_app(options: &AppOptions) -> Result<App, String> {
         record::LabRecordPlugin {
             record_at_start: options.record.clone(),
         },
+        timeline::TimelinePlugin,
     ))
     .add_plugins(teach_plugins(options))
     .add_plugins((
@@ -146,7 +148,7 @@ pub fn build_app(options: &AppOptions) -> Result<App, String> {
             Update,
             (move |mut control: ResMut<simulation::SimControl>, mut done: Local<bool>| {
                 if !std::mem::replace(&mut *done, true) {
-                    control.pending_steps += n;
+                    control.steps_now += n;
                 }
             })
             .in_set(simulation::SimulationSystems)

@@ -144,17 +144,7 @@ pub fn build_app(options: &AppOptions) -> Result<App, String> {
         compare::CompareRenderPlugin,
     ));
     if let Some(n) = options.steps {
-        app.add_systems(
-            Update,
-            (move |mut control: ResMut<simulation::SimControl>, mut done: Local<bool>| {
-                if !std::mem::replace(&mut *done, true) {
-                    control.steps_now += n;
-                }
-            })
-            .in_set(simulation::SimulationSystems)
-            .after(compare::start_comparison)
-            .before(simulation::handle_reset),
-        );
+        app.insert_resource(simulation::StartupSteps(n));
     }
     Ok(app)
 }

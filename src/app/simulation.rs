@@ -45,6 +45,7 @@
 //! hidden. Compare mode ([`super::compare`]) keeps its own clock: its runs are stepped
 //! on the app's thread to the step count of this world.
 
+use super::timeline::{History, TimelineView};
 use crate::body::RigidBody;
 use crate::dynamics::solver::SolverKind;
 use crate::energy::EnergySample;
@@ -53,7 +54,6 @@ use crate::repose::{Phase, ReposeConfig, ReposeGrid, ReposeMeasurement, ReposeTr
 use crate::scene::{self, Scene};
 use crate::world::{AppliedForce, World};
 use bevy::prelude::*;
-use super::timeline::{History, TimelineView};
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -443,10 +443,27 @@ impl Plugin for LabSimulationPlugin {
         .add_systems(Startup, start_history)
         .add_systems(
             Update,
-            (reload_changed_scene, handle_reset, advance_simulation)
+            (
+                apply_startup_steps,
+                reload_changed_scene,
+                handle_reset,
+                advance_simulation,
+            )
                 .chain()
                 .in_set(SimulationSystems),
         );
+    }
+}
+
+/// Steps to take before the first frame is shown (`--steps N`), handed to
+/// [`SimControl::steps_now`] at the first frame (after a lesson or comparison set up in
+/// that frame).
+#[derive(Resource, Debug, Clone, Copy)]
+pub struct StartupSteps(pub u64);
+
+fn apply_startup_steps(startup: Option<ResMut<StartupSteps>>, mut control: ResMut<SimControl>) {
+    if let Some(mut s) = startup {
+        control.steps_now += std::mem::take(&mut s.0);
     }
 }
 
@@ -520,6 +537,28 @@ struct Shared {
     changed: Condvar,
     /// The app wants the lock: the thread waits after its current step.
     sync_wanted: AtomicBool,
+    /// Progress, written by the thread after every step (read without the lock): whether
+    /// work is left, and how many steps the frame waits for regardless of its budget.
+    work_due: AtomicBool,
+    blocking_left: AtomicU64,
+    /// The app thread waiting for progress (woken after every step).
+    waiter: Mutex<Option<std::thread::Thread>>,
+}
+
+impl Shared {
+    /// After a step or a change of work: publish the progress and wake a waiting frame.
+    fn progress(&self, core: &Core) {
+        self.work_due.store(core.has_work(), Ordering::Release);
+        self.blocking_left.store(core.blocking, Ordering::Release);
+        if let Some(t) = self
+            .waiter
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_ref()
+        {
+            t.unpark();
+        }
+    }
 }
 
 /// The physics thread's side: the authoritative simulation and its clock.
@@ -549,8 +588,7 @@ struct Core {
 
 impl Core {
     fn has_work(&self) -> bool {
-        self.sim.error.is_none()
-            && (self.pending > 0 || (self.clock_running && self.clock_due()))
+        self.sim.error.is_none() && (self.pending > 0 || (self.clock_running && self.clock_due()))
     }
 
     /// Whether the clock's backlog holds a step (a relative tolerance so that adding dt
@@ -606,6 +644,7 @@ fn physics_thread(shared: Arc<Shared>) {
         let t = Instant::now();
         core.take_step();
         core.busy += t.elapsed();
+        shared.progress(&core);
         drop(core);
         shared.changed.notify_all();
         core = shared.core.lock().unwrap_or_else(|e| e.into_inner());
@@ -613,10 +652,7 @@ fn physics_thread(shared: Arc<Shared>) {
 }
 
 fn wait<'a>(shared: &Shared, core: MutexGuard<'a, Core>) -> MutexGuard<'a, Core> {
-    shared
-        .changed
-        .wait(core)
-        .unwrap_or_else(|e| e.into_inner())
+    shared.changed.wait(core).unwrap_or_else(|e| e.into_inner())
 }
 
 /// What the app published last: edits are what differs from it.
@@ -691,6 +727,9 @@ impl PhysicsThread {
             }),
             changed: Condvar::new(),
             sync_wanted: AtomicBool::new(false),
+            work_due: AtomicBool::new(false),
+            blocking_left: AtomicU64::new(0),
+            waiter: Mutex::new(None),
         });
         let thread_shared = shared.clone();
         let handle = std::thread::Builder::new()
@@ -822,42 +861,32 @@ pub fn advance_simulation(
         }
         budget = control.frame_budget;
         blocking = core.blocking > 0;
+        thread.shared.progress(&core);
     }
     self_notify(thread);
 
     // Wait for what is due: at most the frame budget, unless the frame must show
     // `steps_now` taken.
     let start = Instant::now();
-    let mut core = thread
-        .shared
-        .core
-        .lock()
-        .unwrap_or_else(|e| e.into_inner());
+    let shared = &thread.shared;
+    *shared.waiter.lock().unwrap_or_else(|e| e.into_inner()) = Some(std::thread::current());
     loop {
         let due = if blocking {
-            core.blocking > 0
+            shared.blocking_left.load(Ordering::Acquire) > 0
         } else {
-            core.has_work()
+            shared.work_due.load(Ordering::Acquire)
         };
-        if !due || core.sim.error.is_some() {
+        if !due {
             break;
         }
-        let left = if blocking {
-            Duration::from_secs(3600)
-        } else {
-            match budget.checked_sub(start.elapsed()) {
-                Some(d) if !d.is_zero() => d,
-                _ => break,
-            }
-        };
-        core = thread
-            .shared
-            .changed
-            .wait_timeout(core, left)
-            .unwrap_or_else(|e| e.into_inner())
-            .0;
+        let left = budget.saturating_sub(start.elapsed());
+        if !blocking && left.is_zero() {
+            break;
+        }
+        // Woken after every step; the timeout only bounds a missed wake-up.
+        std::thread::park_timeout(left.clamp(Duration::from_micros(50), Duration::from_millis(5)));
     }
-    drop(core);
+    *shared.waiter.lock().unwrap_or_else(|e| e.into_inner()) = None;
     let waited = start.elapsed();
     let mut core = thread.lock();
 

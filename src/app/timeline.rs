@@ -99,6 +99,11 @@ impl History {
     /// Store the state of `sim` (after the last entry's step), dropping the oldest
     /// states until it fits the cap. A state larger than the cap is not kept.
     pub fn push(&mut self, sim: &Simulation) {
+        if self.cap == 0 {
+            // History off: no copies.
+            self.clear();
+            return;
+        }
         let ((world, repose), heap) = allocated_by(|| (sim.world.clone(), sim.repose.clone()));
         let bytes = heap + size_of::<Entry>();
         self.remove_from(sim.world.step_index);
@@ -124,7 +129,11 @@ impl History {
     /// Drop the states after `step`; whether any were dropped.
     pub fn truncate_after(&mut self, step: u64) -> bool {
         let mut dropped = false;
-        while self.entries.back().is_some_and(|e| e.world.step_index > step) {
+        while self
+            .entries
+            .back()
+            .is_some_and(|e| e.world.step_index > step)
+        {
             let e = self.entries.pop_back().expect("checked");
             self.bytes -= e.bytes;
             dropped = true;
@@ -134,7 +143,11 @@ impl History {
 
     /// Drop the states at `step` and after.
     pub fn remove_from(&mut self, step: u64) {
-        while self.entries.back().is_some_and(|e| e.world.step_index >= step) {
+        while self
+            .entries
+            .back()
+            .is_some_and(|e| e.world.step_index >= step)
+        {
             let e = self.entries.pop_back().expect("checked");
             self.bytes -= e.bytes;
         }

@@ -264,3 +264,85 @@ fn the_history_keeps_to_its_memory_cap() {
     app.update();
     assert_eq!(shown(&app).world.step_index, 200);
 }
+
+/// Save the state at step 300 as a scene: the file loads (through `impulse-lab run`'s own
+/// path) with the app's bodies bit for bit, and `impulse-lab run FILE --steps 200`
+/// continues it bit for bit as the app does after "reset", which returns to the saved
+/// state. Both continuations start cold: a scene carries the bodies, containers, method
+/// and parameters, not the warm-start caches or the ledger (`impulse_lab::scene::save`).
+#[test]
+fn a_saved_state_continues_with_impulse_lab_run_as_in_the_app() {
+    let _serial = serial();
+    const STEPS: u64 = 200;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("state.ron");
+    let mut app = headless_app(sim("pour_mixed"));
+    step_app(&mut app, 300);
+    let saved = shown(&app).world.bodies.clone();
+    app.world_mut().resource_mut::<TimelineView>().save_request = Some(path.clone());
+    app.update();
+    let message = app.world().resource::<TimelineView>().message.clone();
+    assert!(matches!(message, Some((_, true))), "{message:?}");
+    assert_eq!(shown(&app).scene_path.as_deref(), Some(path.as_path()));
+
+    // Loaded as the CLI loads it: the same bodies, bit for bit.
+    let loaded = scene::load_scene(&path).unwrap().build_world().unwrap();
+    assert_same_state(&saved, &loaded.bodies, "loaded from the saved scene");
+
+    // Reset returns to the saved state; the app continues from it.
+    app.world_mut().resource_mut::<SimControl>().reset_requested = true;
+    app.update();
+    assert_eq!(shown(&app).world.step_index, 0);
+    assert_same_state(&saved, &shown(&app).world.bodies, "after reset");
+    step_app(&mut app, STEPS);
+
+    let state = dir.path().join("final.json");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_impulse-lab"))
+        .args(["run", path.to_str().unwrap(), "--steps", &STEPS.to_string()])
+        .arg("--final-state")
+        .arg(&state)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let cli: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&state).unwrap()).unwrap();
+    assert_eq!(cli["step"].as_u64(), Some(STEPS));
+    let bodies = cli["bodies"].as_array().unwrap();
+    let app_bodies = &shown(&app).world.bodies;
+    assert_eq!(bodies.len(), app_bodies.len());
+    // serde_json writes the shortest text that reads back to the same f64.
+    let f = |v: &serde_json::Value, k: usize| v[k].as_f64().unwrap().to_bits();
+    for (i, (j, b)) in bodies.iter().zip(app_bodies).enumerate() {
+        let q = b.orientation.quaternion();
+        let app_state = [
+            b.position.x,
+            b.position.y,
+            b.position.z,
+            q.w,
+            q.i,
+            q.j,
+            q.k,
+            b.velocity.x,
+            b.velocity.y,
+            b.velocity.z,
+        ]
+        .map(f64::to_bits);
+        let cli_state = [
+            f(&j["position"], 0),
+            f(&j["position"], 1),
+            f(&j["position"], 2),
+            f(&j["orientation"], 0),
+            f(&j["orientation"], 1),
+            f(&j["orientation"], 2),
+            f(&j["orientation"], 3),
+            f(&j["velocity"], 0),
+            f(&j["velocity"], 1),
+            f(&j["velocity"], 2),
+        ];
+        assert_eq!(app_state, cli_state, "body {i} after {STEPS} steps");
+    }
+}

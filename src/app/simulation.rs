@@ -445,6 +445,7 @@ impl Plugin for LabSimulationPlugin {
             Update,
             (
                 apply_startup_steps,
+                super::timeline::save_requested_state,
                 reload_changed_scene,
                 handle_reset,
                 advance_simulation,
@@ -667,6 +668,7 @@ struct Published {
     sleep: crate::world::SleepParams,
     grab: Option<GrabSpring>,
     error: Option<String>,
+    scene_path: Option<PathBuf>,
     record_trace: bool,
     repose_measurement: Option<ReposeMeasurement>,
 }
@@ -684,6 +686,7 @@ impl Published {
             sleep: sim.world.sleep.clone(),
             grab: sim.grab.clone(),
             error: sim.error.clone(),
+            scene_path: sim.scene_path.clone(),
             record_trace: sim.world.record_trace,
             repose_measurement: sim.repose_measurement.clone(),
         }
@@ -802,6 +805,12 @@ fn apply_edits(core: &mut Core, sim: &Simulation, published: &Published) {
     }
     if sim.error != published.error {
         core.sim.error = sim.error.clone();
+        core.dirty = true;
+    }
+    if sim.scene_path != published.scene_path {
+        // Saved as a scene: reset returns to it.
+        core.sim.scene = sim.scene.clone();
+        core.sim.scene_path = sim.scene_path.clone();
         core.dirty = true;
     }
     if sim.repose_measurement != published.repose_measurement {

@@ -230,6 +230,12 @@ pub struct TimelineView {
     pub seek: Option<u64>,
     /// Set the memory cap (bytes).
     pub cap_request: Option<usize>,
+    /// The scrub bar's "save state" file name.
+    pub save_path: String,
+    /// Save the shown state as a scene file at the next frame ([`save_state`]).
+    pub save_request: Option<std::path::PathBuf>,
+    /// The last save's outcome (message, success).
+    pub message: Option<(String, bool)>,
 }
 
 impl Default for TimelineView {
@@ -242,6 +248,9 @@ impl Default for TimelineView {
             cap: DEFAULT_CAP,
             seek: None,
             cap_request: None,
+            save_path: "out/state.ron".into(),
+            save_request: None,
+            message: None,
         }
     }
 }
@@ -268,6 +277,50 @@ impl TimelineView {
         let target = self.seek.unwrap_or(self.step).saturating_add_signed(delta);
         self.seek = Some(target.clamp(first, last));
     }
+}
+
+/// Save the state of `sim` as a scene file at `path` ([`crate::scene::save`]: the bodies
+/// exactly, no warm-start state, ledger or time). The file is written whole or not at
+/// all, then loaded back as the app's scene: "reset" returns to it and the file is
+/// watched for edits.
+pub fn save_state(sim: &mut Simulation, path: &std::path::Path) -> Result<(), String> {
+    let name = path
+        .file_stem()
+        .map_or("state".into(), |s| s.to_string_lossy().into_owned());
+    let scene = crate::scene::save::state_scene(&sim.scene, &sim.world, &name)?;
+    let text = scene.to_ron().map_err(|e| e.to_string())?;
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    }
+    crate::output::write_file(path, text.as_bytes()).map_err(|e| e.to_string())?;
+    sim.scene = crate::scene::load_scene(path).map_err(|e| e.to_string())?;
+    sim.scene_path = Some(path.to_path_buf());
+    Ok(())
+}
+
+/// Carry out a save request (before this frame's physics sync).
+pub fn save_requested_state(
+    mut view: ResMut<TimelineView>,
+    mut sim: ResMut<Simulation>,
+    mut watcher: ResMut<super::simulation::SceneWatcher>,
+) {
+    let Some(path) = view.save_request.take() else {
+        return;
+    };
+    view.message = Some(match save_state(&mut sim, &path) {
+        Ok(()) => {
+            watcher.track(Some(&path));
+            (
+                format!(
+                    "saved step {} as {} (reset returns to it)",
+                    sim.world.step_index,
+                    path.display()
+                ),
+                true,
+            )
+        }
+        Err(e) => (format!("not saved: {e}"), false),
+    });
 }
 
 /// The time of the state shown when it is a past one (the energy plot draws its cursor
@@ -301,7 +354,7 @@ pub fn scrub_bar(ui: &mut egui::Ui, view: &mut TimelineView, sim: &Simulation) {
             view.step_by(1);
         }
         let mut step = view.seek.unwrap_or(view.step);
-        let width = (ui.available_width() - 330.0).max(120.0);
+        let width = (ui.available_width() - 380.0).max(120.0);
         ui.spacing_mut().slider_width = width;
         let r = ui
             .add(egui::Slider::new(&mut step, first..=last.max(first)).text("step"))
@@ -338,6 +391,29 @@ pub fn scrub_bar(ui: &mut egui::Ui, view: &mut TimelineView, sim: &Simulation) {
             .changed()
         {
             view.cap_request = Some((cap_mb * (1u64 << 20) as f64) as usize);
+        }
+    });
+    ui.horizontal(|ui| {
+        ui.add(egui::TextEdit::singleline(&mut view.save_path).desired_width(160.0));
+        if ui
+            .button("Save state as scene")
+            .on_hover_text(
+                "Write the bodies as they are now (positions, orientations, velocities), \
+                 the containers, method and parameters as a scene file that `impulse-lab run` \
+                 and the app load; reset then returns to it. Warm-start state and the ledger \
+                 are not saved: a run from the file starts them cold.",
+            )
+            .clicked()
+        {
+            view.save_request = Some(std::path::PathBuf::from(view.save_path.trim()));
+        }
+        if let Some((msg, ok)) = &view.message {
+            let color = if *ok {
+                egui::Color32::from_rgb(30, 120, 40)
+            } else {
+                egui::Color32::from_rgb(200, 30, 30)
+            };
+            ui.colored_label(color, msg);
         }
     });
 }

@@ -346,3 +346,57 @@ fn a_saved_state_continues_with_impulse_lab_run_as_in_the_app() {
         assert_eq!(app_state, cli_state, "body {i} after {STEPS} steps");
     }
 }
+
+/// Compare mode follows the timeline: scrubbing the app's world back to step 100 brings
+/// every run of the comparison to step 100 (recomputed from the scene: each run is
+/// deterministic), equal bit for bit to that run alone, and stepping on from there
+/// keeps them so.
+#[test]
+fn compare_mode_scrubs_every_run() {
+    use impulse_lab::app::compare::CompareMode;
+    use impulse_lab::app::{AppOptions, teach_plugins};
+    use impulse_lab::dynamics::solver::SolverKind;
+    let _serial = serial();
+    let solvers = vec![SolverKind::Etm, SolverKind::Sqm, SolverKind::Smm];
+    let options = AppOptions {
+        compare: solvers.clone(),
+        ..AppOptions::default()
+    };
+    let mut app = headless_app(sim("etm_box_flat"));
+    app.add_plugins(teach_plugins(&options));
+    app.update();
+    step_app(&mut app, 250);
+    app.update();
+    app.world_mut().resource_mut::<TimelineView>().seek = Some(100);
+    app.update();
+    let check = |app: &App, steps: u64| {
+        assert_eq!(shown(app).world.step_index, steps);
+        let c = app
+            .world()
+            .resource::<CompareMode>()
+            .comparison
+            .as_ref()
+            .expect("compare mode on");
+        assert_eq!(c.steps(), steps);
+        let sc = scene::load_scene(&scene::resolve_scene("etm_box_flat")).unwrap();
+        for (run, &k) in c.runs.iter().zip(&solvers) {
+            let mut s = sc.clone();
+            s.solver = k;
+            let mut alone = s.build_world().unwrap();
+            alone.start_ledger();
+            for _ in 0..steps {
+                alone.step().unwrap();
+            }
+            assert_same_state(&run.world.bodies, &alone.bodies, k.name());
+        }
+        assert_same_state(
+            &shown(app).world.bodies,
+            &c.runs[0].world.bodies,
+            "app world vs run 0",
+        );
+    };
+    check(&app, 100);
+    step_app(&mut app, 50);
+    app.update();
+    check(&app, 150);
+}

@@ -826,7 +826,11 @@ fn energy_plot(ui: &mut egui::Ui, p: &mut PanelParams, timeline: &super::timelin
                 );
             }
             if let Some(t) = super::timeline::plot_cursor(timeline, &p.sim) {
-                plot.vline(egui_plot::VLine::new("timeline", t).color(egui::Color32::GRAY));
+                plot.vline(
+                    egui_plot::VLine::new("timeline", t)
+                        .color(egui::Color32::WHITE)
+                        .width(1.5),
+                );
             }
         });
 }

@@ -643,7 +643,19 @@ fn physics_thread(shared: Arc<Shared>) {
             continue;
         }
         let t = Instant::now();
-        core.take_step();
+        let stepped = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| core.take_step()));
+        if stepped.is_err() {
+            // A bug in a step: shown as the run's error (the run pauses), not a dead
+            // thread the frame would wait for.
+            core.sim.error = Some(format!(
+                "step {}: the physics step panicked (a bug; see the terminal)",
+                core.sim.world.step_index + 1
+            ));
+            core.pending = 0;
+            core.blocking = 0;
+            core.backlog = 0.0;
+            core.dirty = true;
+        }
         core.busy += t.elapsed();
         shared.progress(&core);
         drop(core);

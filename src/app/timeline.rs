@@ -274,8 +274,12 @@ impl TimelineView {
         let Some((first, last)) = self.range else {
             return;
         };
-        let target = self.seek.unwrap_or(self.step).saturating_add_signed(delta);
-        self.seek = Some(target.clamp(first, last));
+        let from = self.seek.unwrap_or(self.step);
+        let target = from.saturating_add_signed(delta).clamp(first, last);
+        // At either end nothing changes (and a running run is not paused).
+        if target != from {
+            self.seek = Some(target);
+        }
     }
 }
 

@@ -400,3 +400,32 @@ fn compare_mode_scrubs_every_run() {
     app.update();
     check(&app, 150);
 }
+
+/// A scene's constant forces (`dda_rolling_sphere` pushes one sphere with F = 1 N at an
+/// offset) act at every step of the app as in the core, so the app's run equals the
+/// core's bit for bit; and a state saved from it carries the force.
+#[test]
+fn scene_forces_act_in_the_app_as_in_the_core() {
+    let _serial = serial();
+    const STEPS: u64 = 300;
+    let mut app = headless_app(sim("dda_rolling_sphere"));
+    step_app(&mut app, STEPS);
+    let mut reference = core_world("dda_rolling_sphere");
+    assert!(
+        !reference.forces.is_empty(),
+        "the scene has a constant force"
+    );
+    for _ in 0..STEPS {
+        reference.step().unwrap();
+    }
+    assert_same_state(
+        &reference.bodies,
+        &shown(&app).world.bodies,
+        "after 300 steps",
+    );
+    let s = shown(&app);
+    let saved = impulse_lab::scene::save::state_scene(&s.scene, &s.world, &s.scene_forces, "saved")
+        .unwrap();
+    let loaded = saved.build_world().unwrap();
+    assert_eq!(loaded.forces, reference.forces);
+}

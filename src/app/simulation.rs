@@ -89,6 +89,9 @@ pub struct Simulation {
     /// The repose measurement grid of the scene's initial state, or why the experiment
     /// cannot run on this scene (no box with a divider, unsupported shapes).
     pub repose_grid: Result<ReposeGrid, String>,
+    /// The scene's constant forces (`force` of its bodies), applied at every step with
+    /// the mouse spring.
+    pub scene_forces: Vec<AppliedForce>,
     /// Which run this is: new for every world built from a scene (load, reset, open),
     /// kept by steps and edits. The timeline keeps the states of one run.
     pub run: u64,
@@ -145,6 +148,7 @@ impl Simulation {
             scene.solver = kind;
         }
         let mut world = scene.build_world().map_err(|e| e.to_string())?;
+        let scene_forces = world.forces.clone();
         let repose_grid = ReposeTracker::new(&mut world, ReposeConfig::default())
             .map(|t| t.grid)
             .map_err(|e| e.to_string());
@@ -160,6 +164,7 @@ impl Simulation {
             repose: None,
             repose_measurement: None,
             repose_grid,
+            scene_forces,
             run: NEXT_RUN.fetch_add(1, Ordering::Relaxed),
         })
     }
@@ -193,6 +198,7 @@ impl Simulation {
         }
         world.dt = self.world.dt;
         world.sleep = self.world.sleep.clone();
+        self.scene_forces = world.forces.clone();
         self.last_sample = world.start_ledger();
         self.world = world;
         self.error = None;
@@ -213,7 +219,7 @@ impl Simulation {
     /// One step of the world (with the mouse spring, if any). A solver error or a
     /// non-finite state is returned as an error.
     pub fn step(&mut self) -> Result<EnergySample, String> {
-        self.world.forces.clear();
+        self.world.forces.clone_from(&self.scene_forces);
         if let Some(g) = &self.grab {
             match self.world.bodies.get(g.body) {
                 Some(b) if !b.is_static() => {

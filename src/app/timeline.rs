@@ -291,7 +291,7 @@ pub fn save_state(sim: &mut Simulation, path: &std::path::Path) -> Result<(), St
     let name = path
         .file_stem()
         .map_or("state".into(), |s| s.to_string_lossy().into_owned());
-    let scene = crate::scene::save::state_scene(&sim.scene, &sim.world, &name)?;
+    let scene = crate::scene::save::state_scene(&sim.scene, &sim.world, &sim.scene_forces, &name)?;
     let text = scene.to_ron().map_err(|e| e.to_string())?;
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;

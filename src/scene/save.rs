@@ -19,16 +19,22 @@ use crate::body::RigidBody;
 use crate::container::Container;
 use crate::math::Vec3;
 use crate::shapes::Shape;
-use crate::world::World;
+use crate::world::{AppliedForce, World};
 
 fn v3(v: &Vec3) -> V3 {
     V3::new(v.x, v.y, v.z)
 }
 
 /// The scene of `world`'s current state (module doc), named `name`; `base` is the scene
-/// the world was built from. An error names the first body whose state the scene cannot
-/// carry exactly.
-pub fn state_scene(base: &Scene, world: &World, name: &str) -> Result<Scene, String> {
+/// the world was built from, `forces` the constant forces to write (at most one a body;
+/// not the world's `forces`, which may hold the app's mouse spring). An error names the
+/// first body whose state the scene cannot carry exactly.
+pub fn state_scene(
+    base: &Scene,
+    world: &World,
+    forces: &[AppliedForce],
+    name: &str,
+) -> Result<Scene, String> {
     let mut scene = Scene::new(name);
     scene.description = format!(
         "State of \"{}\" at t = {} s (step {}), saved from Impulse Lab.",
@@ -50,6 +56,20 @@ pub fn state_scene(base: &Scene, world: &World, name: &str) -> Result<Scene, Str
         .enumerate()
         .map(|(i, b)| body_spec(b).map_err(|e| format!("body {i}: {e}")))
         .collect::<Result<_, _>>()?;
+    for f in forces {
+        let b: &mut BodySpec = scene
+            .bodies
+            .get_mut(f.body)
+            .ok_or_else(|| format!("a force on body {}, which does not exist", f.body))?;
+        if b.force.vec3() != Vec3::zeros() {
+            return Err(format!(
+                "body {}: two constant forces (a scene gives one a body)",
+                f.body
+            ));
+        }
+        b.force = v3(&f.force);
+        b.force_offset = v3(&f.offset);
+    }
     // Check: the scene builds the same bodies and containers, bit for bit.
     let built = scene.build_world().map_err(|e| e.to_string())?;
     if built.containers != world.containers {

@@ -86,6 +86,7 @@ pub struct AppliedForce {
     pub offset: Vec3,
 }
 
+#[derive(Clone)]
 pub struct World {
     pub bodies: Vec<RigidBody>,
     pub containers: Vec<Container>,
@@ -718,7 +719,7 @@ pub struct TraceFrame {
 }
 
 /// Union-find over body indices with path halving (islands of touching bodies).
-#[derive(Default)]
+#[derive(Clone, Default)]
 struct UnionFind {
     parent: Vec<usize>,
 }

@@ -12,7 +12,10 @@
 //! spawned body or a removed wall (anything that bumps [`Simulation::generation`])
 //! rebuilds the comparison from the scene and catches it up, at most
 //! [`CATCH_UP_PER_FRAME`] steps per frame; opening another scene file leaves compare
-//! mode. Disturbances of the app's world (a dragged
+//! mode. Scrubbing the timeline back (`super::timeline`) leaves the comparison ahead of
+//! the app's world, which rebuilds and catches it up the same way, so every run shows
+//! the scrubbed step (recomputed: the runs are deterministic). This clock stays on the
+//! app's thread, not the physics thread: the comparison steps in the frame. Disturbances of the app's world (a dragged
 //! body, a spawned one, parameters changed in the solver panel) are not copied into the
 //! runs: the comparison always shows the scene as written.
 //!

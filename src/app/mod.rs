@@ -33,6 +33,7 @@ pub mod render;
 pub mod repose;
 pub mod simulation;
 pub mod teach;
+pub mod timeline;
 pub mod ui;
 
 use crate::dynamics::solver::SolverKind;
@@ -134,6 +135,7 @@ pub fn build_app(options: &AppOptions) -> Result<App, String> {
         record::LabRecordPlugin {
             record_at_start: options.record.clone(),
         },
+        timeline::TimelinePlugin,
     ))
     .add_plugins(teach_plugins(options))
     .add_plugins((
@@ -142,17 +144,7 @@ pub fn build_app(options: &AppOptions) -> Result<App, String> {
         compare::CompareRenderPlugin,
     ));
     if let Some(n) = options.steps {
-        app.add_systems(
-            Update,
-            (move |mut control: ResMut<simulation::SimControl>, mut done: Local<bool>| {
-                if !std::mem::replace(&mut *done, true) {
-                    control.pending_steps += n;
-                }
-            })
-            .in_set(simulation::SimulationSystems)
-            .after(compare::start_comparison)
-            .before(simulation::handle_reset),
-        );
+        app.insert_resource(simulation::StartupSteps(n));
     }
     Ok(app)
 }

@@ -144,6 +144,7 @@ pub struct PanelParams<'w> {
 pub(crate) fn panels(
     mut contexts: EguiContexts,
     mut p: PanelParams,
+    mut timeline: ResMut<super::timeline::TimelineView>,
     mut camera: Query<&mut Camera, super::compare::MainViewCamera>,
     window: Single<&Window, With<PrimaryWindow>>,
 ) -> Result {
@@ -185,10 +186,17 @@ pub(crate) fn panels(
     let bottom = egui::Panel::bottom("energy")
         .default_size(230.0)
         .resizable(true)
-        .show(&mut root, |ui| energy_plot(ui, &mut p))
+        .show(&mut root, |ui| energy_plot(ui, &mut p, &timeline))
         .response
         .rect
-        .height();
+        .height()
+        + egui::Panel::bottom("timeline")
+            .show(&mut root, |ui| {
+                super::timeline::scrub_bar(ui, &mut timeline, &p.sim)
+            })
+            .response
+            .rect
+            .height();
     let right = p.teach.right
         + if p.selection.body.is_some() && !p.present.on {
             egui::Panel::right("inspector")
@@ -308,13 +316,15 @@ fn run_control(ui: &mut egui::Ui, p: &mut PanelParams) {
         let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
         let stats = &p.control.stats;
         ui.monospace(format!(
-            "t = {:.3} s | step {} | {} bodies ({} asleep) | {} contacts | {:.0} FPS | ×{:.2} real time{} | {} steps/frame | detect {:.2} ms, solve {:.2} ms, contact pass {:.2} ms, integrate {:.2} ms",
+            "t = {:.3} s | step {} | {} bodies ({} asleep) | {} contacts | {:.1} FPS | render {:.1} ms, physics {:.1} ms per frame | ×{:.2} real time{} | {} steps/frame | detect {:.2} ms, solve {:.2} ms, contact pass {:.2} ms, integrate {:.2} ms",
             w.time,
             w.step_index,
             w.bodies.len(),
             w.sleeping_bodies(),
             w.contacts.len(),
             p.state.fps,
+            ms(stats.render_time()),
+            ms(stats.physics_last_frame),
             stats.real_time_factor,
             if stats.over_budget { " (solver slower than requested)" } else { "" },
             stats.steps_last_frame,
@@ -758,7 +768,7 @@ fn inspector(ui: &mut egui::Ui, p: &mut PanelParams) {
     }
 }
 
-fn energy_plot(ui: &mut egui::Ui, p: &mut PanelParams) {
+fn energy_plot(ui: &mut egui::Ui, p: &mut PanelParams, timeline: &super::timeline::TimelineView) {
     ui.horizontal_wrapped(|ui| {
         if p.present.on {
             // Presentation mode: the plot only.
@@ -813,6 +823,13 @@ fn energy_plot(ui: &mut egui::Ui, p: &mut PanelParams) {
                     egui_plot::Line::new(*name, pts)
                         .color(egui::Color32::from_rgb(rgb[0], rgb[1], rgb[2]))
                         .width(p.present.line_width(1.5)),
+                );
+            }
+            if let Some(t) = super::timeline::plot_cursor(timeline, &p.sim) {
+                plot.vline(
+                    egui_plot::VLine::new("timeline", t)
+                        .color(egui::Color32::WHITE)
+                        .width(1.5),
                 );
             }
         });

@@ -57,7 +57,7 @@ fn overlap(bodies: &[RigidBody], reach: &[f64], i: usize, j: usize) -> bool {
 }
 
 /// Scratch space of [`ball_pairs`], kept between steps to avoid allocation.
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct Grid {
     /// (cell, ball) of the balls in the grid, sorted by cell (x, y, z
     /// lexicographically) then ball.

@@ -9,6 +9,7 @@ use crate::math::{Iso3, Point3, Vec3};
 use crate::shapes::Shape;
 use parry3d_f64::shape::SharedShape;
 
+#[derive(Clone)]
 pub enum Collider {
     Sphere {
         radius: f64,

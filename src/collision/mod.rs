@@ -23,7 +23,7 @@ use crate::container::Container;
 use rayon::prelude::*;
 
 /// Collision geometry and scratch space for the bodies of a world.
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct CollisionPipeline {
     colliders: Vec<Collider>,
     radii: Vec<f64>,

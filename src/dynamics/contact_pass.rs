@@ -74,7 +74,7 @@ use crate::collision::Contact;
 use crate::math::{Mat3, Quat, Vec3};
 
 /// Scratch space of the pass (kept between steps to avoid allocation).
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct ContactPass {
     level: Vec<u32>,
     adjacency: Vec<Vec<usize>>,
@@ -90,6 +90,7 @@ pub struct ContactPass {
 }
 
 /// One contact of the position projection ([`ContactPass::project`]).
+#[derive(Clone)]
 struct ProjectionRow {
     contact: usize,
     /// s*: the separation the contact must reach.
@@ -702,7 +703,7 @@ struct CachedImpulse {
 
 /// Accumulated impulses of the last step, one flat list sorted by pair, reused from
 /// step to step (no allocation once it has grown to the pile's contact count).
-#[derive(Default)]
+#[derive(Clone, Default)]
 struct ImpulseCache {
     entries: Vec<CachedImpulse>,
 }
@@ -737,6 +738,7 @@ impl ImpulseCache {
 }
 
 /// One contact of the pass: its prepared data and accumulated impulses.
+#[derive(Clone)]
 struct Row {
     p: PreparedContact,
     /// 1/(nᵀKn), 0 if the contact cannot take an impulse.

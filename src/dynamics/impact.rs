@@ -41,7 +41,7 @@ use crate::collision::{Contact, relative_velocity};
 use crate::math::Vec3;
 
 /// Per-body impact timing of one step (scratch kept between steps).
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct ImpactTiming {
     /// Earliest impact time τ in the step (0: none).
     tau: Vec<f64>,

@@ -22,6 +22,7 @@
 mod error;
 mod expand;
 pub mod locate;
+pub mod save;
 mod spec;
 
 pub use error::{MAX_REPORTED, SceneError, SceneErrorKind};
@@ -51,6 +52,14 @@ fn default_dt() -> f64 {
 
 fn default_duration() -> f64 {
     10.0
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn is_true(b: &bool) -> bool {
+    *b
 }
 
 fn default_solver() -> SolverKind {
@@ -100,6 +109,11 @@ pub struct Scene {
         skip_serializing_if = "Option::is_none"
     )]
     pub pack_friction: Option<f64>,
+    /// Whether loading rejects bodies that certainly overlap (module doc). A saved state
+    /// ([`save::state_scene`]) writes `overlap_check: false`: its resting contacts
+    /// overlap by what the solver left. Default: true.
+    #[serde(default = "yes", skip_serializing_if = "is_true")]
+    pub overlap_check: bool,
     #[serde(default)]
     pub containers: Vec<ContainerSpec>,
     #[serde(default)]
@@ -235,6 +249,7 @@ impl Scene {
             containers: Vec::new(),
             bodies: Vec::new(),
             generators: Vec::new(),
+            overlap_check: true,
             source: None,
         }
     }
@@ -311,7 +326,9 @@ impl Scene {
 
     fn validated_bodies(&self) -> Result<Vec<PlacedBody>, SceneError> {
         let bodies = self.expand_bodies()?;
-        self.check_overlaps(&bodies)?;
+        if self.overlap_check {
+            self.check_overlaps(&bodies)?;
+        }
         Ok(bodies)
     }
 

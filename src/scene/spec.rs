@@ -642,7 +642,14 @@ impl OrientationSpec {
                 yaw_deg.to_radians(),
             ),
             OrientationSpec::Quaternion { w, x, y, z } => {
-                Quat::from_quaternion(Quaternion::new(*w, *x, *y, *z))
+                let q = Quaternion::new(*w, *x, *y, *z);
+                // Unit to rounding (|q|² within 4 ε of 1, as a saved state's is): kept as
+                // written, so that a saved orientation loads bit for bit.
+                if (q.norm_squared() - 1.0).abs() <= 4.0 * f64::EPSILON {
+                    Quat::new_unchecked(q)
+                } else {
+                    Quat::from_quaternion(q)
+                }
             }
             OrientationSpec::Random => return None,
         })

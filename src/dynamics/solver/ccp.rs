@@ -189,7 +189,7 @@ struct StoredImpulse {
 }
 
 /// CCP solver state: scratch arrays and the previous step's impulses.
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct CcpSolver {
     bodies: Vec<CcpBody>,
     contacts: Vec<CcpContact>,

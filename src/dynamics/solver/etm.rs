@@ -113,7 +113,7 @@ pub enum EtmFriction {
 }
 
 /// The energy tracking method solver.
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct EtmSolver {
     /// Friction rule of the increments. Default: [`EtmFriction::Coulomb`].
     pub friction: EtmFriction,
@@ -133,6 +133,7 @@ pub struct EtmSolver {
 }
 
 /// Per-contact state: the prepared data (masses, lever arms, K) and ETM's tracking.
+#[derive(Clone)]
 struct EtmContact {
     pc: PreparedContact,
     /// K⁻¹ (eq. 8: p = K⁻¹Δu).
@@ -173,12 +174,14 @@ impl Regime {
     }
 }
 
+#[derive(Clone)]
 struct Increment {
     p: Vec3,
     regime: Regime,
 }
 
 /// Relative velocity u split in the contact frame.
+#[derive(Clone)]
 struct LocalVel {
     u: Vec3,
     un: f64,
@@ -251,7 +254,7 @@ impl EtmContact {
 }
 
 /// Indexed binary min-heap over contact ids with f64 keys.
-#[derive(Default)]
+#[derive(Clone, Default)]
 struct IndexedHeap {
     heap: Vec<usize>,
     key: Vec<f64>,
@@ -351,7 +354,7 @@ fn diverged(why: String) -> SolverError {
 }
 
 /// Running totals of one call.
-#[derive(Default)]
+#[derive(Clone, Default)]
 struct Tally {
     report: SolverReport,
     fallbacks: u32,

@@ -32,7 +32,7 @@
 use super::prepared::PreparedContact;
 use super::{CollisionSolver, Param, SolverContext, SolverError, SolverKind, SolverReport};
 
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct JoltSolver {
     prepared: Vec<PreparedContact>,
     /// Approach speed −u_n first seen at each contact this step (0 = not yet impacted).

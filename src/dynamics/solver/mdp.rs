@@ -580,7 +580,7 @@ struct BlockRow {
 }
 
 /// Maximum-dissipation (or Coulomb) block Gauss-Seidel solver; see the module doc.
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct MdpSolver {
     prepared: Vec<PreparedContact>,
     rows: Vec<BlockRow>,

@@ -535,7 +535,10 @@ impl Param {
 /// Besides resolving contacts, a method states what the world must do around it
 /// (capabilities), so that the world, the app and the CLI ask the method instead of
 /// matching its name.
-pub trait CollisionSolver: Send + Sync {
+///
+/// A solver is `Clone` (through [`SolverClone`]): its warm-start state is part of a
+/// world's state, and a cloned world continues exactly as the original would.
+pub trait CollisionSolver: Send + Sync + SolverClone {
     fn kind(&self) -> SolverKind;
     /// The [`SolverParams`] fields [`Self::resolve`] reads.
     fn own_parameters(&self) -> &'static [Param];
@@ -574,5 +577,22 @@ pub trait CollisionSolver: Send + Sync {
     /// within the step itself, as MDP does, or is formulated with Newmark, as CCP).
     fn resolves_speculative_as_touching(&self) -> bool {
         false
+    }
+}
+
+/// Cloning a boxed solver with its state; implemented for every `Clone` solver.
+pub trait SolverClone {
+    fn box_clone(&self) -> Box<dyn CollisionSolver>;
+}
+
+impl<T: CollisionSolver + Clone + 'static> SolverClone for T {
+    fn box_clone(&self) -> Box<dyn CollisionSolver> {
+        Box::new(self.clone())
+    }
+}
+
+impl Clone for Box<dyn CollisionSolver> {
+    fn clone(&self) -> Self {
+        self.box_clone()
     }
 }

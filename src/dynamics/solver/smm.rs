@@ -184,7 +184,7 @@ pub enum RestitutionRule {
 }
 
 /// Simultaneous impulse solver; see the module doc.
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct SmmSolver {
     /// How `rest_velocity` selects e (default: per island).
     pub restitution_rule: RestitutionRule,
@@ -205,7 +205,7 @@ pub struct SmmSolver {
     krylov: Krylov,
 }
 
-#[derive(Default)]
+#[derive(Clone, Default)]
 struct Krylov {
     x: Vec<f64>,
     b: Vec<f64>,

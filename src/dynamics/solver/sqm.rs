@@ -83,7 +83,7 @@ pub enum Reapproach {
 }
 
 /// Sequential impulse solver; see the module doc.
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct SqmSolver {
     /// Restitution rule for contacts that approach again (default: paper's eq. 72).
     pub reapproach: Reapproach,
@@ -113,7 +113,7 @@ const ABSENT: u32 = u32::MAX;
 /// Indexed binary min-heap of contact indices keyed by relative normal velocity (ties
 /// broken by contact index, so the pop order is deterministic). Supports re-keying and
 /// removal in O(log n) without allocating once its buffers have grown.
-#[derive(Default)]
+#[derive(Clone, Default)]
 struct ContactHeap {
     heap: Vec<u32>,
     /// Position of each contact in `heap`, or `ABSENT`.

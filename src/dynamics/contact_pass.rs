@@ -71,6 +71,7 @@ use super::solver::prepared::PreparedContact;
 use super::solver::{ContactFallback, SolverParams, SolverReport, total_kinetic_energy};
 use crate::body::RigidBody;
 use crate::collision::Contact;
+use crate::dynamics::warm_start::{CachedImpulse, ImpulseCache};
 use crate::math::{Mat3, Quat, Vec3};
 
 /// Scratch space of the pass (kept between steps to avoid allocation).
@@ -685,58 +686,6 @@ pub fn nearest_in_disk(
     x * (r / x.norm())
 }
 
-/// A contact's pair: body a, body b or a container.
-type PairKey = (usize, Option<usize>, Option<usize>);
-
-/// One contact's accumulated impulses at the end of the last step.
-#[derive(Clone, Copy, Debug)]
-struct CachedImpulse {
-    key: PairKey,
-    /// Order of insertion (ties within a pair keep the contacts' order).
-    order: u32,
-    /// The contact point in a's body frame.
-    point: Vec3,
-    /// λ_n and the tangential impulse (world).
-    normal: f64,
-    tangent: Vec3,
-}
-
-/// Accumulated impulses of the last step, one flat list sorted by pair, reused from
-/// step to step (no allocation once it has grown to the pile's contact count).
-#[derive(Clone, Default)]
-struct ImpulseCache {
-    entries: Vec<CachedImpulse>,
-}
-
-impl ImpulseCache {
-    fn clear(&mut self) {
-        self.entries.clear();
-    }
-
-    fn push(&mut self, key: PairKey, point: Vec3, normal: f64, tangent: Vec3) {
-        let order = self.entries.len() as u32;
-        self.entries.push(CachedImpulse {
-            key,
-            order,
-            point,
-            normal,
-            tangent,
-        });
-    }
-
-    /// Sort by pair once all are pushed (before [`Self::of`]).
-    fn finish(&mut self) {
-        self.entries.sort_unstable_by_key(|e| (e.key, e.order));
-    }
-
-    /// The impulses remembered for one pair.
-    fn of(&self, key: PairKey) -> &[CachedImpulse] {
-        let lo = self.entries.partition_point(|e| e.key < key);
-        let hi = lo + self.entries[lo..].partition_point(|e| e.key <= key);
-        &self.entries[lo..hi]
-    }
-}
-
 /// One contact of the pass: its prepared data and accumulated impulses.
 #[derive(Clone)]
 struct Row {
@@ -832,24 +781,16 @@ impl Row {
             return;
         }
         let p = &self.p;
-        let list = cache.of((p.a, p.b, p.container));
-        if list.is_empty() {
-            return;
-        }
         let here = bodies[p.a].orientation.inverse() * p.r_a;
-        let tol2 = (0.01 * p.r_a.norm().max(1e-6)).powi(2);
         let Some(&CachedImpulse {
             normal: ln,
             tangent: pt,
             ..
-        }) = list
-            .iter()
-            .filter(|e| (e.point - here).norm_squared() <= tol2)
-            .min_by(|x, y| {
-                (x.point - here)
-                    .norm_squared()
-                    .total_cmp(&(y.point - here).norm_squared())
-            })
+        }) = cache.find(
+            (p.a, p.b, p.container),
+            &here,
+            0.01 * p.r_a.norm().max(1e-6),
+        )
         else {
             return;
         };

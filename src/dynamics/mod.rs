@@ -4,3 +4,4 @@ pub mod contact_pass;
 pub mod impact;
 pub mod rotation;
 pub mod solver;
+pub mod warm_start;

@@ -55,6 +55,7 @@ use super::prepared::PreparedContact;
 use super::{
     CollisionSolver, Param, SolverContext, SolverError, SolverKind, SolverReport, TraceRow,
 };
+use crate::dynamics::warm_start::ImpulseCache;
 use crate::math::{Mat3, Vec3};
 use nalgebra::{Cholesky, Matrix2, Matrix4, U3, Vector2};
 use serde::{Deserialize, Serialize};
@@ -584,6 +585,8 @@ struct BlockRow {
 pub struct MdpSolver {
     prepared: Vec<PreparedContact>,
     rows: Vec<BlockRow>,
+    /// The accumulated impulses at the end of the last step (warm start).
+    cache: ImpulseCache,
 }
 
 fn to_local(c: &PreparedContact, v: &Vec3) -> Vec3 {
@@ -655,6 +658,39 @@ impl CollisionSolver for MdpSolver {
             });
         }
         let mut report = SolverReport::default();
+        // Warm start: each contact that carried an impulse at the end of the last step
+        // (same pair, same point in a's body frame within 1 % of its lever arm) starts
+        // from it, pulled into the friction cone. It is a starting point of the sweeps
+        // only: their fixed points are the same.
+        for (c, row) in self.prepared.iter().zip(self.rows.iter_mut()) {
+            if row.chol.is_none() {
+                continue;
+            }
+            let here = bodies[c.a].orientation.inverse() * c.r_a;
+            let key = (c.a, c.b, c.container);
+            let Some(e) = self.cache.find(key, &here, 0.01 * c.r_a.norm().max(1e-6)) else {
+                continue;
+            };
+            let mut lambda = Vec3::new(e.normal, e.tangent.dot(&c.t1), e.tangent.dot(&c.t2));
+            let shear = lambda.y.hypot(lambda.z);
+            if shear > mu * lambda.x {
+                let k = if shear > 0.0 {
+                    mu * lambda.x / shear
+                } else {
+                    0.0
+                };
+                lambda.y *= k;
+                lambda.z *= k;
+            }
+            if !(lambda.x > 0.0 && lambda.iter().all(|x| x.is_finite())) {
+                continue;
+            }
+            let u = c.relative_velocity(bodies);
+            let p = to_world(c, &lambda);
+            c.apply_impulse(bodies, &p);
+            report.book_impulse(&c.n, &p, &u, &(u + c.k * p));
+            row.lambda = lambda;
+        }
         let mut v_ref: f64 = 0.0;
         for sweep in 1..=params.max_iterations {
             report.iterations = sweep;
@@ -716,6 +752,18 @@ impl CollisionSolver for MdpSolver {
                 report.hit_iteration_cap = true;
             }
         }
+        self.cache.clear();
+        for (c, row) in self.prepared.iter().zip(&self.rows) {
+            if row.lambda.x > 0.0 {
+                self.cache.push(
+                    (c.a, c.b, c.container),
+                    bodies[c.a].orientation.inverse() * c.r_a,
+                    row.lambda.x,
+                    c.t1 * row.lambda.y + c.t2 * row.lambda.z,
+                );
+            }
+        }
+        self.cache.finish();
         Ok(report)
     }
 }

@@ -88,7 +88,10 @@ pub const MOUSE: &[(&str, &str)] = &[
         "plot: drag / wheel",
         "pan / zoom the plot; double-click fits it again",
     ),
-    ("plot: click a legend entry", "hide or show that series"),
+    (
+        "plot: click a legend entry",
+        "hide or show that series (above the plot)",
+    ),
 ];
 
 pub struct HelpPlugin {

@@ -5,8 +5,9 @@
 //! - The axes are fixed by [`energy_bounds`]: the time axis spans at least the chosen
 //!   window (or 1 s) from the first sample, the energy axis includes 0 and at least
 //!   1 J, so a run at t = 0 shows `0 … 10 s` and `0 … 1 J` rather than a degenerate range.
-//! - The legend is drawn in the plot (click an entry to hide its series), so it stays
-//!   in presentation mode.
+//! - The legend ([`legend_strip`]) is drawn in the plot's panel, above the axes so it
+//!   never hides a line, with each series' colour and line style; it stays in
+//!   presentation mode, and a click on an entry hides or shows its series.
 //! - Colours are the Okabe-Ito palette (Okabe & Ito 2008, "Color Universal Design"),
 //!   told apart by colour-blind viewers, with line styles as a second cue; the total
 //!   is drawn in the theme's strong text colour, so it reads on dark and light panels.
@@ -33,6 +34,8 @@ pub enum SeriesColor {
 /// A plotted series: label, colour, line style, value of a sample given PE₀.
 pub struct Series {
     pub name: &'static str,
+    /// The legend's label.
+    pub short: &'static str,
     pub color: SeriesColor,
     pub style: Style,
     pub value: fn(&EnergySample, f64) -> f64,
@@ -73,48 +76,56 @@ const DARK_YELLOW: [u8; 3] = [150, 130, 0];
 pub const SERIES: [Series; 8] = [
     Series {
         name: "kinetic (translational)",
+        short: "KE translational",
         color: SeriesColor::Rgb(VERMILLION, VERMILLION),
         style: Style::Solid,
         value: |s, _| s.kinetic_translational,
     },
     Series {
         name: "kinetic (rotational)",
+        short: "KE rotational",
         color: SeriesColor::Rgb(ORANGE, ORANGE),
         style: Style::Solid,
         value: |s, _| s.kinetic_rotational,
     },
     Series {
         name: "potential − PE₀",
+        short: "PE − PE₀",
         color: SeriesColor::Rgb(SKY_BLUE, BLUE),
         style: Style::Solid,
         value: |s, pe0| s.potential - pe0,
     },
     Series {
         name: "elastic",
+        short: "elastic",
         color: SeriesColor::Rgb(PURPLE, PURPLE),
         style: Style::Solid,
         value: |s, _| s.elastic,
     },
     Series {
         name: "dissipated (restitution)",
+        short: "dissipated: restitution",
         color: SeriesColor::Rgb(BLUE, BLUE),
         style: Style::Dashed,
         value: |s, _| s.dissipated_restitution,
     },
     Series {
         name: "dissipated (friction)",
+        short: "dissipated: friction",
         color: SeriesColor::Rgb(GREEN, GREEN),
         style: Style::Dashed,
         value: |s, _| s.dissipated_friction,
     },
     Series {
         name: "total − PE₀",
+        short: "total − PE₀",
         color: SeriesColor::Text,
         style: Style::Solid,
         value: |s, pe0| s.total - pe0,
     },
     Series {
         name: "residual (artificial)",
+        short: "residual",
         color: SeriesColor::Rgb(YELLOW, DARK_YELLOW),
         style: Style::Dotted,
         value: |s, _| s.residual,
@@ -468,12 +479,64 @@ fn observe_markers(sim: Res<Simulation>, mut markers: ResMut<PlotMarkers>) {
     markers.observe(&sim);
 }
 
-/// Draw the energy plot of `samples` (PE₀ = `pe0`) with `markers`, lines `width` wide,
-/// time window `window` (s, 0 = all).
+/// The legend: per series a line sample in its colour and style and its short label;
+/// clicking an entry flips `shown` for it (a hidden series is greyed and struck out).
+pub fn legend_strip(ui: &mut egui::Ui, shown: &mut [bool; SERIES.len()], width: f32) {
+    let visuals = ui.visuals().clone();
+    ui.horizontal_wrapped(|ui| {
+        ui.spacing_mut().item_spacing.x = 4.0;
+        for (k, s) in SERIES.iter().enumerate() {
+            let h = ui.text_style_height(&egui::TextStyle::Small);
+            let (rect, sample) =
+                ui.allocate_exact_size(egui::vec2(2.2 * h, h), egui::Sense::click());
+            let color = if shown[k] {
+                s.color.resolve(&visuals)
+            } else {
+                visuals.weak_text_color()
+            };
+            let stroke = egui::Stroke::new(width.max(1.5), color);
+            let (a, b) = (rect.left_center(), rect.right_center());
+            let painter = ui.painter();
+            match s.style {
+                Style::Solid => {
+                    painter.line_segment([a, b], stroke);
+                }
+                Style::Dashed => {
+                    painter.extend(egui::Shape::dashed_line(&[a, b], stroke, 0.45 * h, 0.3 * h));
+                }
+                Style::Dotted => {
+                    painter.extend(egui::Shape::dotted_line(
+                        &[a, b],
+                        color,
+                        0.4 * h,
+                        stroke.width * 0.6,
+                    ));
+                }
+            }
+            let mut text = egui::RichText::new(s.short).small();
+            text = if shown[k] {
+                text.color(visuals.text_color())
+            } else {
+                text.weak().strikethrough()
+            };
+            let label = ui
+                .add(egui::Label::new(text).sense(egui::Sense::click()))
+                .on_hover_text(format!("{} (click: hide or show)", s.name));
+            if sample.clicked() || label.clicked() {
+                shown[k] = !shown[k];
+            }
+            ui.add_space(8.0);
+        }
+    });
+}
+
+/// Draw the energy plot of the `shown` series of `samples` (PE₀ = `pe0`) with
+/// `markers`, lines `width` wide, time window `window` (s, 0 = all).
 pub fn energy_plot(
     ui: &mut egui::Ui,
     samples: &[EnergySample],
     pe0: f64,
+    shown: &[bool; SERIES.len()],
     markers: &[Marker],
     window: f64,
     width: f32,
@@ -482,7 +545,9 @@ pub fn energy_plot(
     let stride = (samples.len() / 2000).max(1);
     let series: Vec<(&Series, Vec<[f64; 2]>)> = SERIES
         .iter()
-        .map(|s| {
+        .zip(shown)
+        .filter(|(_, on)| **on)
+        .map(|(s, _)| {
             let pts = samples
                 .iter()
                 .step_by(stride)
@@ -504,14 +569,8 @@ pub fn energy_plot(
     let b = energy_bounds(t_first, t_last, window, y_min, y_max);
     let visuals = ui.visuals().clone();
     let marker_color = visuals.weak_text_color();
+    let names: Vec<&str> = series.iter().map(|(s, _)| s.name).collect();
     egui_plot::Plot::new("energy_plot")
-        .legend(
-            egui_plot::Legend::default()
-                .position(egui_plot::Corner::LeftTop)
-                .follow_insertion_order(true)
-                .text_style(egui::TextStyle::Small)
-                .background_alpha(0.85),
-        )
         .x_axis_label("t (s)")
         .y_axis_min_width(64.0)
         .x_grid_spacer(nice_grid)
@@ -522,7 +581,7 @@ pub fn energy_plot(
         .include_x(b.x[1])
         .include_y(b.y[0])
         .include_y(b.y[1])
-        .label_formatter(|pos| hover_text(pos, samples, pe0))
+        .label_formatter(move |pos| hover_text(pos, samples, pe0, &names))
         .show(ui, |plot| {
             for (s, pts) in series {
                 plot.line(
@@ -564,6 +623,7 @@ fn hover_text(
     pos: &egui_plot::HoverPosition,
     samples: &[EnergySample],
     pe0: f64,
+    shown_names: &[&str],
 ) -> Option<String> {
     let (t, near) = match pos {
         egui_plot::HoverPosition::NearDataPoint {
@@ -587,7 +647,7 @@ fn hover_text(
     let s = &samples[i];
     let mut lines = vec![format!("t = {:.4} s (step {})", s.time, s.step)];
     let mut rows: Vec<String> = Vec::new();
-    for series in &SERIES {
+    for series in SERIES.iter().filter(|s| shown_names.contains(&s.name)) {
         let row = format!("{}: {}", series.name, joule_value((series.value)(s, pe0)));
         if Some(series.name) == near.filter(|n| !n.is_empty()) {
             rows.insert(0, format!("▸ {row}"));

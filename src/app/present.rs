@@ -128,7 +128,6 @@ fn apply_style(
                 font.size *= ratio;
             }
             s.spacing.interact_size *= ratio;
-            s.spacing.slider_width *= ratio;
             s.spacing.icon_width *= ratio;
             s.spacing.icon_width_inner *= ratio;
             s.spacing.combo_width *= ratio;

@@ -856,9 +856,20 @@ fn compare_section(ui: &mut egui::Ui, t: &mut TeachParams) {
         ))
         .strong(),
     );
+    let enlarged = t.present.enlarged();
     egui::ScrollArea::horizontal()
         .id_salt("divergence_scroll")
         .show(ui, |ui| {
+            if enlarged {
+                // Presenting: the table at 1.2× rather than 1.5× text, so that it fits a
+                // side panel of a third of a 1024-pixel projector without scrolling.
+                let k = 1.2 / Presentation::TEXT_SCALE;
+                for style in [egui::TextStyle::Monospace, egui::TextStyle::Body] {
+                    if let Some(f) = ui.style_mut().text_styles.get_mut(&style) {
+                        f.size *= k;
+                    }
+                }
+            }
             egui::Grid::new("divergence")
                 .num_columns(4)
                 .striped(true)
@@ -875,17 +886,22 @@ fn compare_section(ui: &mut egui::Ui, t: &mut TeachParams) {
                     ui.end_row();
                     for (i, (run, dv)) in c.runs.iter().zip(&d).enumerate().skip(1) {
                         ui.colored_label(swatch(i), run.label.to_uppercase());
-                        ui.monospace(format!(
-                            "{:.2e} m{}",
-                            dv.position,
-                            dv.position_body.map_or(String::new(), |b| format!(" b{b}"))
-                        ));
+                        // Presenting: the body that differs most goes into the hover.
+                        let body = |b: Option<usize>| match b {
+                            Some(b) if !enlarged => format!(" b{b}"),
+                            _ => String::new(),
+                        };
+                        let at = |b: Option<usize>| {
+                            b.map_or("no body".to_string(), |b| format!("body {b}"))
+                        };
+                        ui.monospace(format!("{:.2e} m{}", dv.position, body(dv.position_body)))
+                            .on_hover_text(at(dv.position_body));
                         ui.monospace(format!(
                             "{:.1}°{}",
                             dv.orientation.to_degrees(),
-                            dv.orientation_body
-                                .map_or(String::new(), |b| format!(" b{b}"))
-                        ));
+                            body(dv.orientation_body)
+                        ))
+                        .on_hover_text(at(dv.orientation_body));
                         ui.monospace(joules_small(dv.energy))
                             .on_hover_text(format!("{:+.2e} relative", dv.energy_relative));
                         ui.end_row();

@@ -39,6 +39,8 @@ pub struct UiState {
     pub open_path: String,
     /// Energy plot time window (s of simulated time; 0 = everything).
     pub plot_window: f64,
+    /// Which series the plot shows (same order as [`super::plot::SERIES`]).
+    pub series: [bool; super::plot::SERIES.len()],
     /// Where "export CSV" writes.
     pub export_path: String,
     /// Outcome of the last export, screenshot or open, for the status line.
@@ -58,6 +60,7 @@ impl Default for UiState {
             step_n: 60,
             open_path: String::new(),
             plot_window: 10.0,
+            series: [true; super::plot::SERIES.len()],
             export_path: "out/energy.csv".into(),
             message: None,
             shown: None,
@@ -273,14 +276,17 @@ fn run_control(ui: &mut egui::Ui, p: &mut PanelParams) {
             p.control.paused = true;
             p.control.pending_steps += 1;
         }
-        ui.add(egui::DragValue::new(&mut p.state.step_n).range(1..=100_000));
-        if ui
-            .button("Step N")
-            .on_hover_text("Take N time steps, then pause")
-            .clicked()
-        {
-            p.control.paused = true;
-            p.control.pending_steps += p.state.step_n;
+        // Presenting: fewer controls, so that the time scale fits beside the side panel.
+        if !p.present.on {
+            ui.add(egui::DragValue::new(&mut p.state.step_n).range(1..=100_000));
+            if ui
+                .button("Step N")
+                .on_hover_text("Take N time steps, then pause")
+                .clicked()
+            {
+                p.control.paused = true;
+                p.control.pending_steps += p.state.step_n;
+            }
         }
         if ui
             .button("⟲ Reset")
@@ -905,7 +911,6 @@ fn inspector(ui: &mut egui::Ui, p: &mut PanelParams) {
 
 fn energy_plot(ui: &mut egui::Ui, p: &mut PanelParams) {
     if !p.present.on {
-        // The legend is in the plot (click an entry to hide a series).
         ui.horizontal_wrapped(|ui| {
             ui.label("Energy");
             ui.add(
@@ -926,18 +931,21 @@ fn energy_plot(ui: &mut egui::Ui, p: &mut PanelParams) {
                     },
                 );
             }
-            ui.small("hover: values · drag: pan · scroll: zoom · double-click: fit");
+            ui.small("hover: values · drag: pan · wheel: zoom · double-click: fit");
         });
     }
+    let width = p.present.line_width(1.5);
+    super::plot::legend_strip(ui, &mut p.state.series, width);
     let samples = visible(&p.history, p.state.plot_window);
     let pe0 = p.history.samples.front().map_or(0.0, |s| s.potential);
     super::plot::energy_plot(
         ui,
         &samples,
         pe0,
+        &p.state.series,
         &p.markers.markers,
         p.state.plot_window,
-        p.present.line_width(1.5),
+        width,
     );
 }
 

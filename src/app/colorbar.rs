@@ -22,7 +22,7 @@ use bevy::prelude::*;
 use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
 
 /// The colour range of each mode and the label switch.
-#[derive(Resource, Debug, Clone, PartialEq)]
+#[derive(Resource, Debug, Clone, PartialEq, Default)]
 pub struct ColorScale {
     /// Follow the largest value seen (decaying slowly) instead of the fixed range.
     pub auto: bool,
@@ -34,18 +34,6 @@ pub struct ColorScale {
     pub labels: bool,
     /// The scene the ranges were set for.
     scene: String,
-}
-
-impl Default for ColorScale {
-    fn default() -> Self {
-        ColorScale {
-            auto: false,
-            speed: None,
-            energy: None,
-            labels: false,
-            scene: String::new(),
-        }
-    }
 }
 
 /// Bodies labelled at most (the nearest to the camera).

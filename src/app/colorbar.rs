@@ -3,8 +3,8 @@
 //!
 //! The range is fixed unless the user asks for the automatic one, so that a colour
 //! means the same speed or energy for the whole run: on the first frame of a scene in a
-//! colour mode it is set from the scene ([`reference_speed`]: the free-fall speed over
-//! the scene's height, or the fastest body if faster), rounded up to 1, 2 or 5 × 10^k;
+//! colour mode it is set from the scene ([`reference_values`]: the speed of the fastest
+//! body after falling the scene's height), rounded up to 1, 2 or 5 × 10^k;
 //! the Display panel sets it, or fits it to the current maximum. Speed maps linearly
 //! from the lower to the upper end; kinetic energy logarithmically (four decades by
 //! default). The colour bar is drawn over the bottom-left corner of the 3D view with
@@ -141,9 +141,10 @@ pub fn nice_ceil(x: f64) -> f64 {
         .unwrap_or(10.0 * decade)
 }
 
-/// The reference speed and kinetic energy of a scene: the free-fall speed over the
-/// height its bodies span above the lowest of them and the ground (v = √(2 g h)), or the
-/// fastest body if faster; the energy ½ m v² of the heaviest body at that speed.
+/// The reference speed and kinetic energy of a scene: the speed of its fastest body
+/// after falling the height the bodies span above the lowest of them and the ground,
+/// v = √(v₀² + 2 g h), rounded up to 1, 2 or 5 × 10^k; the energy ½ m v² of the
+/// heaviest body at that speed (or the largest now, if larger).
 pub fn reference_values(sim: &Simulation) -> (f64, f64) {
     let w = &sim.world;
     let moving: Vec<_> = w.bodies.iter().filter(|b| !b.is_static()).collect();
@@ -153,13 +154,14 @@ pub fn reference_values(sim: &Simulation) -> (f64, f64) {
         .map(|b| b.position.z)
         .fold(f64::NEG_INFINITY, f64::max);
     let z_min = moving.iter().map(|b| b.position.z).fold(0.0, f64::min);
-    let fall = if z_max.is_finite() {
-        (2.0 * g * (z_max - z_min).max(0.0)).sqrt()
+    let drop = if z_max.is_finite() {
+        (z_max - z_min).max(0.0)
     } else {
         0.0
     };
     let fastest = moving.iter().map(|b| b.velocity.norm()).fold(0.0, f64::max);
-    let v = nice_ceil(fall.max(fastest).max(0.1));
+    // Energy conservation: the fastest body falling the whole height, v² = v₀² + 2 g h.
+    let v = nice_ceil((fastest * fastest + 2.0 * g * drop).sqrt().max(0.1));
     let m = moving.iter().map(|b| b.mass).fold(0.0, f64::max);
     let e_now = moving
         .iter()

@@ -78,7 +78,7 @@ fn plot_markers_record_method_parameter_and_reset_where_they_happen() {
     assert_eq!(m.len(), 2, "{m:?}");
     assert_eq!(m[0].0, t1);
     assert!(
-        m[0].1.starts_with("μ ") && m[0].1.ends_with("→ 0.9"),
+        m[0].1.starts_with("μ ") && m[0].1.ends_with("-> 0.9"),
         "{m:?}"
     );
     assert_eq!(m[1].0, t2);

@@ -4,7 +4,7 @@
 //!   on a 1-2-5 grid ([`nice_grid`]) so that even a short plot has labelled ticks.
 //! - The axes are fixed by [`energy_bounds`]: the time axis spans at least the chosen
 //!   window (or 1 s) from the first sample, the energy axis includes 0 and at least
-//!   1 J, so a run at t = 0 shows `0 … 10 s` and `0 … 1 J` rather than a degenerate range.
+//!   1 J, so a run at t = 0 shows 0 to 10 s and 0 to 1 J rather than a degenerate range.
 //! - The legend ([`legend_strip`]) is drawn in the plot's panel, above the axes so it
 //!   never hides a line, with each series' colour and line style; it stays in
 //!   presentation mode, and a click on an entry hides or shows its series.
@@ -225,40 +225,55 @@ pub fn second_ticks(mark: GridMark, range: &RangeInclusive<f64>) -> String {
 }
 
 /// Three nested grid step sizes (each a multiple of the one before, so the tick labels
-/// of two levels never interleave): the smallest 1, 2 or 5 × 10^k ≥ `base`, then ×2
-/// after a 1 or a 5 and ×5 after a 2 (1-2-10, 2-10-20, 5-10-20).
+/// of two levels never interleave) for a grid whose finest lines are at least `base`
+/// apart (egui_plot's `base_step_size`: 8 points of the axis). The middle step is the
+/// smallest 1, 2 or 5 × 10^k at least 4 × `base` (≥ 32 points: egui_plot labels ticks
+/// at 20 points or more, fully from 30), so that some tick is labelled however short
+/// the plot; the finer and coarser steps divide and multiply it (½-1-5, ½-1-5, ⅕-1-2
+/// for mantissas 1, 2, 5).
 pub fn nice_steps(base: f64) -> [f64; 3] {
+    steps_labelled_at(base, 4.0)
+}
+
+/// As [`nice_steps`] with the middle step at least `factor` × `base`.
+fn steps_labelled_at(base: f64, factor: f64) -> [f64; 3] {
     let base = if base.is_finite() && base > 0.0 {
         base
     } else {
         1.0
     };
-    let decade = 10f64.powf(base.log10().floor());
-    let s0 = [1.0, 2.0, 5.0, 10.0]
+    let want = factor * base;
+    let decade = 10f64.powf(want.log10().floor());
+    let (mantissa, s1) = [1.0, 2.0, 5.0, 10.0]
         .into_iter()
-        .map(|m| m * decade)
-        .find(|v| *v >= base * (1.0 - 1e-9))
-        .unwrap_or(10.0 * decade);
-    let next = |s: f64| {
-        let mantissa = s / 10f64.powf(s.log10().floor());
-        if (mantissa - 2.0).abs() < 1e-6 {
-            s * 5.0
-        } else {
-            s * 2.0
-        }
+        .map(|m| (m, m * decade))
+        .find(|(_, v)| *v >= want * (1.0 - 1e-9))
+        .unwrap_or((10.0, 10.0 * decade));
+    let (finer, coarser) = if mantissa == 5.0 {
+        (5.0, 2.0)
+    } else {
+        (2.0, 5.0)
     };
-    let s1 = next(s0);
-    [s0, s1, next(s1)]
+    [s1 / finer, s1, s1 * coarser]
 }
 
 /// A grid spacer on the 1-2-5 sequence (egui_plot's default is powers of ten only,
 /// which on a short plot leaves a single labelled tick, "0 J").
 pub fn nice_grid(input: GridInput) -> Vec<GridMark> {
-    let (lo, hi) = input.bounds;
+    grid_marks(input.bounds, nice_steps(input.base_step_size))
+}
+
+/// [`nice_grid`] for an x axis: egui_plot labels x ticks from 60 points apart (fully
+/// from 80), so the middle step is at least 10 × the 8-point base.
+pub fn nice_grid_x(input: GridInput) -> Vec<GridMark> {
+    grid_marks(input.bounds, steps_labelled_at(input.base_step_size, 10.0))
+}
+
+/// The marks of `steps` within `(lo, hi)`, each value once with its largest step.
+fn grid_marks((lo, hi): (f64, f64), steps: [f64; 3]) -> Vec<GridMark> {
     if !(lo.is_finite() && hi.is_finite()) || hi <= lo {
         return Vec::new();
     }
-    let steps = nice_steps(input.base_step_size);
     let mut marks: Vec<GridMark> = Vec::new();
     // Coarsest first: a value on several grids keeps the largest step.
     for &step in steps.iter().rev() {
@@ -397,13 +412,13 @@ impl PlotMarkers {
     }
 
     /// Add a marker, or update the last one when it is the same `key` within
-    /// [`MERGE_WINDOW`]. `to` is the new value; the label reads "key from → to".
+    /// [`MERGE_WINDOW`]. `to` is the new value; the label reads "key from -> to".
     fn add(&mut self, time: f64, key: &str, from: &str, to: String) {
         let label_of = |from: &str| {
             if from.is_empty() {
                 to.clone()
             } else {
-                format!("{key} {from} → {to}")
+                format!("{key} {from} -> {to}")
             }
         };
         if let Some(m) = self.markers.last_mut()
@@ -570,10 +585,11 @@ pub fn energy_plot(
     let visuals = ui.visuals().clone();
     let marker_color = visuals.weak_text_color();
     let names: Vec<&str> = series.iter().map(|(s, _)| s.name).collect();
+    let ui_text_height = ui.text_style_height(&egui::TextStyle::Body) as f64;
     egui_plot::Plot::new("energy_plot")
         .x_axis_label("t (s)")
         .y_axis_min_width(64.0)
-        .x_grid_spacer(nice_grid)
+        .x_grid_spacer(nice_grid_x)
         .y_grid_spacer(nice_grid)
         .y_axis_formatter(joule_ticks)
         .x_axis_formatter(second_ticks)
@@ -597,7 +613,10 @@ pub fn energy_plot(
             } else {
                 plot.plot_bounds().max()[1]
             };
-            for m in markers {
+            // Labels of markers close in time are staggered by a text line.
+            let line = 1.2 * ui_text_height * plot.transform().dvalue_dpos()[1].abs();
+            for (k, m) in markers.iter().enumerate() {
+                let y = top - (k % 3) as f64 * line;
                 plot.vline(
                     egui_plot::VLine::new("", m.time)
                         .color(marker_color)
@@ -607,7 +626,7 @@ pub fn energy_plot(
                 plot.text(
                     egui_plot::Text::new(
                         "",
-                        egui_plot::PlotPoint::new(m.time, top),
+                        egui_plot::PlotPoint::new(m.time, y),
                         m.label.as_str(),
                     )
                     .color(visuals.text_color())
@@ -650,7 +669,7 @@ fn hover_text(
     for series in SERIES.iter().filter(|s| shown_names.contains(&s.name)) {
         let row = format!("{}: {}", series.name, joule_value((series.value)(s, pe0)));
         if Some(series.name) == near.filter(|n| !n.is_empty()) {
-            rows.insert(0, format!("▸ {row}"));
+            rows.insert(0, format!("> {row}"));
         } else {
             rows.push(row);
         }
@@ -726,12 +745,18 @@ mod tests {
 
     /// The grid has a labelled tick every 1, 2 or 5 × 10^k, and a 0 mark.
     #[test]
-    fn nice_grid_has_1_2_5_steps() {
-        assert_eq!(nice_steps(0.8), [1.0, 2.0, 10.0]);
-        assert_eq!(nice_steps(1.0), [1.0, 2.0, 10.0]);
-        assert_eq!(nice_steps(1.5), [2.0, 10.0, 20.0]);
-        assert_eq!(nice_steps(3.0), [5.0, 10.0, 20.0]);
-        assert_eq!(nice_steps(120.0), [200.0, 1000.0, 2000.0]);
+    fn nice_grid_labels_a_tick_on_a_short_plot() {
+        assert_eq!(nice_steps(0.8), [1.0, 5.0, 10.0]);
+        assert_eq!(nice_steps(1.0), [1.0, 5.0, 10.0]);
+        assert_eq!(nice_steps(1.5), [5.0, 10.0, 50.0]);
+        assert_eq!(nice_steps(3.0), [10.0, 20.0, 100.0]);
+        assert_eq!(nice_steps(120.0), [100.0, 500.0, 1000.0]);
+        // The plot that showed only "0 J": 1,450 kJ over 150 points. Labelled ticks
+        // (≥ 30 points apart) every 500 kJ, not only at 0 and ±1 MJ.
+        let base = 8.0 * 1.45e6 / 150.0;
+        let [_, mid, _] = nice_steps(base);
+        assert_eq!(mid, 5e5);
+        assert!(mid / base * 8.0 >= 30.0);
         let marks = nice_grid(GridInput {
             bounds: (-0.3, 5.2),
             base_step_size: 0.9,
@@ -740,7 +765,7 @@ mod tests {
         assert_eq!(values, [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]);
         assert_eq!(marks[0].step_size, 10.0);
         assert_eq!(marks[1].step_size, 1.0);
-        assert_eq!(marks[2].step_size, 2.0);
+        assert_eq!(marks[5].step_size, 5.0);
     }
 
     #[test]
@@ -769,7 +794,7 @@ mod tests {
         m.observe(&sim);
         assert_eq!(m.markers.len(), 1);
         assert_eq!(m.markers[0].time, t);
-        assert_eq!(m.markers[0].label, format!("e {e} → 0.3"));
+        assert_eq!(m.markers[0].label, format!("e {e} -> 0.3"));
         let other = SolverKind::ALL
             .into_iter()
             .find(|k| *k != sim.world.solver_kind())

@@ -165,7 +165,7 @@ fn toolbar(ui: &mut egui::Ui, t: &mut TeachParams, active: bool) {
         let mut chosen = None;
         egui::ComboBox::from_id_salt("lesson_choice")
             .selected_text(current)
-            .height(f32::INFINITY)
+            .height(600.0)
             .show_ui(ui, |ui| {
                 ui.set_min_width(280.0);
                 for e in &t.lessons.entries {

@@ -425,7 +425,7 @@ fn scene_section(ui: &mut egui::Ui, p: &mut PanelParams) {
     egui::ComboBox::from_id_salt("bundled_scenes")
         .selected_text(p.sim.scene.name.clone())
         .width(ui.available_width().min(260.0))
-        .height(f32::INFINITY)
+        .height(600.0)
         .show_ui(ui, |ui| {
             ui.set_min_width(340.0);
             let entries = catalog.get_or_insert_with(scene_catalog);

@@ -23,10 +23,13 @@
 //! `MinimalPlugins` (see [`headless_app`]).
 
 pub mod capture;
+pub mod colorbar;
 pub mod compare;
+pub mod help;
 pub mod interaction;
 pub mod lessons;
 pub mod microscope;
+pub mod plot;
 pub mod present;
 pub mod record;
 pub mod render;
@@ -62,6 +65,8 @@ pub struct AppOptions {
     pub lesson: Option<String>,
     /// Start in presentation mode.
     pub present: bool,
+    /// Legibility options: projector profile, colour mode and range, labels, help.
+    pub view: ViewOptions,
     /// Start in compare mode with these solvers (2-3).
     pub compare: Vec<SolverKind>,
     /// Compare side by side (one viewport per run) rather than overlaid.
@@ -85,12 +90,29 @@ impl Default for AppOptions {
             repose: false,
             lesson: None,
             present: false,
+            view: ViewOptions::default(),
             compare: Vec::new(),
             split: false,
             microscope: false,
             steps: None,
         }
     }
+}
+
+/// How the app starts looking (`gui --projector`, `--color-by`, `--color-range`,
+/// `--labels`, `--help-overlay`).
+#[derive(Clone, Debug, Default)]
+pub struct ViewOptions {
+    /// The projector profile (light theme, larger text and lines).
+    pub projector: bool,
+    /// Colour the bodies by this.
+    pub color_mode: render::ColorMode,
+    /// The fixed colour range of that mode (m/s or J); default: from the scene.
+    pub color_range: Option<[f64; 2]>,
+    /// Draw each body's index.
+    pub labels: bool,
+    /// Open the help overlay.
+    pub help: bool,
 }
 
 /// Load the scene and build the windowed app. A scene that does not load is an error
@@ -142,7 +164,8 @@ pub fn build_app(options: &AppOptions) -> Result<App, String> {
         teach::TeachUiPlugin,
         microscope::MicroscopeRenderPlugin,
         compare::CompareRenderPlugin,
-    ));
+    ))
+    .add_plugins(legible_plugins(&options.view));
     if let Some(n) = options.steps {
         app.insert_resource(simulation::StartupSteps(n));
     }
@@ -168,6 +191,39 @@ pub fn headless_app(sim: Simulation) -> App {
     app
 }
 
+/// The overlays of a legible view: egui theme and text scale, help overlay, colour bar
+/// and body labels, with the start-up choices of `view`.
+fn legible_plugins(
+    view: &ViewOptions,
+) -> (
+    present::PresentStylePlugin,
+    help::HelpPlugin,
+    colorbar::ColorBarPlugin,
+    impl Plugin,
+) {
+    let view = view.clone();
+    (
+        present::PresentStylePlugin,
+        help::HelpPlugin { open: view.help },
+        colorbar::ColorBarPlugin,
+        move |app: &mut App| {
+            app.world_mut()
+                .resource_mut::<render::DisplaySettings>()
+                .color_mode = view.color_mode;
+            let mut scale = app.world_mut().resource_mut::<colorbar::ColorScale>();
+            scale.labels = view.labels;
+            match (view.color_mode, view.color_range) {
+                (render::ColorMode::BySpeed, Some(r)) => scale.speed = Some(r),
+                // A logarithmic scale needs a lower end above 0: four decades then.
+                (render::ColorMode::ByKineticEnergy, Some([lo, hi])) => {
+                    scale.energy = Some([if lo > 0.0 { lo } else { hi * 1e-4 }, hi])
+                }
+                _ => {}
+            }
+        },
+    )
+}
+
 /// The teaching plugins without their panel and drawing (headless tests add these to
 /// [`headless_app`]).
 pub fn teach_plugins(
@@ -184,6 +240,7 @@ pub fn teach_plugins(
         },
         present::PresentPlugin {
             on: options.present,
+            projector: options.view.projector,
         },
         microscope::MicroscopePlugin {
             catch_at_start: options.microscope,

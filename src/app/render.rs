@@ -377,6 +377,7 @@ fn update_colors(
     mut display: ResMut<DisplaySettings>,
     mut state: ResMut<VisualState>,
     mut materials: ResMut<Assets<StandardMaterial>>,
+    color_scale: Option<Res<super::colorbar::ColorScale>>,
 ) {
     let mode = display.color_mode;
     if mode == ColorMode::ByBody {
@@ -402,24 +403,24 @@ fn update_colors(
         .collect();
     let max = values.iter().copied().fold(0.0, f64::max);
     display.color_scale = max.max(display.color_scale * 0.995).max(1e-9);
-    let scale = display.color_scale;
+    // The fixed range the user set, or the decaying maximum (see `colorbar`).
+    let (lo, hi) = color_scale
+        .as_deref()
+        .cloned()
+        .unwrap_or_default()
+        .range(mode, display.color_scale);
     for ((h, v), b) in state
         .body_materials
         .iter()
         .zip(&values)
         .zip(&sim.world.bodies)
     {
-        let x = if mode == ColorMode::BySpeed {
-            v / scale
-        } else {
-            // Four decades below the largest energy map to [0, 1].
-            ((v / scale).max(1e-4).log10() + 4.0) / 4.0
-        };
+        let x = super::colorbar::ramp_position(mode, *v, lo, hi);
         if let Some(mut m) = materials.get_mut(h) {
             m.base_color = if b.is_static() {
                 Color::srgb(0.5, 0.5, 0.5)
             } else {
-                ramp(x as f32)
+                ramp(x)
             };
         }
     }

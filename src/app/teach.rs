@@ -68,6 +68,7 @@ pub struct TeachParams<'w> {
     compare: ResMut<'w, CompareMode>,
     selection: Res<'w, Selection>,
     state: ResMut<'w, TeachUiState>,
+    help: ResMut<'w, super::help::HelpOverlay>,
 }
 
 /// Lesson text for egui's default fonts, which lack the superscripts ⁺ and ⁻
@@ -90,31 +91,13 @@ pub fn joules_small(v: f64) -> String {
 const RED: egui::Color32 = egui::Color32::from_rgb(200, 30, 30);
 const GREEN: egui::Color32 = egui::Color32::from_rgb(30, 130, 40);
 
-fn teach_panel(
+pub(crate) fn teach_panel(
     mut contexts: EguiContexts,
     mut t: TeachParams,
     mut layout: ResMut<TeachLayout>,
-    mut applied_scale: Local<Option<f32>>,
 ) -> Result {
     let ctx = contexts.ctx_mut()?.clone();
-    // Presentation mode: scale the style's text (and widget) sizes.
     let want = t.present.text_scale();
-    let have = applied_scale.unwrap_or(1.0);
-    if (want - have).abs() > 1e-6 {
-        let ratio = want / have;
-        ctx.all_styles_mut(|s| {
-            for font in s.text_styles.values_mut() {
-                font.size *= ratio;
-            }
-            s.spacing.interact_size *= ratio;
-            s.spacing.slider_width *= ratio;
-            s.spacing.icon_width *= ratio;
-            s.spacing.icon_width_inner *= ratio;
-            s.spacing.combo_width *= ratio;
-        });
-    }
-    *applied_scale = Some(want);
-
     let mut root = egui::Ui::new(
         ctx.clone(),
         "impulse-lab-teach-root".into(),
@@ -126,9 +109,12 @@ fn teach_panel(
         t.lessons.current.is_some() || t.micro.open || t.compare.is_on() || t.state.compare_open;
     let panel = if !active {
         egui::Panel::right("teach_bar").exact_size(150.0 * want)
-    } else if t.present.on {
+    } else if t.present.enlarged() {
+        // At most PANEL_FRACTION of the window: the 3D view keeps ≥ 60 % of the width.
+        let max = Presentation::PANEL_FRACTION * ctx.viewport_rect().width();
         egui::Panel::right("teach_present")
-            .default_size(560.0)
+            .default_size(max.min(560.0))
+            .max_size(max)
             .resizable(true)
     } else {
         egui::Panel::right("teach")
@@ -179,13 +165,18 @@ fn toolbar(ui: &mut egui::Ui, t: &mut TeachParams, active: bool) {
         let mut chosen = None;
         egui::ComboBox::from_id_salt("lesson_choice")
             .selected_text(current)
+            .height(600.0)
             .show_ui(ui, |ui| {
+                ui.set_min_width(280.0);
                 for e in &t.lessons.entries {
                     match &e.lesson {
                         Ok(l) => {
                             if ui
-                                .selectable_label(false, &e.name)
-                                .on_hover_text(&l.title)
+                                .add(
+                                    egui::Button::selectable(false, display_text(&l.title))
+                                        .right_text(egui::RichText::new(&e.name).small().weak()),
+                                )
+                                .on_hover_text(display_text(&l.summary))
                                 .clicked()
                             {
                                 chosen = Some(e.name.clone());
@@ -203,33 +194,50 @@ fn toolbar(ui: &mut egui::Ui, t: &mut TeachParams, active: bool) {
         if chosen.is_some() {
             t.lessons.request = chosen;
         }
-        let on = t.present.on;
-        if ui
-            .selectable_label(on, "Present")
-            .on_hover_text(
-                "Presentation mode for a projector: large text, developer panels hidden (F11 or P)",
-            )
-            .clicked()
-        {
+        // Modes are toggle buttons: framed, and filled while on.
+        let toggle = |ui: &mut egui::Ui, on: bool, text: &str, hover: &str| {
+            ui.add(egui::Button::new(text).selected(on).frame(true))
+                .on_hover_text(hover)
+                .clicked()
+        };
+        if toggle(
+            ui,
+            t.present.on,
+            "Present",
+            "Presentation mode: large text, developer panels hidden (F11 or P)",
+        ) {
             t.present.toggle();
         }
-        if ui
-            .selectable_label(t.micro.open, "Microscope")
-            .on_hover_text("The collision microscope: one impact, iteration by iteration")
-            .clicked()
-        {
+        if toggle(
+            ui,
+            t.present.projector,
+            "Projector",
+            "Projector profile: light theme, large text and lines, a narrow side panel (gui --projector)",
+        ) {
+            t.present.projector = !t.present.projector;
+        }
+        if toggle(
+            ui,
+            t.micro.open,
+            "Microscope",
+            "The collision microscope: one impact, iteration by iteration",
+        ) {
             t.micro.open = !t.micro.open;
         }
         let compare_on = t.compare.is_on() || t.state.compare_open;
-        if ui
-            .selectable_label(compare_on, "Compare")
-            .on_hover_text("The scene under 2-3 solvers from the same initial state")
-            .clicked()
-        {
+        if toggle(
+            ui,
+            compare_on,
+            "Compare",
+            "The scene under 2-3 solvers from the same initial state",
+        ) {
             t.state.compare_open = !compare_on;
             if compare_on {
                 t.compare.stop();
             }
+        }
+        if toggle(ui, t.help.open, "Help (F1)", "Keys and mouse (F1 or ?)") {
+            t.help.open = !t.help.open;
         }
     };
     if active {
@@ -254,18 +262,25 @@ fn lesson_section(ui: &mut egui::Ui, t: &mut TeachParams) {
             }
         });
     }
-    ui.add_space(4.0);
-    ui.label(egui::RichText::new("What it shows").strong());
-    ui.label(display_text(&l.summary));
-    ui.add_space(4.0);
-    ui.label(egui::RichText::new("What to look at").strong());
-    ui.label(display_text(&l.look_at));
-    ui.add_space(4.0);
-    ui.label(egui::RichText::new("Expected").strong());
-    ui.label(display_text(&l.expected.figure));
-    ui.label(
-        egui::RichText::new(format!("Source: {}", display_text(&l.expected.source))).italics(),
-    );
+    // Collapsible, closed by default when presenting: the 3D view and the compare
+    // table matter more on a projector than the text the lecturer is saying.
+    egui::CollapsingHeader::new("Lesson text")
+        .id_salt(("lesson_text", l.name()))
+        .default_open(!t.present.enlarged())
+        .show(ui, |ui| {
+            ui.label(egui::RichText::new("What it shows").strong());
+            ui.label(display_text(&l.summary));
+            ui.add_space(4.0);
+            ui.label(egui::RichText::new("What to look at").strong());
+            ui.label(display_text(&l.look_at));
+            ui.add_space(4.0);
+            ui.label(egui::RichText::new("Expected").strong());
+            ui.label(display_text(&l.expected.figure));
+            ui.label(
+                egui::RichText::new(format!("Source: {}", display_text(&l.expected.source)))
+                    .italics(),
+            );
+        });
     if !l.compare.is_empty() {
         ui.label(format!("Compare preset: {}", l.compare.join(", ")));
     }
@@ -841,9 +856,20 @@ fn compare_section(ui: &mut egui::Ui, t: &mut TeachParams) {
         ))
         .strong(),
     );
+    let enlarged = t.present.enlarged();
     egui::ScrollArea::horizontal()
         .id_salt("divergence_scroll")
         .show(ui, |ui| {
+            if enlarged {
+                // Presenting: the table at 1.2× rather than 1.5× text, so that it fits a
+                // side panel of a third of a 1024-pixel projector without scrolling.
+                let k = 1.2 / Presentation::TEXT_SCALE;
+                for style in [egui::TextStyle::Monospace, egui::TextStyle::Body] {
+                    if let Some(f) = ui.style_mut().text_styles.get_mut(&style) {
+                        f.size *= k;
+                    }
+                }
+            }
             egui::Grid::new("divergence")
                 .num_columns(4)
                 .striped(true)
@@ -860,17 +886,22 @@ fn compare_section(ui: &mut egui::Ui, t: &mut TeachParams) {
                     ui.end_row();
                     for (i, (run, dv)) in c.runs.iter().zip(&d).enumerate().skip(1) {
                         ui.colored_label(swatch(i), run.label.to_uppercase());
-                        ui.monospace(format!(
-                            "{:.2e} m{}",
-                            dv.position,
-                            dv.position_body.map_or(String::new(), |b| format!(" b{b}"))
-                        ));
+                        // Presenting: the body that differs most goes into the hover.
+                        let body = |b: Option<usize>| match b {
+                            Some(b) if !enlarged => format!(" b{b}"),
+                            _ => String::new(),
+                        };
+                        let at = |b: Option<usize>| {
+                            b.map_or("no body".to_string(), |b| format!("body {b}"))
+                        };
+                        ui.monospace(format!("{:.2e} m{}", dv.position, body(dv.position_body)))
+                            .on_hover_text(at(dv.position_body));
                         ui.monospace(format!(
                             "{:.1}°{}",
                             dv.orientation.to_degrees(),
-                            dv.orientation_body
-                                .map_or(String::new(), |b| format!(" b{b}"))
-                        ));
+                            body(dv.orientation_body)
+                        ))
+                        .on_hover_text(at(dv.orientation_body));
                         ui.monospace(joules_small(dv.energy))
                             .on_hover_text(format!("{:+.2e} relative", dv.energy_relative));
                         ui.end_row();
@@ -884,6 +915,7 @@ fn compare_section(ui: &mut egui::Ui, t: &mut TeachParams) {
         .height(h)
         .legend(egui_plot::Legend::default())
         .x_axis_label("t (s)")
+        .y_grid_spacer(super::plot::nice_grid)
         .y_axis_formatter(|mark, _| joules_small(mark.value))
         .y_axis_min_width(56.0)
         .show(ui, |plot| {
@@ -900,6 +932,7 @@ fn compare_section(ui: &mut egui::Ui, t: &mut TeachParams) {
                 plot.line(
                     egui_plot::Line::new(run.label.to_uppercase(), pts)
                         .color(swatch(i))
+                        .style(super::plot::RUN_STYLES[i % 3].line_style())
                         .width(width),
                 );
             }

@@ -39,12 +39,17 @@ pub struct UiState {
     pub open_path: String,
     /// Energy plot time window (s of simulated time; 0 = everything).
     pub plot_window: f64,
-    /// Which series the plot shows (same order as [`SERIES`]).
-    pub series: [bool; SERIES.len()],
+    /// Which series the plot shows (same order as [`super::plot::SERIES`]).
+    pub series: [bool; super::plot::SERIES.len()],
     /// Where "export CSV" writes.
     pub export_path: String,
     /// Outcome of the last export, screenshot or open, for the status line.
     pub message: Option<(String, bool)>,
+    /// The bundled scenes, read when the picker first opens.
+    scene_catalog: Option<Vec<SceneEntry>>,
+    /// The message on show and when it appeared (s of real time): it fades after
+    /// [`MESSAGE_SECONDS`].
+    shown: Option<(String, f64)>,
     /// Smoothed frames per second.
     pub fps: f64,
 }
@@ -55,40 +60,29 @@ impl Default for UiState {
             step_n: 60,
             open_path: String::new(),
             plot_window: 10.0,
-            series: [true, true, true, true, true, true, true, true],
+            series: [true; super::plot::SERIES.len()],
             export_path: "out/energy.csv".into(),
             message: None,
+            shown: None,
+            scene_catalog: None,
             fps: 0.0,
         }
     }
 }
 
-/// A plotted series: label, RGB colour, value of a sample given PE₀.
-pub type Series = (&'static str, [u8; 3], fn(&EnergySample, f64) -> f64);
+/// Seconds a status message stays over the view.
+pub const MESSAGE_SECONDS: f64 = 8.0;
 
-/// The plotted energy series: label, colour and how to read it from a sample
-/// (`pe0` is the potential energy at step 0, subtracted so that the curves share a
-/// scale).
-pub const SERIES: [Series; 8] = [
-    ("kinetic (translational)", [214, 96, 30], |s, _| {
-        s.kinetic_translational
-    }),
-    ("kinetic (rotational)", [240, 170, 40], |s, _| {
-        s.kinetic_rotational
-    }),
-    ("potential − PE₀", [60, 120, 200], |s, pe0| {
-        s.potential - pe0
-    }),
-    ("elastic", [150, 70, 190], |s, _| s.elastic),
-    ("dissipated (restitution)", [110, 110, 110], |s, _| {
-        s.dissipated_restitution
-    }),
-    ("dissipated (friction)", [60, 160, 90], |s, _| {
-        s.dissipated_friction
-    }),
-    ("total − PE₀", [235, 235, 235], |s, pe0| s.total - pe0),
-    ("residual (artificial)", [220, 30, 60], |s, _| s.residual),
-];
+/// The rectangle of the 3D view in egui points (window logical pixels), as the panels
+/// left it this frame: overlays (inspector, status, colour bar, labels) are drawn in it.
+#[derive(Resource, Debug, Clone, Copy)]
+pub struct ViewRect(pub egui::Rect);
+
+impl Default for ViewRect {
+    fn default() -> Self {
+        ViewRect(egui::Rect::NOTHING)
+    }
+}
 
 pub struct LabUiPlugin;
 
@@ -96,6 +90,8 @@ impl Plugin for LabUiPlugin {
     fn build(&self, app: &mut App) {
         app.add_plugins(EguiPlugin::default())
             .init_resource::<UiState>()
+            .init_resource::<ViewRect>()
+            .add_plugins(super::plot::PlotMarkersPlugin)
             .add_systems(Startup, spawn_ui_camera)
             .add_systems(EguiPrimaryContextPass, panels);
     }
@@ -139,6 +135,10 @@ pub struct PanelParams<'w> {
     present: Res<'w, Presentation>,
     /// The teaching panel's width, taken from the right before these panels.
     teach: Res<'w, TeachLayout>,
+    /// Where the method, a parameter or the scene changed (drawn in the energy plot).
+    markers: Res<'w, super::plot::PlotMarkers>,
+    /// The colour range of colour by speed or energy, and body labels.
+    color_scale: ResMut<'w, super::colorbar::ColorScale>,
 }
 
 pub(crate) fn panels(
@@ -147,6 +147,7 @@ pub(crate) fn panels(
     mut timeline: ResMut<super::timeline::TimelineView>,
     mut camera: Query<&mut Camera, super::compare::MainViewCamera>,
     window: Single<&Window, With<PrimaryWindow>>,
+    mut view: ResMut<ViewRect>,
 ) -> Result {
     let dt = p.time.delta_secs_f64();
     if dt > 0.0 {
@@ -183,13 +184,17 @@ pub(crate) fn panels(
             .rect
             .width()
     };
-    let bottom = egui::Panel::bottom("energy")
-        .default_size(230.0)
-        .resizable(true)
-        .show(&mut root, |ui| energy_plot(ui, &mut p, &timeline))
-        .response
-        .rect
-        .height()
+    let bottom = egui::Panel::bottom(if p.present.enlarged() {
+        "energy_large"
+    } else {
+        "energy"
+    })
+    .default_size(if p.present.enlarged() { 280.0 } else { 230.0 })
+    .resizable(true)
+    .show(&mut root, |ui| energy_plot(ui, &mut p, &timeline))
+    .response
+    .rect
+    .height()
         + egui::Panel::bottom("timeline")
             .show(&mut root, |ui| {
                 super::timeline::scrub_bar(ui, &mut timeline, &p.sim)
@@ -197,17 +202,19 @@ pub(crate) fn panels(
             .response
             .rect
             .height();
-    let right = p.teach.right
-        + if p.selection.body.is_some() && !p.present.on {
-            egui::Panel::right("inspector")
-                .default_size(250.0)
-                .show(&mut root, |ui| inspector(ui, &mut p))
-                .response
-                .rect
-                .width()
-        } else {
-            0.0
-        };
+    let right = p.teach.right;
+    // Overlays on the 3D view: they never resize it.
+    view.0 = egui::Rect::from_min_max(
+        egui::pos2(left, top),
+        egui::pos2(
+            ctx.viewport_rect().right() - right,
+            ctx.viewport_rect().bottom() - bottom,
+        ),
+    );
+    if p.selection.body.is_some() && !p.present.on {
+        inspector_overlay(&ctx, view.0, &mut p);
+    }
+    status_overlay(&ctx, view.0, &mut p);
 
     // The 3D view gets what is left (physical pixels).
     let scale = window.scale_factor();
@@ -277,14 +284,17 @@ fn run_control(ui: &mut egui::Ui, p: &mut PanelParams) {
             p.control.paused = true;
             p.control.pending_steps += 1;
         }
-        ui.add(egui::DragValue::new(&mut p.state.step_n).range(1..=100_000));
-        if ui
-            .button("Step N")
-            .on_hover_text("Take N time steps, then pause")
-            .clicked()
-        {
-            p.control.paused = true;
-            p.control.pending_steps += p.state.step_n;
+        // Presenting: fewer controls, so that the time scale fits beside the side panel.
+        if !p.present.on {
+            ui.add(egui::DragValue::new(&mut p.state.step_n).range(1..=100_000));
+            if ui
+                .button("Step N")
+                .on_hover_text("Take N time steps, then pause")
+                .clicked()
+            {
+                p.control.paused = true;
+                p.control.pending_steps += p.state.step_n;
+            }
         }
         if ui
             .button("⟲ Reset")
@@ -334,16 +344,51 @@ fn run_control(ui: &mut egui::Ui, p: &mut PanelParams) {
             ms(t.integrate),
         ));
     });
-    if let Some(e) = &p.sim.error {
-        ui.colored_label(egui::Color32::from_rgb(200, 30, 30), format!("Paused: {e}"));
+}
+
+/// Status messages over the top-left corner of the 3D view, so that they never move
+/// the layout: the simulation's error while it lasts, the last export, screenshot or
+/// recording message for [`MESSAGE_SECONDS`] (hover keeps it; click dismisses it).
+fn status_overlay(ctx: &egui::Context, view: egui::Rect, p: &mut PanelParams) {
+    let now = p.time.elapsed_secs_f64();
+    let current = p.state.message.as_ref().map(|(m, _)| m.clone());
+    if current.as_ref() != p.state.shown.as_ref().map(|(m, _)| m) {
+        p.state.shown = current.map(|m| (m, now));
     }
-    if let Some((msg, ok)) = &p.state.message {
-        let color = if *ok {
-            egui::Color32::from_rgb(30, 120, 40)
-        } else {
-            egui::Color32::from_rgb(200, 30, 30)
-        };
-        ui.colored_label(color, msg);
+    let error = p.sim.error.clone();
+    let message = p
+        .state
+        .shown
+        .as_ref()
+        .filter(|(_, at)| now - at < MESSAGE_SECONDS)
+        .and_then(|_| p.state.message.clone());
+    if error.is_none() && message.is_none() {
+        return;
+    }
+    let red = egui::Color32::from_rgb(200, 30, 30);
+    let green = egui::Color32::from_rgb(30, 130, 40);
+    let response = egui::Area::new(egui::Id::new("status_overlay"))
+        .order(egui::Order::Foreground)
+        .fixed_pos(view.left_top() + egui::vec2(8.0, 8.0))
+        .show(ctx, |ui| {
+            ui.set_max_width((view.width() - 16.0).max(100.0));
+            egui::Frame::popup(ui.style()).show(ui, |ui| {
+                if let Some(e) = &error {
+                    ui.colored_label(red, format!("Paused: {e}"));
+                }
+                if let Some((msg, ok)) = &message {
+                    ui.colored_label(if *ok { green } else { red }, msg);
+                }
+            });
+        })
+        .response;
+    if response.hovered()
+        && let Some((_, at)) = p.state.shown.as_mut()
+    {
+        *at = now;
+    }
+    if response.clicked() {
+        p.state.message = None;
     }
 }
 
@@ -384,33 +429,40 @@ fn scene_section(ui: &mut egui::Ui, p: &mut PanelParams) {
     if !p.sim.scene.description.is_empty() {
         ui.label(&p.sim.scene.description);
     }
-    let current = p
-        .sim
-        .scene_path
-        .as_ref()
-        .and_then(|x| x.file_stem())
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default();
+    let current = p.sim.scene_path.clone();
     let mut chosen: Option<PathBuf> = None;
+    let catalog = &mut p.state.scene_catalog;
     egui::ComboBox::from_id_salt("bundled_scenes")
-        .selected_text(if current.is_empty() {
-            "(scene)"
-        } else {
-            &current
-        })
+        .selected_text(p.sim.scene.name.clone())
+        .width(ui.available_width().min(260.0))
+        .height(600.0)
         .show_ui(ui, |ui| {
-            for path in scene::bundled_scenes().unwrap_or_default() {
-                let name = path
-                    .file_stem()
-                    .map(|s| s.to_string_lossy().into_owned())
-                    .unwrap_or_default();
-                if ui.selectable_label(name == current, &name).clicked() {
-                    chosen = Some(path);
+            ui.set_min_width(340.0);
+            let entries = catalog.get_or_insert_with(scene_catalog);
+            for group in SceneGroup::ALL {
+                ui.label(egui::RichText::new(group.title()).strong().underline());
+                for e in entries.iter().filter(|e| e.group == group) {
+                    let selected = current.as_deref() == Some(e.path.as_path());
+                    let stem = e
+                        .path
+                        .file_stem()
+                        .map(|s| s.to_string_lossy().into_owned())
+                        .unwrap_or_default();
+                    if ui
+                        .add(
+                            egui::Button::selectable(selected, &e.title)
+                                .right_text(egui::RichText::new(stem).small().weak()),
+                        )
+                        .on_hover_text(&e.description)
+                        .clicked()
+                    {
+                        chosen = Some(e.path.clone());
+                    }
                 }
             }
         })
         .response
-        .on_hover_text("The bundled scenes in scenes/");
+        .on_hover_text("The bundled scenes in scenes/, grouped: hover one for its description");
     ui.horizontal(|ui| {
         ui.add(
             egui::TextEdit::singleline(&mut p.state.open_path)
@@ -436,6 +488,77 @@ fn scene_section(ui: &mut egui::Ui, p: &mut PanelParams) {
             format!("Scene not loaded, the previous one keeps running:\n{e}"),
         );
     }
+}
+
+/// A group of the scene picker.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SceneGroup {
+    /// Reproduces a figure or section of a paper (its description starts "Paper").
+    Papers,
+    /// Everything else: piles, pours, hoppers.
+    Sandbox,
+    /// Made for a lesson (file name `lesson_*`).
+    Lessons,
+}
+
+impl SceneGroup {
+    pub const ALL: [SceneGroup; 3] = [SceneGroup::Papers, SceneGroup::Sandbox, SceneGroup::Lessons];
+
+    pub fn title(self) -> &'static str {
+        match self {
+            SceneGroup::Papers => "Papers",
+            SceneGroup::Sandbox => "Sandbox",
+            SceneGroup::Lessons => "Lessons",
+        }
+    }
+
+    /// The group of a scene from its file stem and description.
+    pub fn of(stem: &str, description: &str) -> SceneGroup {
+        if stem.starts_with("lesson_") {
+            SceneGroup::Lessons
+        } else if description.starts_with("Paper ") {
+            SceneGroup::Papers
+        } else {
+            SceneGroup::Sandbox
+        }
+    }
+}
+
+/// A bundled scene as the picker lists it.
+#[derive(Clone, Debug)]
+pub struct SceneEntry {
+    pub path: PathBuf,
+    pub group: SceneGroup,
+    pub title: String,
+    pub description: String,
+}
+
+/// The bundled scenes with their titles and descriptions, sorted by title within
+/// each group; a scene that does not load is listed under its file name with the error
+/// as its description.
+pub fn scene_catalog() -> Vec<SceneEntry> {
+    let mut entries: Vec<SceneEntry> = scene::bundled_scenes()
+        .unwrap_or_default()
+        .into_iter()
+        .map(|path| {
+            let stem = path
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let (title, description) = match scene::load_scene(&path) {
+                Ok(s) => (s.name, s.description),
+                Err(e) => (stem.clone(), format!("does not load: {e}")),
+            };
+            SceneEntry {
+                group: SceneGroup::of(&stem, &description),
+                path,
+                title,
+                description,
+            }
+        })
+        .collect();
+    entries.sort_by(|a, b| a.title.cmp(&b.title));
+    entries
 }
 
 /// Open the scene file at `path`; on failure the current scene keeps running and the
@@ -667,6 +790,13 @@ fn display_section(ui: &mut egui::Ui, p: &mut PanelParams) {
         .on_hover_text("Records the solver's trace every step to sum each contact's impulse: slows large scenes");
     ui.checkbox(&mut p.display.container_edges, "container edges");
     p.sim.world.record_trace = p.display.contact_impulses;
+    super::colorbar::display_controls(
+        ui,
+        p.display.color_mode,
+        &mut p.color_scale,
+        &p.sim,
+        p.display.color_scale,
+    );
 }
 
 fn spawn_section(ui: &mut egui::Ui, p: &mut PanelParams) {
@@ -721,6 +851,28 @@ fn spawn_section(ui: &mut egui::Ui, p: &mut PanelParams) {
     }
 }
 
+/// The inspector as a window over the top-right corner of the 3D view (movable,
+/// collapsible): selecting a body never shrinks the view.
+fn inspector_overlay(ctx: &egui::Context, view: egui::Rect, p: &mut PanelParams) {
+    let Some(i) = p.selection.body else {
+        return;
+    };
+    let mut open = true;
+    egui::Window::new(format!("Body {i}"))
+        .id(egui::Id::new("inspector"))
+        .open(&mut open)
+        .collapsible(true)
+        .resizable(false)
+        .default_pos(view.right_top() + egui::vec2(-8.0, 8.0))
+        .pivot(egui::Align2::RIGHT_TOP)
+        .constrain_to(view)
+        .frame(egui::Frame::window(&ctx.global_style()).multiply_with_opacity(0.92))
+        .show(ctx, |ui| inspector(ui, p));
+    if !open {
+        p.selection.body = None;
+    }
+}
+
 fn inspector(ui: &mut egui::Ui, p: &mut PanelParams) {
     let Some(i) = p.selection.body else {
         return;
@@ -729,7 +881,6 @@ fn inspector(ui: &mut egui::Ui, p: &mut PanelParams) {
         p.selection.body = None;
         return;
     };
-    ui.heading(format!("Body {i}"));
     let v3 = |v: &crate::math::Vec3| format!("({:+.3}, {:+.3}, {:+.3})", v.x, v.y, v.z);
     let contacts = p
         .sim
@@ -769,70 +920,46 @@ fn inspector(ui: &mut egui::Ui, p: &mut PanelParams) {
 }
 
 fn energy_plot(ui: &mut egui::Ui, p: &mut PanelParams, timeline: &super::timeline::TimelineView) {
-    ui.horizontal_wrapped(|ui| {
-        if p.present.on {
-            // Presentation mode: the plot only.
-            return;
-        }
-        ui.label("Energy");
-        ui.add(
-            egui::Slider::new(&mut p.state.plot_window, 0.0..=120.0).text("window (s, 0 = all)"),
-        );
-        for (k, (name, rgb, _)) in SERIES.iter().enumerate() {
-            let color = egui::Color32::from_rgb(rgb[0], rgb[1], rgb[2]);
-            ui.checkbox(
-                &mut p.state.series[k],
-                egui::RichText::new(*name).color(color),
+    if !p.present.on {
+        ui.horizontal_wrapped(|ui| {
+            ui.label("Energy");
+            ui.add(
+                egui::Slider::new(&mut p.state.plot_window, 0.0..=120.0)
+                    .text("window (s, 0 = all)"),
             );
-        }
-        ui.add(egui::TextEdit::singleline(&mut p.state.export_path).desired_width(140.0));
-        if ui
-            .button("Export CSV")
-            .on_hover_text("Write the plotted time window, every column of the ledger")
-            .clicked()
-        {
-            let path = PathBuf::from(p.state.export_path.trim());
-            p.state.message = Some(
-                match export_csv(&path, &visible(&p.history, p.state.plot_window)) {
-                    Ok(n) => (format!("wrote {n} rows to {}", path.display()), true),
-                    Err(e) => (format!("export failed: {e}"), false),
-                },
-            );
-        }
-    });
+            ui.add(egui::TextEdit::singleline(&mut p.state.export_path).desired_width(140.0));
+            if ui
+                .button("Export CSV")
+                .on_hover_text("Write the plotted time window, every column of the ledger")
+                .clicked()
+            {
+                let path = PathBuf::from(p.state.export_path.trim());
+                p.state.message = Some(
+                    match export_csv(&path, &visible(&p.history, p.state.plot_window)) {
+                        Ok(n) => (format!("wrote {n} rows to {}", path.display()), true),
+                        Err(e) => (format!("export failed: {e}"), false),
+                    },
+                );
+            }
+            ui.small("hover: values · drag: pan · wheel: zoom · double-click: fit");
+        });
+    }
+    let width = p.present.line_width(1.5);
+    super::plot::legend_strip(ui, &mut p.state.series, width);
     let samples = visible(&p.history, p.state.plot_window);
     let pe0 = p.history.samples.front().map_or(0.0, |s| s.potential);
-    // At most ~2,000 points per series: plotting more adds nothing on screen.
-    let stride = (samples.len() / 2000).max(1);
-    egui_plot::Plot::new("energy_plot")
-        .x_axis_label("t (s)")
-        .y_axis_min_width(56.0)
-        .y_axis_formatter(|mark, _| joules(mark.value))
-        .show(ui, |plot| {
-            for (k, (name, rgb, f)) in SERIES.iter().enumerate() {
-                if !p.state.series[k] {
-                    continue;
-                }
-                let pts: Vec<[f64; 2]> = samples
-                    .iter()
-                    .step_by(stride)
-                    .chain(samples.last())
-                    .map(|s| [s.time, f(s, pe0)])
-                    .collect();
-                plot.line(
-                    egui_plot::Line::new(*name, pts)
-                        .color(egui::Color32::from_rgb(rgb[0], rgb[1], rgb[2]))
-                        .width(p.present.line_width(1.5)),
-                );
-            }
-            if let Some(t) = super::timeline::plot_cursor(timeline, &p.sim) {
-                plot.vline(
-                    egui_plot::VLine::new("timeline", t)
-                        .color(egui::Color32::WHITE)
-                        .width(1.5),
-                );
-            }
-        });
+    super::plot::energy_plot(
+        ui,
+        &samples,
+        pe0,
+        &p.state.series,
+        super::plot::TimeMarks {
+            markers: &p.markers.markers,
+            cursor: super::timeline::plot_cursor(timeline, &p.sim),
+        },
+        p.state.plot_window,
+        width,
+    );
 }
 
 /// An energy with an SI prefix: 1.5 kJ, −320 J, 2 MJ.

@@ -124,6 +124,21 @@ struct GuiArgs {
     /// Start in presentation mode (large text, developer panels hidden; F11 or P).
     #[arg(long)]
     present: bool,
+    /// Projector profile: light theme, larger text and lines, narrow side panel.
+    #[arg(long)]
+    projector: bool,
+    /// Colour the bodies by: body, speed or energy (kinetic).
+    #[arg(long, value_name = "MODE", value_parser = parse_color_mode)]
+    color_by: Option<impulse_lab::app::render::ColorMode>,
+    /// Fixed colour range MIN,MAX (m/s for speed, J for energy; default: from the scene).
+    #[arg(long, value_name = "MIN,MAX", value_parser = parse_range)]
+    color_range: Option<[f64; 2]>,
+    /// Draw each body's index in the view.
+    #[arg(long)]
+    labels: bool,
+    /// Open the keys-and-mouse help overlay (F1) at startup.
+    #[arg(long)]
+    help_overlay: bool,
     /// Start in compare mode with these 2-3 solvers, e.g. etm,sqm,smm.
     #[arg(long, value_delimiter = ',')]
     compare: Vec<SolverKind>,
@@ -257,6 +272,38 @@ fn parse_size(s: &str) -> Result<(u32, u32), String> {
 }
 
 #[cfg(feature = "app")]
+fn parse_color_mode(s: &str) -> Result<impulse_lab::app::render::ColorMode, String> {
+    use impulse_lab::app::render::ColorMode;
+    match s.trim() {
+        "body" => Ok(ColorMode::ByBody),
+        "speed" => Ok(ColorMode::BySpeed),
+        "energy" => Ok(ColorMode::ByKineticEnergy),
+        _ => Err(format!("expected body, speed or energy, got '{s}'")),
+    }
+}
+
+/// `MIN,MAX` with 0 ≤ MIN < MAX, both finite.
+#[cfg(feature = "app")]
+fn parse_range(s: &str) -> Result<[f64; 2], String> {
+    let (a, b) = s
+        .split_once(',')
+        .ok_or_else(|| format!("expected MIN,MAX, got '{s}'"))?;
+    let parse = |x: &str| {
+        x.trim()
+            .parse::<f64>()
+            .ok()
+            .filter(|v| v.is_finite() && *v >= 0.0)
+            .ok_or_else(|| format!("expected two finite numbers ≥ 0, got '{s}'"))
+    };
+    let (a, b) = (parse(a)?, parse(b)?);
+    if a < b {
+        Ok([a, b])
+    } else {
+        Err(format!("MIN must be below MAX, got '{s}'"))
+    }
+}
+
+#[cfg(feature = "app")]
 fn gui(args: GuiArgs) -> Result<(), Failure> {
     use impulse_lab::app::{AppOptions, capture::Automation};
     // Without a display server the windowing library panics: say so instead.
@@ -331,6 +378,13 @@ fn gui(args: GuiArgs) -> Result<(), Failure> {
         repose: args.repose,
         lesson: args.lesson,
         present: args.present,
+        view: impulse_lab::app::ViewOptions {
+            projector: args.projector,
+            color_mode: args.color_by.unwrap_or_default(),
+            color_range: args.color_range,
+            labels: args.labels,
+            help: args.help_overlay,
+        },
         compare: args.compare,
         split: args.split,
         microscope: args.microscope,

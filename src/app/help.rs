@@ -33,6 +33,11 @@ pub const KEYS: &[KeyHelp] = &[
         action: "one time step (pauses)",
     },
     KeyHelp {
+        keys: "← / →",
+        codes: &["ArrowLeft", "ArrowRight"],
+        action: "timeline: one stored step back / forward (pauses; Play resumes from there)",
+    },
+    KeyHelp {
         keys: "R",
         codes: &["KeyR"],
         action: "reset the scene to its initial state (keeps method and parameters)",

@@ -280,6 +280,7 @@ pub type MainViewCamera = (
     With<Camera3d>,
     Without<bevy_egui::PrimaryEguiContext>,
     Without<CompareCamera>,
+    Without<super::record::RecordCamera>,
 );
 
 /// Every render layer a run can use (containers and lights are on all of them).

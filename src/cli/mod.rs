@@ -136,6 +136,24 @@ struct GuiArgs {
     /// Take N steps at startup (with --paused the run then stays paused).
     #[arg(long, value_name = "N")]
     steps: Option<u64>,
+    /// Render quality: fast (no shadows, no anti-aliasing, low-poly meshes, batched
+    /// bodies) or full (default: fast on a software renderer, full on a GPU; F8 switches).
+    #[arg(long)]
+    quality: Option<impulse_lab::app::render::RenderQuality>,
+    /// Frame size of recordings (F9, --record), WIDTHxHEIGHT, even; the 3D view is
+    /// rendered off-screen at this size.
+    #[arg(long, default_value = "1280x720", value_parser = parse_size)]
+    record_size: (u32, u32),
+    /// Frames per second of recordings.
+    #[arg(long, default_value_t = 30)]
+    record_fps: u32,
+    /// Stop recordings after this many seconds of video (then --exit-after-frames waits
+    /// for the recording to finish).
+    #[arg(long, value_name = "SECONDS")]
+    record_duration: Option<f64>,
+    /// Draw a caption (time, method, e, μ, λ, repose phase) on recorded frames.
+    #[arg(long)]
+    caption: bool,
 }
 
 #[cfg(feature = "app")]
@@ -164,6 +182,13 @@ struct RecordArgs {
     /// Camera: default (the app's framing), front, side, top or iso.
     #[arg(long, default_value = "default")]
     camera: impulse_lab::app::record::CameraPreset,
+    /// Render quality: fast (no shadows, no anti-aliasing, low-poly meshes, batched
+    /// bodies) or full (default: fast on a software renderer, full on a GPU).
+    #[arg(long)]
+    quality: Option<impulse_lab::app::render::RenderQuality>,
+    /// Draw a caption (time, method, e, μ, λ, repose phase) on every frame.
+    #[arg(long)]
+    caption: bool,
 }
 
 #[cfg(feature = "app")]
@@ -187,6 +212,8 @@ fn record(args: RecordArgs) -> Result<(), Failure> {
         fps: args.fps,
         size: args.size,
         camera: args.camera,
+        quality: args.quality,
+        caption: args.caption,
     };
     options.check().map_err(Failure::invalid)?;
     let scene = load(&args.scene)?;
@@ -317,6 +344,13 @@ fn gui(args: GuiArgs) -> Result<(), Failure> {
         }
         check_output(path, VideoFormat::Mp4).map_err(Failure::invalid)?;
     }
+    let recording = impulse_lab::app::record::AppRecordSettings {
+        fps: args.record_fps,
+        size: args.record_size,
+        duration: args.record_duration,
+        caption: args.caption,
+    };
+    recording.check().map_err(Failure::invalid)?;
     let options = AppOptions {
         scene,
         solver: args.solver,
@@ -335,6 +369,8 @@ fn gui(args: GuiArgs) -> Result<(), Failure> {
         split: args.split,
         microscope: args.microscope,
         steps: args.steps,
+        quality: args.quality,
+        recording,
     };
     impulse_lab::app::run(&options).map_err(Failure::runtime)
 }

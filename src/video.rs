@@ -715,6 +715,46 @@ mod tests {
         }
     }
 
+    /// The caption draws inside [`caption_rect`] only: its band is darkened (65 %
+    /// black) and carries white text; a longer line gives a wider band.
+    #[test]
+    fn caption_stays_in_its_band_and_draws_text() {
+        let lines = vec!["t = 1.000 s   ETM   e = 0.50   μ = 0.30   λ = 30".to_string()];
+        let (x0, y0, x1, y1) = caption_rect(1280, 720, &lines);
+        assert!(x0 < x1 && y0 < y1 && y1 <= 720 && x1 <= 1280);
+        // 20 px text with 10 px padding: a band about 43 px high at the bottom.
+        assert!((30..=60).contains(&(y1 - y0)), "band {y0}..{y1}");
+        let longer = vec![format!("{}   repose: slumping", lines[0])];
+        assert!(caption_rect(1280, 720, &longer).2 > x1);
+        let plain = Frame::filled(1280, 720, [200, 200, 200, 255]);
+        let mut f = plain.clone();
+        draw_caption(&mut f, &lines).unwrap();
+        let (mut dark, mut white) = (0, 0);
+        for (i, (p, q)) in plain
+            .rgba
+            .chunks_exact(4)
+            .zip(f.rgba.chunks_exact(4))
+            .enumerate()
+        {
+            let (x, y) = (i as u32 % 1280, i as u32 / 1280);
+            let inside = (x0..x1).contains(&x) && (y0..y1).contains(&y);
+            if !inside {
+                assert_eq!(p, q, "pixel ({x}, {y}) outside the band changed");
+                continue;
+            }
+            // 200 · 0.35 = 70: the band; text is lighter, up to white.
+            match q[0] {
+                70 => dark += 1,
+                250..=255 => white += 1,
+                _ => {}
+            }
+        }
+        assert!(
+            dark > 10_000 && white > 500,
+            "{dark} band, {white} text pixels"
+        );
+    }
+
     #[test]
     fn format_from_extension() {
         assert_eq!(

@@ -116,6 +116,7 @@ pub(super) fn exit_when_done(
     automation: Res<Automation>,
     pending: Res<Pending>,
     recorder: Res<super::record::Recorder>,
+    record_at_start: Res<super::record::RecordAtStart>,
     mut state: ResMut<CaptureState>,
     mut exit: MessageWriter<AppExit>,
 ) {
@@ -127,8 +128,9 @@ pub(super) fn exit_when_done(
     }
     let screenshot_done = automation.screenshot.is_none()
         || (state.scripted_taken && pending.0.load(Ordering::SeqCst) == 0);
-    // A recording with a set duration is finished first.
-    if frames.0 >= n && screenshot_done && !recorder.has_end() {
+    // The scripted recording is started, and one with a set duration finished, first.
+    let recording_done = record_at_start.0.is_none() && !recorder.has_end();
+    if frames.0 >= n && screenshot_done && recording_done {
         if !state.reported
             && let Some((from, t0)) = state.clock
         {

@@ -218,6 +218,11 @@ pub struct RecordReport {
     /// Simulated time at the last frame (s).
     pub last_frame_time: f64,
     pub wall: Duration,
+    /// Wall-clock time spent rendering and reading back the recorded frames (not the
+    /// warm-up, the stepping or the encoding, which overlaps on its own thread).
+    pub render: Duration,
+    /// Wall-clock time spent stepping the world between frames.
+    pub physics: Duration,
 }
 
 /// The picture of a screenshot as a tightly packed RGBA frame.
@@ -437,12 +442,17 @@ pub fn record_until(
     let mut sink = ThreadedSink::spawn(sink, ENCODER_QUEUE);
     let mut pacer = FramePacer::new(options.fps);
     let mut last_frame_time = 0.0;
+    let (mut render, mut physics) = (Duration::ZERO, Duration::ZERO);
     for k in 0..frames {
+        let started = Instant::now();
         let mut frame = if k == 0 {
             previous.clone()
         } else {
             capture(&mut app, &target)?
         };
+        if k > 0 {
+            render += started.elapsed();
+        }
         if options.caption {
             video::draw_caption(
                 &mut frame,
@@ -456,11 +466,13 @@ pub fn record_until(
             break;
         }
         if k + 1 < frames {
+            let started = Instant::now();
             let mut sim = app.world_mut().resource_mut::<Simulation>();
             let steps = pacer.steps_after_frame(sim.world.dt);
             for _ in 0..steps {
                 sim.step()?;
             }
+            physics += started.elapsed();
         }
     }
     let summary = sink.finish().map_err(|e| e.to_string())?;
@@ -474,6 +486,8 @@ pub fn record_until(
             warmup_frames: warmup,
             last_frame_time,
             wall: start.elapsed(),
+            render,
+            physics,
         },
         sim,
     ))
@@ -622,9 +636,16 @@ struct ActiveRecording {
     /// Warm-up pictures taken so far and the last one (see the module doc); `None` once
     /// frame 0 is recorded.
     warmup: Option<(u32, Option<Frame>)>,
-    /// The picture requested and not yet captured.
-    waiting: Option<PictureSlot>,
+    /// The picture requested and not yet captured, and the app frames waited for it.
+    waiting: Option<(PictureSlot, u32)>,
+    /// App frames to let pass before the first request: the renderer skips a picture of
+    /// a target image it has not uploaded yet.
+    delay: u32,
 }
+
+/// App frames a requested picture may take before it is requested again (the renderer
+/// drops a request it cannot serve, e.g. while the target is being created).
+const PICTURE_PATIENCE: u32 = 60;
 
 impl Recorder {
     /// Whether a recording is running.
@@ -695,8 +716,9 @@ pub struct LabRecordPlugin {
     pub settings: AppRecordSettings,
 }
 
+/// The scripted recording (`gui --record FILE`) not yet started.
 #[derive(Resource, Debug)]
-struct RecordAtStart(Option<PathBuf>);
+pub(super) struct RecordAtStart(pub(super) Option<PathBuf>);
 
 impl Plugin for LabRecordPlugin {
     fn build(&self, app: &mut App) {
@@ -706,6 +728,7 @@ impl Plugin for LabRecordPlugin {
             ..default()
         })
         .insert_resource(RecordAtStart(self.record_at_start.clone()))
+        .add_systems(PreUpdate, hold_world_for_scripted_recording)
         .add_systems(
             PostUpdate,
             follow_main_camera.before(bevy::transform::TransformSystems::Propagate),
@@ -721,6 +744,17 @@ impl Plugin for LabRecordPlugin {
                 .chain()
                 .before(exit_when_done),
         );
+    }
+}
+
+/// The world waits for the scripted recording (`gui --record`) to start, so that its
+/// frame 0 shows the scene's initial state.
+fn hold_world_for_scripted_recording(
+    at_start: Res<RecordAtStart>,
+    mut control: ResMut<SimControl>,
+) {
+    if at_start.0.is_some() {
+        control.lockstep = true;
     }
 }
 
@@ -864,6 +898,7 @@ fn toggle_recording(
         caption: settings.caption,
         warmup: Some((0, None)),
         waiting: None,
+        delay: 3,
     });
 }
 
@@ -898,8 +933,12 @@ fn capture_recording_frame(
     let Some(active) = recorder.active.as_mut() else {
         return;
     };
-    if let Some(slot) = &active.waiting {
+    if let Some((slot, waited)) = &mut active.waiting {
         let Some(image) = slot.lock().unwrap().take() else {
+            *waited += 1;
+            if *waited > PICTURE_PATIENCE {
+                active.waiting = None;
+            }
             return;
         };
         active.waiting = None;
@@ -957,6 +996,10 @@ fn capture_recording_frame(
     if control.pending_steps > 0 || (control.paused && active.warmup.is_none()) {
         return;
     }
+    if active.delay > 0 {
+        active.delay -= 1;
+        return;
+    }
     let slot: PictureSlot = Arc::default();
     let sink = slot.clone();
     let shot = match &active.source {
@@ -968,7 +1011,7 @@ fn capture_recording_frame(
         .observe(move |shot: On<ScreenshotCaptured>| {
             *sink.lock().unwrap() = Some(shot.image.clone());
         });
-    active.waiting = Some(slot);
+    active.waiting = Some((slot, 0));
 }
 
 /// Finish the file when the app is about to exit (`--exit-after-frames`, window closed).

@@ -247,7 +247,7 @@ fn record(args: RecordArgs) -> Result<(), Failure> {
             let s = &r.summary;
             let secs = r.wall.as_secs_f64();
             println!(
-                "{}: {} frames of {}x{} ({}), {:.3} s of video at {} fps; simulated t = {:.4} s at the last frame; {} warm-up frames; {:.1} s wall-clock ({:.2} frames/s; encoding {:.1} frames/s)",
+                "{}: {} frames of {}x{} ({}), {:.3} s of video at {} fps; simulated t = {:.4} s at the last frame; {} warm-up frames; {:.1} s wall-clock ({:.2} frames/s; rendering {:.2} frames/s, physics {:.1} s; encoding {:.1} frames/s)",
                 s.path.display(),
                 s.frames,
                 s.width,
@@ -259,6 +259,9 @@ fn record(args: RecordArgs) -> Result<(), Failure> {
                 r.warmup_frames,
                 secs,
                 s.frames as f64 / secs,
+                // Frame 0 is the last warm-up picture: rendered frames are 1.. .
+                (s.frames.saturating_sub(1)) as f64 / r.render.as_secs_f64().max(1e-9),
+                r.physics.as_secs_f64(),
                 s.frames as f64 / s.encode_time.as_secs_f64().max(1e-9),
             );
             Ok(())

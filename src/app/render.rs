@@ -302,6 +302,9 @@ fn choose_quality(
     }
 }
 
+/// The 3D cameras and egui's 2D camera.
+type AnyCamera = Or<(With<Camera3d>, With<Camera2d>)>;
+
 /// Shadows and MSAA of the current quality on the key light and every camera (egui's
 /// 2D camera too: its multisampled target costs a software rasteriser a full-window
 /// resolve per frame, and egui draws unsampled); the meshes and materials are rebuilt
@@ -310,7 +313,7 @@ fn apply_quality(
     mut commands: Commands,
     settings: Res<RenderSettings>,
     mut state: ResMut<VisualState>,
-    cameras: Query<(Entity, Option<&Msaa>), Or<(With<Camera3d>, With<Camera2d>)>>,
+    cameras: Query<(Entity, Option<&Msaa>), AnyCamera>,
     views: Query<(Entity, &Tonemapping), With<Camera3d>>,
     mut key: Query<&mut DirectionalLight, With<KeyLight>>,
 ) {

@@ -553,6 +553,127 @@ impl ThreadedSink {
     }
 }
 
+/// The caption's font: the bundled DejaVu Sans (no system fonts needed; it has the
+/// Greek letters of μ and λ).
+const CAPTION_FONT: &[u8] = include_bytes!("../assets/fonts/DejaVuSans.ttf");
+
+/// Where a caption of `lines` goes in a `width × height` frame: a band in the
+/// bottom-left corner, `(x0, y0, x1, y1)` in pixels (x1, y1 exclusive). The text is
+/// `height / 36` pixels high (20 px at 720 p, at least 12), with half that as margin.
+pub fn caption_rect(width: u32, height: u32, lines: &[String]) -> (u32, u32, u32, u32) {
+    let Ok(font) = ab_glyph::FontRef::try_from_slice(CAPTION_FONT) else {
+        return (0, height, 0, height);
+    };
+    let layout = CaptionLayout::new(&font, height, lines);
+    let w = (layout.text_width + 2.0 * layout.pad).ceil() as u32;
+    let h = (lines.len() as f32 * layout.line_height + 2.0 * layout.pad).ceil() as u32;
+    let (x0, y1) = (
+        layout.margin as u32,
+        height.saturating_sub(layout.margin as u32),
+    );
+    (x0.min(width), y1.saturating_sub(h), (x0 + w).min(width), y1)
+}
+
+struct CaptionLayout {
+    scale: ab_glyph::PxScale,
+    line_height: f32,
+    ascent: f32,
+    pad: f32,
+    margin: f32,
+    text_width: f32,
+}
+
+impl CaptionLayout {
+    fn new(font: &ab_glyph::FontRef<'_>, height: u32, lines: &[String]) -> Self {
+        use ab_glyph::{Font, ScaleFont};
+        let px = (height as f32 / 36.0).max(12.0);
+        let scale = ab_glyph::PxScale::from(px);
+        let sf = font.as_scaled(scale);
+        let text_width = lines.iter().map(|l| line_width(&sf, l)).fold(0.0, f32::max);
+        CaptionLayout {
+            scale,
+            line_height: sf.height() + sf.line_gap(),
+            ascent: sf.ascent(),
+            pad: 0.5 * px,
+            margin: 0.5 * px,
+            text_width,
+        }
+    }
+}
+
+fn line_width<F: ab_glyph::Font, S: ab_glyph::ScaleFont<F>>(sf: &S, line: &str) -> f32 {
+    let mut w = 0.0;
+    let mut prev = None;
+    for c in line.chars() {
+        let id = sf.glyph_id(c);
+        if let Some(p) = prev {
+            w += sf.kern(p, id);
+        }
+        w += sf.h_advance(id);
+        prev = Some(id);
+    }
+    w
+}
+
+/// Draw `lines` of white text on a translucent dark band (65 % black) in the
+/// bottom-left corner of `frame` ([`caption_rect`]); nothing outside the band changes.
+pub fn draw_caption(frame: &mut Frame, lines: &[String]) -> Result<(), String> {
+    use ab_glyph::{Font, ScaleFont};
+    if lines.is_empty() {
+        return Ok(());
+    }
+    let font = ab_glyph::FontRef::try_from_slice(CAPTION_FONT)
+        .map_err(|_| "the bundled font DejaVuSans.ttf cannot be read".to_string())?;
+    let layout = CaptionLayout::new(&font, frame.height, lines);
+    let (x0, y0, x1, y1) = caption_rect(frame.width, frame.height, lines);
+    let width = frame.width as usize;
+    for y in y0..y1 {
+        for x in x0..x1 {
+            let i = 4 * (y as usize * width + x as usize);
+            for c in &mut frame.rgba[i..i + 3] {
+                *c = (f32::from(*c) * 0.35).round() as u8;
+            }
+        }
+    }
+    let sf = font.as_scaled(layout.scale);
+    for (k, line) in lines.iter().enumerate() {
+        let baseline = y0 as f32 + layout.pad + layout.ascent + k as f32 * layout.line_height;
+        let mut x = x0 as f32 + layout.pad;
+        let mut prev = None;
+        for c in line.chars() {
+            let id = sf.glyph_id(c);
+            if let Some(p) = prev {
+                x += sf.kern(p, id);
+            }
+            prev = Some(id);
+            let glyph = id.with_scale_and_position(layout.scale, ab_glyph::point(x, baseline));
+            x += sf.h_advance(id);
+            let Some(outline) = font.outline_glyph(glyph) else {
+                continue;
+            };
+            let b = outline.px_bounds();
+            outline.draw(|gx, gy, coverage| {
+                let px = b.min.x as i64 + i64::from(gx);
+                let py = b.min.y as i64 + i64::from(gy);
+                // Only inside the band: the caption never touches the rest of the frame.
+                if px < i64::from(x0)
+                    || px >= i64::from(x1)
+                    || py < i64::from(y0)
+                    || py >= i64::from(y1)
+                {
+                    return;
+                }
+                let i = 4 * (py as usize * width + px as usize);
+                let a = coverage.clamp(0.0, 1.0);
+                for c in &mut frame.rgba[i..i + 3] {
+                    *c = (f32::from(*c) * (1.0 - a) + 255.0 * a).round() as u8;
+                }
+            });
+        }
+    }
+    Ok(())
+}
+
 /// A sink dropped without [`ThreadedSink::finish`] (the app closed while recording)
 /// still finishes its file.
 impl Drop for ThreadedSink {
@@ -592,6 +713,47 @@ mod tests {
             height,
             rgba,
         }
+    }
+
+    /// The caption draws inside [`caption_rect`] only: its band is darkened (65 %
+    /// black) and carries white text; a longer line gives a wider band.
+    #[test]
+    fn caption_stays_in_its_band_and_draws_text() {
+        let lines = vec!["t = 1.000 s   ETM   e = 0.50   μ = 0.30   λ = 30".to_string()];
+        let (x0, y0, x1, y1) = caption_rect(1280, 720, &lines);
+        assert!(x0 < x1 && y0 < y1 && y1 <= 720 && x1 <= 1280);
+        // 20 px text with 10 px padding: a band about 43 px high at the bottom.
+        assert!((30..=60).contains(&(y1 - y0)), "band {y0}..{y1}");
+        let longer = vec![format!("{}   repose: slumping", lines[0])];
+        assert!(caption_rect(1280, 720, &longer).2 > x1);
+        let plain = Frame::filled(1280, 720, [200, 200, 200, 255]);
+        let mut f = plain.clone();
+        draw_caption(&mut f, &lines).unwrap();
+        let (mut dark, mut white) = (0, 0);
+        for (i, (p, q)) in plain
+            .rgba
+            .chunks_exact(4)
+            .zip(f.rgba.chunks_exact(4))
+            .enumerate()
+        {
+            let (x, y) = (i as u32 % 1280, i as u32 / 1280);
+            let inside = (x0..x1).contains(&x) && (y0..y1).contains(&y);
+            if !inside {
+                assert_eq!(p, q, "pixel ({x}, {y}) outside the band changed");
+                continue;
+            }
+            // 200 · 0.35 = 70: the band; text (antialiased) is lighter, up to white.
+            match q[0] {
+                70 => dark += 1,
+                71..=255 => white += 1,
+                _ => {}
+            }
+        }
+        assert!(
+            // Some 40 glyphs of 20 px, each covering dozens of pixels at least partly.
+            dark > 10_000 && white > 1_000,
+            "{dark} band, {white} text pixels"
+        );
     }
 
     #[test]

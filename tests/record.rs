@@ -317,10 +317,13 @@ fn bad_arguments_fail_at_once_with_exit_code_2() {
     assert!(left.is_empty(), "bad runs created files: {left:?}");
 }
 
-/// The app's recorder (`gui --record`, the same as F9) in a real window under Xvfb: the
-/// MP4 of the 3D view is finished when the app exits and decodes to pictures of bodies.
+/// The app's recorder (`gui --record`, the same as F9) in a real window under Xvfb:
+/// 2 s at 30 fps gives exactly 60 frames at the requested size (not the 3D view's size
+/// in the window, 800x600 minus the panels), and the app's lockstep gives the same
+/// pictures as the headless `record` of the same scene, camera and quality: frame k
+/// shows the world at simulated time k/30 s in both.
 #[test]
-fn app_records_its_view_under_xvfb() {
+fn app_records_duration_times_fps_frames_at_the_requested_size() {
     let Some(xvfb) = ["/usr/bin/xvfb-run", "/usr/local/bin/xvfb-run"]
         .iter()
         .map(Path::new)
@@ -338,6 +341,7 @@ fn app_records_its_view_under_xvfb() {
     }
     let dir = out_dir("app");
     let path = dir.join("app.mp4");
+    let start = Instant::now();
     let out = Command::new(xvfb)
         .args(["-a", "-s", "-screen 0 800x600x24"])
         .arg(env!("CARGO_BIN_EXE_impulse-lab"))
@@ -346,8 +350,17 @@ fn app_records_its_view_under_xvfb() {
             SCENE,
             "--size",
             "800x600",
+            "--quality",
+            "fast",
+            "--record-size",
+            "320x240",
+            "--record-fps",
+            "30",
+            "--record-duration",
+            "2",
+            // The exit waits for the recording to finish.
             "--exit-after-frames",
-            "45",
+            "1",
         ])
         .arg("--record")
         .arg(&path)
@@ -357,6 +370,7 @@ fn app_records_its_view_under_xvfb() {
         .unwrap();
     let log = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "app failed ({}):\n{log}", out.status);
+    eprintln!("app recorded in {:.1} s", start.elapsed().as_secs_f64());
     let (info, frames) = decode_mp4(&path);
     eprintln!(
         "{}: {}x{}, {} samples, {:.3} s",
@@ -366,24 +380,128 @@ fn app_records_its_view_under_xvfb() {
         info.samples,
         info.duration
     );
-    assert!(
-        info.samples >= 3,
-        "only {} frames recorded:\n{log}",
-        info.samples
-    );
-    assert_eq!(frames.len(), info.samples as usize);
-    // The 3D view: smaller than the window (the panels), even for H.264.
-    assert!(info.width < 800 && info.height < 600);
-    assert!(info.width % 2 == 0 && info.height % 2 == 0);
-    // 30 fps by default: the video lasts frames / 30 s.
-    assert!((info.duration - f64::from(info.samples) / 30.0).abs() < 1e-3);
+    assert_eq!((info.width, info.height), (320, 240));
+    assert_eq!(info.samples, 60, "2 s at 30 fps:\n{log}");
+    assert_eq!(frames.len(), 60, "every sample decodes to a frame");
+    // muxide stamps frame k at k/30 s: the video lasts 60/30 s.
+    assert!((info.duration - 2.0).abs() < 1e-3, "{} s", info.duration);
     let last = frames.last().unwrap();
-    write_png(&dir.join("last_frame.png"), info.width, info.height, last);
+    write_png(&dir.join("last_frame.png"), 320, 240, last);
     let colours = distinct_colours(last);
     assert!(
         colours > 30,
         "the last frame looks blank: {colours} colours"
     );
+
+    // The same recording headless.
+    let headless_path = dir.join("record.mp4");
+    let out = record(&[
+        SCENE,
+        "--out",
+        headless_path.to_str().unwrap(),
+        "--quality",
+        "fast",
+        "--size",
+        "320x240",
+        "--fps",
+        "30",
+        "--duration",
+        "2",
+    ]);
+    assert!(out.status.success(), "record failed");
+    let (_, reference) = decode_mp4(&headless_path);
+    assert_eq!(reference.len(), 60);
+    for k in [0, 30] {
+        write_png(&dir.join(format!("app_{k}.png")), 320, 240, &frames[k]);
+        write_png(
+            &dir.join(format!("record_{k}.png")),
+            320,
+            240,
+            &reference[k],
+        );
+    }
+    // Per frame: the largest channel difference and the share of pixels differing by
+    // more than 48 of 255. The ellipsoid crosses several of its own widths per frame
+    // interval while it falls, so a frame a step or more out of time differs in a
+    // body-sized patch (about 1 % of the picture); the same world differs only by the
+    // encoder's rounding.
+    let mut worst = 0.0f64;
+    for (k, (a, b)) in frames.iter().zip(&reference).enumerate() {
+        let differing = a
+            .chunks_exact(4)
+            .zip(b.chunks_exact(4))
+            .filter(|(p, q)| (0..3).any(|c| p[c].abs_diff(q[c]) > 48))
+            .count() as f64
+            / (320.0 * 240.0);
+        if differing > worst {
+            eprintln!("frame {k}: {:.3}% of pixels differ", 100.0 * differing);
+            worst = differing;
+        }
+    }
+    assert!(
+        worst < 0.002,
+        "the app's frames are not record's: up to {:.2}% of pixels differ",
+        100.0 * worst
+    );
+}
+
+/// `record --caption`: the caption changes pixels in a band at the bottom-left and
+/// nowhere else (frame 0, the world before any step, rendered twice as PNG: lossless).
+#[test]
+fn caption_changes_only_its_band() {
+    if !vulkan_available() {
+        return;
+    }
+    let dir = out_dir("caption");
+    let frame0 = |name: &str, extra: &[&str]| {
+        let frames = dir.join(name);
+        let mut args = vec![
+            SCENE,
+            "--out",
+            frames.to_str().unwrap(),
+            "--format",
+            "png",
+            "--size",
+            "640x360",
+            "--fps",
+            "10",
+            "--duration",
+            "0.1",
+        ];
+        args.extend_from_slice(extra);
+        let out = record(&args);
+        assert!(out.status.success(), "record failed");
+        let decoder = png::Decoder::new(std::io::BufReader::new(
+            std::fs::File::open(frames.join("frame_00000.png")).unwrap(),
+        ));
+        let mut reader = decoder.read_info().unwrap();
+        let mut buf = vec![0; reader.output_buffer_size().unwrap()];
+        let info = reader.next_frame(&mut buf).unwrap();
+        assert_eq!((info.width, info.height), (640, 360));
+        buf.truncate(info.buffer_size());
+        (buf, info.color_type.samples())
+    };
+    let (plain, n) = frame0("plain", &[]);
+    let (captioned, _) = frame0("captioned", &["--caption"]);
+    let (mut x0, mut y0, mut x1, mut y1) = (u32::MAX, u32::MAX, 0, 0);
+    let mut differing = 0;
+    for (i, (p, q)) in plain
+        .chunks_exact(n)
+        .zip(captioned.chunks_exact(n))
+        .enumerate()
+    {
+        if p != q {
+            let (x, y) = (i as u32 % 640, i as u32 / 640);
+            (x0, y0, x1, y1) = (x0.min(x), y0.min(y), x1.max(x), y1.max(y));
+            differing += 1;
+        }
+    }
+    eprintln!("caption: {differing} pixels differ, in x {x0}..={x1}, y {y0}..={y1}");
+    // The band: text 10 px high (360 / 36) in one line with 5 px padding and margin, so
+    // at most 40 px from the bottom; its width follows the text.
+    assert!(differing > 2000, "no caption: {differing} pixels differ");
+    assert!(y0 >= 360 - 40 && y1 < 360, "caption rows {y0}..={y1}");
+    assert!(x0 < 20 && x1 < 600, "caption columns {x0}..={x1}");
 }
 
 /// `impulse-lab repose --video-dir`: each run is also an MP4 that plays the experiment at

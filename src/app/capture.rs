@@ -32,6 +32,16 @@ pub(super) struct Pending(Arc<AtomicUsize>);
 pub(super) struct CaptureState {
     scripted_taken: bool,
     manual_count: u32,
+    /// With `--exit-after-frames N`: the frame count and time when the measured frames
+    /// began (see [`measured_from`]).
+    clock: Option<(u32, std::time::Instant)>,
+    reported: bool,
+}
+
+/// With `--exit-after-frames N`, the frame from which the frame rate printed at exit is
+/// measured: the first frames compile shaders and upload meshes and are left out.
+pub fn measured_from(n: u32) -> u32 {
+    (n / 3).min(30)
 }
 
 pub struct LabCapturePlugin {
@@ -98,19 +108,41 @@ fn take_screenshots(
     }
 }
 
+/// Quit once `--exit-after-frames` frames are done (and the scripted screenshot is
+/// written), printing the frame rate of the frames after [`measured_from`] so that a
+/// run can serve as a rendering benchmark.
 pub(super) fn exit_when_done(
     frames: Res<FrameCount>,
     automation: Res<Automation>,
     pending: Res<Pending>,
-    state: Res<CaptureState>,
+    recorder: Res<super::record::Recorder>,
+    record_at_start: Res<super::record::RecordAtStart>,
+    mut state: ResMut<CaptureState>,
     mut exit: MessageWriter<AppExit>,
 ) {
     let Some(n) = automation.exit_after_frames else {
         return;
     };
+    if state.clock.is_none() && frames.0 >= measured_from(n) {
+        state.clock = Some((frames.0, std::time::Instant::now()));
+    }
     let screenshot_done = automation.screenshot.is_none()
         || (state.scripted_taken && pending.0.load(Ordering::SeqCst) == 0);
-    if frames.0 >= n && screenshot_done {
+    // The scripted recording is started, and one with a set duration finished, first.
+    let recording_done = record_at_start.0.is_none() && !recorder.has_end();
+    if frames.0 >= n && screenshot_done && recording_done {
+        if !state.reported
+            && let Some((from, t0)) = state.clock
+        {
+            state.reported = true;
+            let secs = t0.elapsed().as_secs_f64();
+            let measured = frames.0 - from;
+            println!(
+                "frames {from}..{}: {measured} frames in {secs:.2} s, {:.2} frames/s",
+                frames.0,
+                f64::from(measured) / secs.max(1e-9)
+            );
+        }
         exit.write(AppExit::Success);
     }
 }

@@ -20,7 +20,8 @@
 //! runs: the comparison always shows the scene as written.
 //!
 //! Display ([`CompareView`]): the app's world (= run 0) is drawn by the render plugin.
-//! Overlay: runs 1 and 2 drawn over it as translucent ghosts tinted [`RUN_COLORS`].
+//! Overlay: runs 1 and 2 drawn over it as wire outlines in [`RUN_COLORS`], with a
+//! legend over the view.
 //! Side by side: the 3D view split into one viewport per run, each a camera
 //! ([`CompareCamera`]) following the orbit camera and seeing only its run's bodies
 //! (run i's ghosts on render layer i, drawn opaque; the app's bodies on layer 0;
@@ -266,7 +267,10 @@ pub struct CompareRenderPlugin;
 impl Plugin for CompareRenderPlugin {
     fn build(&self, app: &mut App) {
         app.init_resource::<GhostState>()
-            .add_systems(Update, sync_ghosts.after(SimulationSystems))
+            .add_systems(
+                Update,
+                (sync_ghosts, draw_ghost_outlines).after(SimulationSystems),
+            )
             .add_systems(
                 bevy_egui::EguiPrimaryContextPass,
                 split_viewports.after(super::ui::panels),
@@ -283,6 +287,7 @@ pub type MainViewCamera = (
     With<Camera3d>,
     Without<bevy_egui::PrimaryEguiContext>,
     Without<CompareCamera>,
+    Without<super::record::RecordCamera>,
 );
 
 /// Every render layer a run can use (containers and lights are on all of them).
@@ -347,6 +352,7 @@ fn split_viewports(
         return Ok(());
     };
     if n <= 1 {
+        overlay_legend(&cm, &mut contexts, &window, &vp)?;
         return Ok(());
     }
     let w = (vp.physical_size.x / n as u32).max(1);
@@ -391,6 +397,43 @@ fn split_viewports(
     Ok(())
 }
 
+/// Overlay: which run is drawn how, over the view's top-left corner.
+fn overlay_legend(
+    cm: &CompareMode,
+    contexts: &mut bevy_egui::EguiContexts,
+    window: &Window,
+    vp: &Viewport,
+) -> Result {
+    use bevy_egui::egui;
+    let Some(c) = &cm.comparison else {
+        return Ok(());
+    };
+    let ctx = contexts.ctx_mut()?;
+    let painter = ctx.layer_painter(egui::LayerId::new(
+        egui::Order::Foreground,
+        egui::Id::new("compare_legend"),
+    ));
+    let size = ctx.global_style().text_styles[&egui::TextStyle::Body].size * 1.2;
+    let scale = window.scale_factor();
+    let x = vp.physical_position.x as f32 / scale + 8.0;
+    let mut y = vp.physical_position.y as f32 / scale + 6.0;
+    for (i, run) in c.runs.iter().enumerate() {
+        let [r, g, b] = RUN_COLORS[i % RUN_COLORS.len()];
+        let how = if i == 0 { "solid bodies" } else { "outlines" };
+        let text = format!("{}: {how}", run.label.to_uppercase());
+        let galley = painter.layout_no_wrap(
+            text,
+            egui::FontId::proportional(size),
+            egui::Color32::from_rgb(r, g, b),
+        );
+        let rect = egui::Rect::from_min_size(egui::pos2(x, y), galley.size()).expand(3.0);
+        painter.rect_filled(rect, 3.0, egui::Color32::from_black_alpha(150));
+        painter.galley(egui::pos2(x, y), galley, egui::Color32::WHITE);
+        y += rect.height() + 2.0;
+    }
+    Ok(())
+}
+
 /// One body of run `run` drawn as a ghost.
 #[derive(Component, Debug, Clone, Copy)]
 pub struct Ghost {
@@ -424,6 +467,11 @@ fn sync_ghosts(
         let Some(c) = &cm.comparison else {
             return;
         };
+        // Overlaid runs are drawn as outlines (`draw_ghost_outlines`): translucent meshes
+        // show their hidden inner faces and sort per body, not per triangle.
+        if cm.view != CompareView::Split {
+            return;
+        }
         for (r, run) in c.runs.iter().enumerate().skip(1) {
             let [red, green, blue] = RUN_COLORS[r % RUN_COLORS.len()];
             let split = cm.view == CompareView::Split;
@@ -482,6 +530,59 @@ fn sync_ghosts(
     for (_, g, mut t) in &mut ghosts {
         if let Some(b) = c.runs.get(g.run).and_then(|r| r.world.bodies.get(g.body)) {
             *t = body_transform(b);
+        }
+    }
+}
+
+/// Overlay: the bodies of runs 1 and 2 as wire outlines in their run's colour (spheres,
+/// boxes, crosses' bars and rods exactly; other shapes as their bounding sphere), drawn
+/// with depth so that the app's own bodies hide what lies behind them.
+fn draw_ghost_outlines(cm: Res<CompareMode>, mut gizmos: Gizmos) {
+    use crate::shapes::Shape;
+    if cm.view == CompareView::Split {
+        return;
+    }
+    let Some(c) = &cm.comparison else {
+        return;
+    };
+    for (r, run) in c.runs.iter().enumerate().skip(1) {
+        let [red, green, blue] = RUN_COLORS[r % RUN_COLORS.len()];
+        let color = Color::srgb_u8(red, green, blue);
+        for b in run.world.bodies.iter().filter(|b| !b.is_static()) {
+            let t = body_transform(b);
+            let iso = Isometry3d::new(t.translation, t.rotation);
+            let cuboid = |gizmos: &mut Gizmos, h: &crate::math::Vec3| {
+                gizmos.primitive_3d(
+                    &Cuboid::new(2.0 * h.x as f32, 2.0 * h.y as f32, 2.0 * h.z as f32),
+                    iso,
+                    color,
+                );
+            };
+            match &b.shape {
+                Shape::Sphere { radius } => {
+                    gizmos.sphere(iso, *radius as f32, color).resolution(16);
+                }
+                Shape::Cuboid { half_extents } => cuboid(&mut gizmos, half_extents),
+                Shape::Cross { c } => {
+                    for h in Shape::cross_bars(*c) {
+                        cuboid(&mut gizmos, &h);
+                    }
+                }
+                Shape::Rod { length, radius } => {
+                    // Bevy's capsule runs along y; the core's rod along z.
+                    let along_z = Quat::from_rotation_x(std::f32::consts::FRAC_PI_2);
+                    gizmos.primitive_3d(
+                        &Capsule3d::new(*radius as f32, *length as f32),
+                        Isometry3d::new(t.translation, t.rotation * along_z),
+                        color,
+                    );
+                }
+                other => {
+                    gizmos
+                        .sphere(iso, other.bounding_radius() as f32, color)
+                        .resolution(16);
+                }
+            }
         }
     }
 }

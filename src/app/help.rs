@@ -63,6 +63,11 @@ pub const KEYS: &[KeyHelp] = &[
         action: "start / stop recording an MP4 into recordings/",
     },
     KeyHelp {
+        keys: "F8",
+        codes: &["F8"],
+        action: "render quality: fast (no shadows, no MSAA, low-poly) / full",
+    },
+    KeyHelp {
         keys: "F12",
         codes: &["F12"],
         action: "screenshot into screenshots/",

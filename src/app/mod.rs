@@ -76,6 +76,10 @@ pub struct AppOptions {
     /// Take this many steps at startup (after a lesson or comparison is set up; with
     /// `paused`, the run then stays paused).
     pub steps: Option<u64>,
+    /// Render quality; `None` chooses from the adapter (fast on a software one).
+    pub quality: Option<render::RenderQuality>,
+    /// What `record` records: size, frame rate, duration, caption.
+    pub recording: record::AppRecordSettings,
 }
 
 impl Default for AppOptions {
@@ -95,6 +99,8 @@ impl Default for AppOptions {
             split: false,
             microscope: false,
             steps: None,
+            quality: None,
+            recording: record::AppRecordSettings::default(),
         }
     }
 }
@@ -147,7 +153,9 @@ pub fn build_app(options: &AppOptions) -> Result<App, String> {
         LabSimulationPlugin {
             paused: options.paused,
         },
-        render::LabRenderPlugin,
+        render::LabRenderPlugin {
+            quality: options.quality,
+        },
         repose::LabReposePlugin,
         interaction::LabInteractionPlugin,
         ui::LabUiPlugin,
@@ -156,6 +164,7 @@ pub fn build_app(options: &AppOptions) -> Result<App, String> {
         },
         record::LabRecordPlugin {
             record_at_start: options.record.clone(),
+            settings: options.recording.clone(),
         },
         timeline::TimelinePlugin,
     ))
@@ -164,6 +173,7 @@ pub fn build_app(options: &AppOptions) -> Result<App, String> {
         teach::TeachUiPlugin,
         microscope::MicroscopeRenderPlugin,
         compare::CompareRenderPlugin,
+        render::RenderStatsPlugin,
     ))
     .add_plugins(legible_plugins(&options.view));
     if let Some(n) = options.steps {

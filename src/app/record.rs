@@ -25,12 +25,12 @@
 
 use super::capture::{Automation, exit_when_done};
 use super::interaction::{OrbitCamera, Requests, Selection, scene_center};
-use super::render::{LabRenderPlugin, scene_extent};
+use super::render::{LabRenderPlugin, RenderQuality, scene_extent};
 use super::simulation::{LabSimulationPlugin, SimControl, Simulation};
 use super::ui::UiState;
 use crate::video::{self, Frame, Summary, ThreadedSink, VideoFormat};
 use bevy::app::PluginsState;
-use bevy::camera::{RenderTarget, Viewport};
+use bevy::camera::RenderTarget;
 use bevy::diagnostic::FrameCount;
 use bevy::prelude::*;
 use bevy::render::RenderPlugin;
@@ -49,11 +49,20 @@ pub const MAX_WARMUP_FRAMES: u32 = 30;
 /// Where a screenshot observer leaves the captured picture.
 type PictureSlot = Arc<Mutex<Option<Image>>>;
 
-/// Where the 3D view is in the window: origin and size (physical pixels).
-type ViewRect = ((u32, u32), (u32, u32));
-
 /// Frames queued for the encoder before rendering waits for it.
 const ENCODER_QUEUE: usize = 4;
+
+/// Whether every pixel of a picture is the same: nothing drawn yet (the app's first
+/// frames, while pipelines compile). Such frames are dropped before frame 0.
+pub fn is_blank(frame: &Frame) -> bool {
+    frame
+        .rgba
+        .chunks_exact(4)
+        .all(|p| p[..3] == frame.rgba[..3])
+}
+
+/// Warm-up pictures taken at most before the app's frame 0.
+const APP_MAX_WARMUP: u32 = 300;
 
 /// Advances the world by one frame interval per captured frame (see the module doc).
 #[derive(Clone, Debug, PartialEq)]
@@ -163,6 +172,10 @@ pub struct RecordOptions {
     pub fps: f64,
     pub size: (u32, u32),
     pub camera: CameraPreset,
+    /// Render quality; `None` chooses from the adapter (fast on a software one).
+    pub quality: Option<RenderQuality>,
+    /// Draw the caption ([`caption_lines`]) on every frame.
+    pub caption: bool,
 }
 
 impl RecordOptions {
@@ -205,6 +218,11 @@ pub struct RecordReport {
     /// Simulated time at the last frame (s).
     pub last_frame_time: f64,
     pub wall: Duration,
+    /// Wall-clock time spent rendering and reading back the recorded frames (not the
+    /// warm-up, the stepping or the encoding, which overlaps on its own thread).
+    pub render: Duration,
+    /// Wall-clock time spent stepping the world between frames.
+    pub physics: Duration,
 }
 
 /// The picture of a screenshot as a tightly packed RGBA frame.
@@ -267,7 +285,7 @@ pub fn crop(frame: &Frame, origin: (u32, u32), size: (u32, u32), visible: (u32, 
 }
 
 /// The renderer without a window: no winit, no display needed (Mesa's lavapipe works).
-fn headless_render_app(sim: Simulation) -> App {
+fn headless_render_app(sim: Simulation, quality: Option<RenderQuality>) -> App {
     let mut app = App::new();
     app.add_plugins(
         DefaultPlugins
@@ -297,7 +315,10 @@ fn headless_render_app(sim: Simulation) -> App {
     )
     .insert_resource(sim)
     .init_resource::<Selection>()
-    .add_plugins((LabSimulationPlugin { paused: true }, LabRenderPlugin));
+    .add_plugins((
+        LabSimulationPlugin { paused: true },
+        LabRenderPlugin { quality },
+    ));
     app
 }
 
@@ -381,7 +402,7 @@ pub fn record_until(
     let (width, height) = options.size;
     let frames = options.frame_count();
     let orbit = options.camera.orbit(&sim);
-    let mut app = headless_render_app(sim);
+    let mut app = headless_render_app(sim, options.quality);
     // As Bevy's schedule runner does: wait for the renderer to initialise.
     let ready_by = Instant::now() + Duration::from_secs(120);
     while app.plugins_state() == PluginsState::Adding {
@@ -421,12 +442,23 @@ pub fn record_until(
     let mut sink = ThreadedSink::spawn(sink, ENCODER_QUEUE);
     let mut pacer = FramePacer::new(options.fps);
     let mut last_frame_time = 0.0;
+    let (mut render, mut physics) = (Duration::ZERO, Duration::ZERO);
     for k in 0..frames {
-        let frame = if k == 0 {
+        let started = Instant::now();
+        let mut frame = if k == 0 {
             previous.clone()
         } else {
             capture(&mut app, &target)?
         };
+        if k > 0 {
+            render += started.elapsed();
+        }
+        if options.caption {
+            video::draw_caption(
+                &mut frame,
+                &caption_lines(app.world().resource::<Simulation>()),
+            )?;
+        }
         last_frame_time = app.world().resource::<Simulation>().world.time;
         sink.push(frame).map_err(|e| e.to_string())?;
         progress(k + 1, frames);
@@ -434,11 +466,13 @@ pub fn record_until(
             break;
         }
         if k + 1 < frames {
+            let started = Instant::now();
             let mut sim = app.world_mut().resource_mut::<Simulation>();
             let steps = pacer.steps_after_frame(sim.world.dt);
             for _ in 0..steps {
                 sim.step()?;
             }
+            physics += started.elapsed();
         }
     }
     let summary = sink.finish().map_err(|e| e.to_string())?;
@@ -452,6 +486,8 @@ pub fn record_until(
             warmup_frames: warmup,
             last_frame_time,
             wall: start.elapsed(),
+            render,
+            physics,
         },
         sim,
     ))
@@ -459,6 +495,90 @@ pub fn record_until(
 
 /// The frame rates the app offers.
 pub const APP_FRAME_RATES: [u32; 4] = [15, 24, 30, 60];
+
+/// The frame sizes the app offers (the 3D view is rendered at this size off-screen,
+/// whatever the window's layout).
+pub const APP_FRAME_SIZES: [(u32, u32); 4] = [(640, 360), (1280, 720), (1920, 1080), (1080, 1080)];
+
+/// What the app records (`gui --record-size/--record-fps/--record-duration/--caption`,
+/// and the capture panel).
+#[derive(Clone, Debug, PartialEq)]
+pub struct AppRecordSettings {
+    /// Frames per second of video.
+    pub fps: u32,
+    /// Frame size in pixels (even: H.264).
+    pub size: (u32, u32),
+    /// Stop after this much video (s); `None`: until stopped (F9, exit).
+    pub duration: Option<f64>,
+    /// Draw the caption (time, method, e, μ, λ, repose phase) on every frame.
+    pub caption: bool,
+}
+
+impl Default for AppRecordSettings {
+    fn default() -> Self {
+        AppRecordSettings {
+            fps: 30,
+            size: (1280, 720),
+            duration: None,
+            caption: false,
+        }
+    }
+}
+
+impl AppRecordSettings {
+    /// Size, rate and duration are valid for an MP4 of at least one frame.
+    pub fn check(&self) -> Result<(), String> {
+        video::check_size(VideoFormat::Mp4, self.size.0, self.size.1)?;
+        video::check_fps(f64::from(self.fps))?;
+        if let Some(d) = self.duration
+            && !(d.is_finite() && d * f64::from(self.fps) >= 0.5)
+        {
+            return Err(format!(
+                "recording duration must be at least one frame (1/{} s), got {d}",
+                self.fps
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// The caption of a frame: simulated time, method and the parameters that set the
+/// collision outcome (e and μ; λ for ETM, the only method that uses it), and the phase
+/// of the angle-of-repose experiment when one is running.
+pub fn caption_lines(sim: &Simulation) -> Vec<String> {
+    let w = &sim.world;
+    let p = &w.params;
+    let kind = w.solver_kind();
+    let mut first = format!(
+        "t = {:.3} s   {}   e = {:.2}   μ = {:.2}",
+        w.time,
+        kind.name().to_uppercase(),
+        p.restitution,
+        p.friction
+    );
+    if kind == crate::dynamics::solver::SolverKind::Etm {
+        first.push_str(&format!("   λ = {:.0}", p.lambda));
+    }
+    let mut lines = vec![first];
+    if let Some(r) = &sim.repose {
+        let mut line = format!(
+            "angle of repose: {} ({:.2} s)",
+            r.phase().name(),
+            r.phase_time(w)
+        );
+        if let Some(m) = &sim.repose_measurement
+            && r.phase() == crate::repose::Phase::Done
+            && m.angle_deg.is_finite()
+        {
+            line.push_str(&format!(
+                ", angle {:.1}° ± {:.1}°",
+                m.angle_deg, m.error_deg
+            ));
+        }
+        lines.push(line);
+    }
+    lines
+}
 
 /// The app's recorder: settings, and the recording in progress.
 #[derive(Resource)]
@@ -469,6 +589,8 @@ pub struct Recorder {
     pub whole_window: bool,
     /// Where the next recording goes; empty: `recordings/impulse-lab-<time>.mp4`.
     pub path: Option<PathBuf>,
+    /// Size, duration and caption of the next recording (its `fps` is the field above).
+    pub settings: AppRecordSettings,
     active: Option<ActiveRecording>,
 }
 
@@ -478,9 +600,26 @@ impl Default for Recorder {
             fps: 30,
             whole_window: false,
             path: None,
+            settings: AppRecordSettings::default(),
             active: None,
         }
     }
+}
+
+/// The camera that renders the 3D view off-screen for a recording, at the recording's
+/// size; it follows the app's orbit camera.
+#[derive(Component, Debug)]
+pub struct RecordCamera;
+
+/// Where a recording's pictures come from.
+enum Source {
+    /// The 3D view rendered off-screen at the frame size by a [`RecordCamera`].
+    View {
+        target: Handle<Image>,
+        camera: Entity,
+    },
+    /// The window, panels included (cut to the frame size fixed at the start).
+    Window,
 }
 
 struct ActiveRecording {
@@ -489,27 +628,24 @@ struct ActiveRecording {
     fps: f64,
     pacer: FramePacer,
     frames: u64,
-    /// Frame size, fixed for the recording (the 3D view's size when it started).
+    /// Stop after this many frames.
+    total: Option<u64>,
     size: (u32, u32),
-    whole_window: bool,
-    /// Leading pictures still allowed to be dropped as blank (see [`is_blank`]).
-    warmup_left: u32,
-    /// The picture requested and not yet captured, and where in the window the view
-    /// was when it was requested (origin, size).
-    waiting: Option<(PictureSlot, ViewRect)>,
+    source: Source,
+    caption: bool,
+    /// Warm-up pictures taken so far and the last one (see the module doc); `None` once
+    /// frame 0 is recorded.
+    warmup: Option<(u32, Option<Frame>)>,
+    /// The picture requested and not yet captured, and the app frames waited for it.
+    waiting: Option<(PictureSlot, u32)>,
+    /// App frames to let pass before the first request: the renderer skips a picture of
+    /// a target image it has not uploaded yet.
+    delay: u32,
 }
 
-/// Whether every pixel of a picture is the same: nothing drawn yet (the app's first
-/// frames, while pipelines compile). Such frames are dropped before frame 0.
-pub fn is_blank(frame: &Frame) -> bool {
-    frame
-        .rgba
-        .chunks_exact(4)
-        .all(|p| p[..3] == frame.rgba[..3])
-}
-
-/// Leading blank pictures dropped at most (see [`is_blank`]).
-const APP_MAX_WARMUP: u32 = 300;
+/// App frames a requested picture may take before it is requested again (the renderer
+/// drops a request it cannot serve, e.g. while the target is being created).
+const PICTURE_PATIENCE: u32 = 60;
 
 impl Recorder {
     /// Whether a recording is running.
@@ -517,7 +653,13 @@ impl Recorder {
         self.active.is_some()
     }
 
-    /// Playing time recorded so far (s).
+    /// Whether the running recording stops by itself after a set duration (the app's
+    /// `--exit-after-frames` then waits for it).
+    pub fn has_end(&self) -> bool {
+        self.active.as_ref().is_some_and(|a| a.total.is_some())
+    }
+
+    /// Playing time recorded so far (s): frames recorded / fps.
     pub fn recorded_time(&self) -> f64 {
         self.active
             .as_ref()
@@ -530,32 +672,89 @@ impl Recorder {
     }
 }
 
-/// In-app recording: an MP4 of the 3D view (or the whole window), with the world
-/// advanced one frame interval per captured frame (see the module doc).
-pub struct LabRecordPlugin {
-    /// Start recording into this file as soon as the panels are laid out (the
-    /// automation flag `gui --record FILE`); it stops when the app exits.
-    pub record_at_start: Option<PathBuf>,
+/// The recording controls of the capture panel: frame size, duration, caption.
+pub fn recording_options_ui(ui: &mut bevy_egui::egui::Ui, recorder: &mut Recorder) {
+    use bevy_egui::egui;
+    let s = &mut recorder.settings;
+    ui.horizontal(|ui| {
+        ui.label("size");
+        egui::ComboBox::from_id_salt("record_size")
+            .selected_text(format!("{}×{}", s.size.0, s.size.1))
+            .show_ui(ui, |ui| {
+                for size in APP_FRAME_SIZES {
+                    ui.selectable_value(&mut s.size, size, format!("{}×{}", size.0, size.1));
+                }
+            })
+            .response
+            .on_hover_text(
+                "The 3D view is rendered off-screen at this size, whatever the panels leave",
+            );
+        let mut limited = s.duration.is_some();
+        ui.checkbox(&mut limited, "stop after");
+        let mut secs = s.duration.unwrap_or(10.0);
+        ui.add_enabled(
+            limited,
+            egui::DragValue::new(&mut secs)
+                .range(0.1..=3600.0)
+                .speed(0.5)
+                .suffix(" s"),
+        );
+        s.duration = limited.then_some(secs);
+    });
+    ui.checkbox(&mut s.caption, "caption")
+        .on_hover_text("Time, method, e, μ, λ and the repose phase on every frame");
 }
 
+/// In-app recording: an MP4 of the 3D view rendered off-screen at the recording's size
+/// (or of the whole window), with the world advanced one frame interval per captured
+/// frame (see the module doc).
+pub struct LabRecordPlugin {
+    /// Start recording into this file as soon as the panels are laid out (the
+    /// automation flag `gui --record FILE`); it stops after its duration, or when the
+    /// app exits.
+    pub record_at_start: Option<PathBuf>,
+    pub settings: AppRecordSettings,
+}
+
+/// The scripted recording (`gui --record FILE`) not yet started.
 #[derive(Resource, Debug)]
-struct RecordAtStart(Option<PathBuf>);
+pub(super) struct RecordAtStart(pub(super) Option<PathBuf>);
 
 impl Plugin for LabRecordPlugin {
     fn build(&self, app: &mut App) {
-        app.init_resource::<Recorder>()
-            .insert_resource(RecordAtStart(self.record_at_start.clone()))
-            .add_systems(
-                Last,
-                (
-                    start_scripted_recording,
-                    toggle_recording,
-                    capture_recording_frame,
-                    stop_recording_at_exit,
-                )
-                    .chain()
-                    .before(exit_when_done),
-            );
+        app.insert_resource(Recorder {
+            fps: self.settings.fps,
+            settings: self.settings.clone(),
+            ..default()
+        })
+        .insert_resource(RecordAtStart(self.record_at_start.clone()))
+        .add_systems(PreUpdate, hold_world_for_scripted_recording)
+        .add_systems(
+            PostUpdate,
+            follow_main_camera.before(bevy::transform::TransformSystems::Propagate),
+        )
+        .add_systems(
+            Last,
+            (
+                start_scripted_recording,
+                toggle_recording,
+                capture_recording_frame,
+                stop_recording_at_exit,
+            )
+                .chain()
+                .before(exit_when_done),
+        );
+    }
+}
+
+/// The world waits for the scripted recording (`gui --record`) to start, so that its
+/// frame 0 shows the scene's initial state.
+fn hold_world_for_scripted_recording(
+    at_start: Res<RecordAtStart>,
+    mut control: ResMut<SimControl>,
+) {
+    if at_start.0.is_some() {
+        control.lockstep = true;
     }
 }
 
@@ -565,7 +764,8 @@ fn start_scripted_recording(
     mut recorder: ResMut<Recorder>,
     mut requests: ResMut<Requests>,
 ) {
-    // By frame 10 the panels have given the 3D camera its viewport.
+    // By frame 10 the panels have given the 3D camera its viewport (whole-window
+    // recordings need the layout).
     if frames.0 >= 10
         && let Some(path) = at_start.0.take()
     {
@@ -583,12 +783,20 @@ fn default_recording_path() -> PathBuf {
     PathBuf::from(format!("recordings/impulse-lab-{stamp}.mp4"))
 }
 
-fn stop(recorder: &mut Recorder, control: &mut SimControl, ui: &mut UiState) {
+fn stop(
+    commands: &mut Commands,
+    recorder: &mut Recorder,
+    control: &mut SimControl,
+    ui: &mut UiState,
+) {
     control.lockstep = false;
     let Some(active) = recorder.active.take() else {
         return;
     };
-    ui.message = Some(match active.sink.finish() {
+    if let Source::View { camera, .. } = active.source {
+        commands.entity(camera).despawn();
+    }
+    let message = match active.sink.finish() {
         Ok(s) => (
             format!(
                 "recorded {} frames ({:.1} s, {}x{}) to {}",
@@ -601,149 +809,227 @@ fn stop(recorder: &mut Recorder, control: &mut SimControl, ui: &mut UiState) {
             true,
         ),
         Err(e) => (format!("recording failed: {e}"), false),
-    });
+    };
+    info!("{}", message.0);
+    ui.message = Some(message);
 }
 
+#[allow(clippy::too_many_arguments)]
 fn toggle_recording(
+    mut commands: Commands,
     mut requests: ResMut<Requests>,
     mut recorder: ResMut<Recorder>,
     mut control: ResMut<SimControl>,
     mut ui: ResMut<UiState>,
+    mut images: ResMut<Assets<Image>>,
     window: Single<&Window, With<bevy::window::PrimaryWindow>>,
-    camera: Query<&Camera, With<Camera3d>>,
+    main: Query<&Transform, With<OrbitCamera>>,
 ) {
     if !std::mem::take(&mut requests.record) {
         return;
     }
     if recorder.is_recording() {
-        stop(&mut recorder, &mut control, &mut ui);
+        stop(&mut commands, &mut recorder, &mut control, &mut ui);
         return;
     }
-    let viewport = view_rect(&window, &camera, recorder.whole_window);
-    // H.264 needs even sizes: drop a pixel column or row if needed.
-    let size = (viewport.physical_size.x & !1, viewport.physical_size.y & !1);
+    let whole_window = recorder.whole_window;
+    let settings = recorder.settings.clone();
+    // H.264 needs even sizes: drop a pixel column or row of the window if needed.
+    let size = if whole_window {
+        (window.physical_width() & !1, window.physical_height() & !1)
+    } else {
+        settings.size
+    };
     let path = recorder.path.clone().unwrap_or_else(default_recording_path);
     let fps = f64::from(recorder.fps);
+    let total = settings.duration.map(|d| ((d * fps).round() as u64).max(1));
     let started = (|| {
+        video::check_size(VideoFormat::Mp4, size.0, size.1)?;
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
         }
         video::check_output(&path, VideoFormat::Mp4)?;
         video::create_sink(VideoFormat::Mp4, &path, size.0, size.1, fps).map_err(|e| e.to_string())
     })();
-    match started {
-        Ok(sink) => {
-            control.lockstep = true;
-            // No status message here: a longer top bar would move the view while it is
-            // recorded (the REC indicator shows the file on hover).
-            recorder.active = Some(ActiveRecording {
-                sink: ThreadedSink::spawn(sink, ENCODER_QUEUE),
-                path,
-                fps,
-                pacer: FramePacer::new(fps),
-                frames: 0,
-                size,
-                whole_window: recorder.whole_window,
-                warmup_left: APP_MAX_WARMUP,
-                waiting: None,
-            });
+    let sink = match started {
+        Ok(sink) => sink,
+        Err(e) => {
+            ui.message = Some((format!("cannot record: {e}"), false));
+            return;
         }
-        Err(e) => ui.message = Some((format!("cannot record: {e}"), false)),
-    }
+    };
+    let source = if whole_window {
+        Source::Window
+    } else {
+        let target = images.add(Image::new_target_texture(
+            size.0,
+            size.1,
+            TextureFormat::Rgba8UnormSrgb,
+            None,
+        ));
+        let eye = main.iter().next().copied().unwrap_or_default();
+        let camera = commands
+            .spawn((
+                RecordCamera,
+                Camera3d::default(),
+                Camera {
+                    // Before the window's cameras; it has a target of its own.
+                    order: -100,
+                    ..default()
+                },
+                RenderTarget::from(target.clone()),
+                eye,
+            ))
+            .id();
+        Source::View { target, camera }
+    };
+    control.lockstep = true;
+    // No status message here: a longer top bar would move the view while it is
+    // recorded (the REC indicator shows the file on hover).
+    recorder.active = Some(ActiveRecording {
+        sink: ThreadedSink::spawn(sink, ENCODER_QUEUE),
+        path,
+        fps,
+        pacer: FramePacer::new(fps),
+        frames: 0,
+        total,
+        size,
+        source,
+        caption: settings.caption,
+        warmup: Some((0, None)),
+        waiting: None,
+        delay: 3,
+    });
 }
 
-/// The part of the window recorded: the 3D view (the rectangle the panels leave), or the
-/// whole window.
-fn view_rect(
-    window: &Window,
-    camera: &Query<&Camera, With<Camera3d>>,
-    whole_window: bool,
-) -> Viewport {
-    let whole = Viewport {
-        physical_position: UVec2::ZERO,
-        physical_size: UVec2::new(window.physical_width(), window.physical_height()),
-        ..default()
+/// The recording camera sees what the app's orbit camera sees.
+fn follow_main_camera(
+    main: Query<&Transform, (With<OrbitCamera>, Without<RecordCamera>)>,
+    mut record: Query<&mut Transform, With<RecordCamera>>,
+) {
+    let Some(eye) = main.iter().next() else {
+        return;
     };
-    if whole_window {
-        return whole;
+    for mut t in &mut record {
+        if *t != *eye {
+            *t = *eye;
+        }
     }
-    camera
-        .iter()
-        .find_map(|c| c.viewport.clone())
-        .unwrap_or(whole)
 }
 
 /// Request a picture when the world is where the next frame shows it; when it arrives,
-/// encode it and schedule the steps to the next frame. The frame size is fixed when the
-/// recording starts; each picture is cut from where the view is when it is requested
-/// (the panels can change size while recording), padded with black if the view shrank.
+/// encode it and schedule the steps to the next frame. Before frame 0, warm-up pictures
+/// of the still world are taken until two agree (off-screen view) or one is not blank
+/// (window), as [`record`] does.
+#[allow(clippy::too_many_arguments)]
 fn capture_recording_frame(
     mut commands: Commands,
     mut recorder: ResMut<Recorder>,
     mut control: ResMut<SimControl>,
     mut ui: ResMut<UiState>,
+    mut requests: ResMut<Requests>,
     sim: Res<Simulation>,
-    window: Single<&Window, With<bevy::window::PrimaryWindow>>,
-    camera: Query<&Camera, With<Camera3d>>,
 ) {
     let Some(active) = recorder.active.as_mut() else {
         return;
     };
-    if let Some((slot, view)) = &active.waiting {
-        let (origin, visible) = *view;
+    if let Some((slot, waited)) = &mut active.waiting {
         let Some(image) = slot.lock().unwrap().take() else {
+            *waited += 1;
+            if *waited > PICTURE_PATIENCE {
+                active.waiting = None;
+            }
             return;
         };
         active.waiting = None;
-        let frame = image_to_frame(&image).map(|f| crop(&f, origin, active.size, visible));
-        if active.frames == 0 && active.warmup_left > 0 && frame.as_ref().is_ok_and(is_blank) {
-            // Nothing drawn yet: try again next frame, the world unchanged.
-            active.warmup_left -= 1;
-            return;
+        let size = active.size;
+        let frame = image_to_frame(&image).map(|f| {
+            if f.width == size.0 && f.height == size.1 {
+                f
+            } else {
+                crop(&f, (0, 0), size, size)
+            }
+        });
+        let frame = match frame {
+            Ok(f) => f,
+            Err(e) => {
+                stop(&mut commands, &mut recorder, &mut control, &mut ui);
+                ui.message = Some((format!("recording failed: {e}"), false));
+                return;
+            }
+        };
+        if let Some((taken, previous)) = &mut active.warmup {
+            *taken += 1;
+            let ready = match active.source {
+                Source::View { .. } => *taken >= 3 && previous.as_ref() == Some(&frame),
+                Source::Window => !is_blank(&frame),
+            };
+            if !ready && *taken < APP_MAX_WARMUP {
+                *previous = Some(frame);
+                return;
+            }
+            active.warmup = None;
         }
-        let pushed = frame.and_then(|f| active.sink.push(f).map_err(|e| e.to_string()));
-        if let Err(e) = pushed {
-            stop(&mut recorder, &mut control, &mut ui);
+        let mut frame = frame;
+        if active.caption
+            && let Err(e) = video::draw_caption(&mut frame, &caption_lines(&sim))
+        {
+            warn!("caption: {e}");
+        }
+        if let Err(e) = active.sink.push(frame) {
+            stop(&mut commands, &mut recorder, &mut control, &mut ui);
             ui.message = Some((format!("recording failed: {e}"), false));
             return;
         }
         active.frames += 1;
+        if active.total.is_some_and(|n| active.frames >= n) {
+            // Done: the file is finished at once (as F9 would).
+            requests.record = false;
+            stop(&mut commands, &mut recorder, &mut control, &mut ui);
+            return;
+        }
         control.pending_steps += active.pacer.steps_after_frame(sim.world.dt);
         return;
     }
-    // Paused, or steps still to take: no frame yet.
-    if control.paused || control.pending_steps > 0 {
+    // Steps still to take, or paused (the recording pauses with the run; warm-up
+    // pictures of the still world are taken regardless).
+    if control.pending_steps > 0 || (control.paused && active.warmup.is_none()) {
+        return;
+    }
+    if active.delay > 0 {
+        active.delay -= 1;
         return;
     }
     let slot: PictureSlot = Arc::default();
     let sink = slot.clone();
+    let shot = match &active.source {
+        Source::View { target, .. } => Screenshot::image(target.clone()),
+        Source::Window => Screenshot::primary_window(),
+    };
     commands
-        .spawn(Screenshot::primary_window())
+        .spawn(shot)
         .observe(move |shot: On<ScreenshotCaptured>| {
             *sink.lock().unwrap() = Some(shot.image.clone());
         });
-    let view = view_rect(&window, &camera, active.whole_window);
-    let origin = (view.physical_position.x, view.physical_position.y);
-    let visible = (view.physical_size.x, view.physical_size.y);
-    active.waiting = Some((slot, (origin, visible)));
+    active.waiting = Some((slot, 0));
 }
 
 /// Finish the file when the app is about to exit (`--exit-after-frames`, window closed).
+/// A recording with a set duration holds `--exit-after-frames` back until it is done
+/// (see `capture::exit_when_done`); a window closed still finishes it early.
 fn stop_recording_at_exit(
-    frames: Res<FrameCount>,
-    automation: Res<Automation>,
+    mut commands: Commands,
     mut exits: MessageReader<AppExit>,
     mut recorder: ResMut<Recorder>,
     mut control: ResMut<SimControl>,
     mut ui: ResMut<UiState>,
+    frames: Res<FrameCount>,
+    automation: Res<Automation>,
 ) {
-    let exiting =
-        exits.read().count() > 0 || automation.exit_after_frames.is_some_and(|n| frames.0 >= n);
+    let exiting = exits.read().count() > 0
+        || (automation.exit_after_frames.is_some_and(|n| frames.0 >= n) && !recorder.has_end());
     if exiting && recorder.is_recording() {
-        stop(&mut recorder, &mut control, &mut ui);
-        if let Some((msg, _)) = &ui.message {
-            info!("{msg}");
-        }
+        stop(&mut commands, &mut recorder, &mut control, &mut ui);
     }
 }
 

@@ -1,5 +1,16 @@
 //! Rendering plugin: meshes for bodies and containers, lights, colouring, debug drawing.
 //!
+//! # Quality
+//!
+//! [`RenderQuality::Full`] draws smooth meshes with a material per body, 4× MSAA and a
+//! shadow-casting key light. [`RenderQuality::Fast`] is for software rasterisers
+//! (Mesa's lavapipe), where every fragment and every draw costs CPU time: no shadow
+//! pass, no MSAA, low-poly meshes, and bodies that share one mesh handle per shape and
+//! one material handle per colour (colours are quantised to a small palette), so that
+//! Bevy's automatic batching draws each (mesh, material) group as one instanced batch.
+//! Without `--quality` the app picks fast on a CPU adapter
+//! (`RenderAdapterInfo::device_type == Cpu`) and full otherwise.
+//!
 //! The core's world is z-up in metres, and so is the scene here: the camera's up vector
 //! is +z, so positions and orientations pass to Bevy unchanged, converted from f64 to
 //! f32 at this boundary only. Each body's mesh is built in its principal frame, the frame
@@ -11,9 +22,97 @@ use crate::container::{BOX_WALL_NAMES, Container};
 use crate::math::{Quat as DQuat, Vec3 as DVec3};
 use crate::shapes::Shape;
 use bevy::asset::RenderAssetUsages;
+use bevy::core_pipeline::tonemapping::{DebandDither, Tonemapping};
 use bevy::mesh::{Indices, PrimitiveTopology};
 use bevy::prelude::*;
 use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
+
+/// How much the renderer draws per frame (see the module doc).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum RenderQuality {
+    /// No shadows, no MSAA, low-poly meshes, shared meshes and materials.
+    Fast,
+    /// Shadows, 4× MSAA, smooth meshes, a material per body.
+    #[default]
+    Full,
+}
+
+impl RenderQuality {
+    pub const ALL: [RenderQuality; 2] = [RenderQuality::Fast, RenderQuality::Full];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            RenderQuality::Fast => "fast",
+            RenderQuality::Full => "full",
+        }
+    }
+
+    /// The other quality.
+    pub fn toggled(self) -> Self {
+        match self {
+            RenderQuality::Fast => RenderQuality::Full,
+            RenderQuality::Full => RenderQuality::Fast,
+        }
+    }
+
+    /// The MSAA of a 3D camera at this quality.
+    pub fn msaa(self) -> Msaa {
+        match self {
+            RenderQuality::Fast => Msaa::Off,
+            RenderQuality::Full => Msaa::Sample4,
+        }
+    }
+}
+
+impl std::str::FromStr for RenderQuality {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        Self::ALL
+            .into_iter()
+            .find(|q| q.name().eq_ignore_ascii_case(s))
+            .ok_or_else(|| format!("unknown render quality '{s}' (expected fast or full)"))
+    }
+}
+
+impl std::fmt::Display for RenderQuality {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The render quality in use and how it was chosen.
+#[derive(Resource, Debug, Clone)]
+pub struct RenderSettings {
+    pub quality: RenderQuality,
+    /// Asked for (`--quality`, the toggle); `None` until chosen from the adapter.
+    pub requested: Option<RenderQuality>,
+    /// The adapter's name and whether it is a software (CPU) one, once known.
+    pub adapter: Option<(String, bool)>,
+}
+
+/// Wall-clock time of the render world's schedule in the last frame (extract commands to
+/// cleanup: preparing, queueing, encoding, submitting and presenting), in nanoseconds;
+/// written by the render world, read by the UI.
+#[derive(Resource, Debug, Clone, Default)]
+pub struct RenderTime(pub Arc<AtomicU64>);
+
+impl RenderTime {
+    /// The last frame's render time (s).
+    pub fn seconds(&self) -> f64 {
+        self.0.load(Ordering::Relaxed) as f64 * 1e-9
+    }
+}
+
+/// When the render world's schedule started this frame.
+#[derive(Resource, Default)]
+struct RenderStart(Option<Instant>);
+
+/// The key light (the one that casts shadows at full quality).
+#[derive(Component, Debug)]
+pub struct KeyLight;
 
 /// How bodies are coloured.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -85,17 +184,71 @@ pub struct ContainerVisual;
 #[derive(Resource, Default)]
 pub struct VisualState {
     generation: Option<u64>,
-    meshes: HashMap<String, Handle<Mesh>>,
+    /// The quality the visuals were built for.
+    quality: Option<RenderQuality>,
+    meshes: HashMap<(String, RenderQuality), Handle<Mesh>>,
+    /// At full quality a material per body; at fast quality the shared material of each
+    /// body's current colour.
     pub body_materials: Vec<Handle<StandardMaterial>>,
     base_colors: Vec<Color>,
     last_mode: ColorMode,
+    /// Fast quality: the shared materials of the palette, by colour key.
+    palette: HashMap<PaletteKey, Handle<StandardMaterial>>,
+    /// Fast quality: each body's base (by-body) colour key.
+    base_keys: Vec<PaletteKey>,
 }
 
-pub struct LabRenderPlugin;
+/// A colour of the fast palette: a shape hue and one of [`BODY_SHADES`] shades, a step
+/// of the [`RAMP_STEPS`]-step ramp, or the static grey.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum PaletteKey {
+    Body(u8, u8),
+    Ramp(u8),
+    Static,
+}
+
+/// Shades per shape kind in the fast palette (by-body colouring).
+const BODY_SHADES: u32 = 4;
+/// Steps of the speed / energy ramp in the fast palette.
+const RAMP_STEPS: u32 = 16;
+
+/// Renders with the given quality, or chooses it from the adapter when `None`.
+#[derive(Default)]
+pub struct LabRenderPlugin {
+    pub quality: Option<RenderQuality>,
+}
 
 impl Plugin for LabRenderPlugin {
     fn build(&self, app: &mut App) {
-        app.init_resource::<DisplaySettings>()
+        let render_time = RenderTime::default();
+        if let Some(render_app) = app.get_sub_app_mut(bevy::render::RenderApp) {
+            use bevy::render::{Render, RenderSystems};
+            render_app
+                .insert_resource(render_time.clone())
+                .init_resource::<RenderStart>()
+                .add_systems(
+                    Render,
+                    (
+                        (|mut start: ResMut<RenderStart>| start.0 = Some(Instant::now()))
+                            .before(RenderSystems::ExtractCommands),
+                        (|start: Res<RenderStart>, time: Res<RenderTime>| {
+                            if let Some(t) = start.0 {
+                                time.0
+                                    .store(t.elapsed().as_nanos() as u64, Ordering::Relaxed);
+                            }
+                        })
+                        .after(RenderSystems::Render)
+                        .before(RenderSystems::Cleanup),
+                    ),
+                );
+        }
+        app.insert_resource(render_time)
+            .insert_resource(RenderSettings {
+                quality: self.quality.unwrap_or_default(),
+                requested: self.quality,
+                adapter: None,
+            })
+            .init_resource::<DisplaySettings>()
             .init_resource::<VisualState>()
             .insert_resource(ClearColor(Color::srgb(0.86, 0.88, 0.91)))
             .insert_resource(GlobalAmbientLight {
@@ -106,22 +259,103 @@ impl Plugin for LabRenderPlugin {
             .add_systems(Startup, spawn_lights)
             .add_systems(
                 Update,
-                (rebuild_visuals, sync_transforms, update_colors, draw_debug)
+                (
+                    choose_quality,
+                    apply_quality,
+                    rebuild_visuals,
+                    sync_transforms,
+                    update_colors,
+                    draw_debug,
+                )
                     .chain()
                     .after(super::simulation::SimulationSystems),
             );
     }
 }
 
-fn spawn_lights(mut commands: Commands, sim: Res<Simulation>) {
+/// Pick the quality from the adapter (fast on a software one) unless one was asked for.
+fn choose_quality(
+    adapter: Option<Res<bevy::render::renderer::RenderAdapterInfo>>,
+    mut settings: ResMut<RenderSettings>,
+) {
+    if settings.adapter.is_some() {
+        return;
+    }
+    let Some(info) = adapter else {
+        return;
+    };
+    // wgpu's `DeviceType::Cpu` (Bevy does not re-export the enum).
+    let software = format!("{:?}", info.device_type) == "Cpu";
+    settings.adapter = Some((info.name.clone(), software));
+    if settings.requested.is_none() {
+        settings.quality = if software {
+            RenderQuality::Fast
+        } else {
+            RenderQuality::Full
+        };
+        info!(
+            "render quality {} ({} adapter {})",
+            settings.quality,
+            if software { "software" } else { "hardware" },
+            info.name
+        );
+    }
+}
+
+/// The 3D cameras and egui's 2D camera.
+type AnyCamera = Or<(With<Camera3d>, With<Camera2d>)>;
+
+/// Shadows and MSAA of the current quality on the key light and every camera (egui's
+/// 2D camera too: its multisampled target costs a software rasteriser a full-window
+/// resolve per frame, and egui draws unsampled); the meshes and materials are rebuilt
+/// when the quality changes.
+fn apply_quality(
+    mut commands: Commands,
+    settings: Res<RenderSettings>,
+    mut state: ResMut<VisualState>,
+    cameras: Query<(Entity, Option<&Msaa>), AnyCamera>,
+    views: Query<(Entity, &Tonemapping), With<Camera3d>>,
+    mut key: Query<&mut DirectionalLight, With<KeyLight>>,
+) {
+    let q = settings.quality;
+    for (e, msaa) in &cameras {
+        if msaa != Some(&q.msaa()) {
+            commands.entity(e).insert(q.msaa());
+        }
+    }
+    // Fast: no tone mapping (a 3D lookup per pixel) and no deband dithering; the
+    // colours are those of a display-referred renderer, and the unlit surfaces show their
+    // base colours exactly.
+    let (tonemapping, dither) = match q {
+        RenderQuality::Fast => (Tonemapping::None, DebandDither::Disabled),
+        RenderQuality::Full => (Tonemapping::default(), DebandDither::Enabled),
+    };
+    for (e, t) in &views {
+        if *t != tonemapping {
+            commands.entity(e).insert((tonemapping, dither));
+        }
+    }
+    for mut light in &mut key {
+        let shadows = q == RenderQuality::Full;
+        if light.shadow_maps_enabled != shadows {
+            light.shadow_maps_enabled = shadows;
+        }
+    }
+    if state.quality.is_some_and(|built| built != q) {
+        state.generation = None;
+    }
+}
+
+fn spawn_lights(mut commands: Commands, sim: Res<Simulation>, settings: Res<RenderSettings>) {
     // One shadow cascade reaching past the scene: shadows show where bodies touch the
     // floor, at a quarter of the cost of Bevy's default four cascades (which matters
     // under software rendering).
     let reach = 4.0 * scene_extent(&sim);
     commands.spawn((
+        KeyLight,
         DirectionalLight {
             illuminance: 9_000.0,
-            shadow_maps_enabled: true,
+            shadow_maps_enabled: settings.quality == RenderQuality::Full,
             ..default()
         },
         bevy::light::CascadeShadowConfigBuilder {
@@ -168,36 +402,45 @@ fn rebuild_visuals(
     mut state: ResMut<VisualState>,
     mut meshes: ResMut<Assets<Mesh>>,
     mut materials: ResMut<Assets<StandardMaterial>>,
+    settings: Res<RenderSettings>,
     old: Query<Entity, AnyVisual>,
 ) {
     if state.generation == Some(sim.generation) {
         return;
     }
+    let quality = settings.quality;
     state.generation = Some(sim.generation);
+    state.quality = Some(quality);
     for e in &old {
         commands.entity(e).despawn();
     }
+    let shared: Vec<_> = state.palette.values().cloned().collect();
     for h in state.body_materials.drain(..) {
-        materials.remove(&h);
+        if !shared.contains(&h) {
+            materials.remove(&h);
+        }
     }
     state.base_colors.clear();
+    state.base_keys.clear();
     state.last_mode = ColorMode::ByBody;
 
     let world = &sim.world;
     for (i, body) in world.bodies.iter().enumerate() {
-        let key = format!("{:?}", body.shape);
+        let key = (format!("{:?}", body.shape), quality);
         let mesh = state
             .meshes
             .entry(key)
-            .or_insert_with(|| meshes.add(shape_mesh(&body.shape)))
+            .or_insert_with(|| meshes.add(shape_mesh_at(&body.shape, quality)))
             .clone();
         let color = body_color(&body.shape, i, body.is_static());
-        let material = materials.add(StandardMaterial {
-            base_color: color,
-            perceptual_roughness: 0.55,
-            reflectance: 0.4,
-            ..default()
-        });
+        let material = match quality {
+            RenderQuality::Full => materials.add(body_material(color)),
+            RenderQuality::Fast => {
+                let key = body_palette_key(&body.shape, i, body.is_static());
+                state.base_keys.push(key);
+                palette_material(&mut state.palette, &mut materials, key)
+            }
+        };
         state.body_materials.push(material.clone());
         state.base_colors.push(color);
         commands.spawn((
@@ -210,31 +453,12 @@ fn rebuild_visuals(
     }
 
     let extent = scene_extent(&sim);
-    let glass = materials.add(StandardMaterial {
-        base_color: Color::srgba(0.55, 0.7, 0.85, 0.14),
-        alpha_mode: AlphaMode::Blend,
-        cull_mode: None,
-        double_sided: true,
-        perceptual_roughness: 0.2,
-        ..default()
-    });
-    let divider_glass = materials.add(StandardMaterial {
-        base_color: Color::srgba(0.95, 0.55, 0.2, 0.22),
-        alpha_mode: AlphaMode::Blend,
-        cull_mode: None,
-        double_sided: true,
-        ..default()
-    });
-    let ground = materials.add(StandardMaterial {
-        base_color: Color::srgb(0.62, 0.64, 0.66),
-        perceptual_roughness: 0.9,
-        ..default()
-    });
-    let floor = materials.add(StandardMaterial {
-        base_color: Color::srgb(0.5, 0.53, 0.57),
-        perceptual_roughness: 0.9,
-        ..default()
-    });
+    let segments = match quality {
+        RenderQuality::Full => 64,
+        RenderQuality::Fast => 24,
+    };
+    let [glass, divider_glass, ground, floor] =
+        container_materials(quality).map(|m| materials.add(m));
     for c in &world.containers {
         match c {
             Container::Plane { point, normal } => {
@@ -296,13 +520,13 @@ fn rebuild_visuals(
                 let r = *radius as f32;
                 commands.spawn((
                     ContainerVisual,
-                    Mesh3d(meshes.add(frustum_side_mesh(r, r, *height as f32, 64))),
+                    Mesh3d(meshes.add(frustum_side_mesh(r, r, *height as f32, segments))),
                     MeshMaterial3d(glass.clone()),
                     Transform::from_translation(to_render(base)),
                 ));
                 commands.spawn((
                     ContainerVisual,
-                    Mesh3d(meshes.add(Circle::new(r).mesh().resolution(64))),
+                    Mesh3d(meshes.add(Circle::new(r).mesh().resolution(segments))),
                     MeshMaterial3d(floor.clone()),
                     Transform::from_translation(to_render(base) + Vec3::Z * 0.001),
                 ));
@@ -319,7 +543,7 @@ fn rebuild_visuals(
                         *bottom_radius as f32,
                         *top_radius as f32,
                         *height as f32,
-                        64,
+                        segments,
                     ))),
                     MeshMaterial3d(glass.clone()),
                     Transform::from_translation(to_render(base)),
@@ -327,6 +551,52 @@ fn rebuild_visuals(
             }
         }
     }
+}
+
+/// The materials of glass walls, dividers, the ground plane and box floors. At fast
+/// quality they are unlit, in the colours the lit ones show (a flat surface under
+/// directional light without shadows is one colour): the ground and the walls cover
+/// most of the view, and a software rasteriser spends most of a frame shading them.
+fn container_materials(quality: RenderQuality) -> [StandardMaterial; 4] {
+    let unlit = quality == RenderQuality::Fast;
+    let pick = |lit: Color, flat: Color| if unlit { flat } else { lit };
+    [
+        StandardMaterial {
+            base_color: pick(
+                Color::srgba(0.55, 0.7, 0.85, 0.14),
+                Color::srgba(0.7, 0.82, 0.94, 0.16),
+            ),
+            alpha_mode: AlphaMode::Blend,
+            cull_mode: None,
+            double_sided: true,
+            perceptual_roughness: 0.2,
+            unlit,
+            ..default()
+        },
+        StandardMaterial {
+            base_color: pick(
+                Color::srgba(0.95, 0.55, 0.2, 0.22),
+                Color::srgba(0.98, 0.62, 0.3, 0.24),
+            ),
+            alpha_mode: AlphaMode::Blend,
+            cull_mode: None,
+            double_sided: true,
+            unlit,
+            ..default()
+        },
+        StandardMaterial {
+            base_color: pick(Color::srgb(0.62, 0.64, 0.66), Color::srgb_u8(198, 202, 206)),
+            perceptual_roughness: 0.9,
+            unlit,
+            ..default()
+        },
+        StandardMaterial {
+            base_color: pick(Color::srgb(0.5, 0.53, 0.57), Color::srgb_u8(160, 168, 178)),
+            perceptual_roughness: 0.9,
+            unlit,
+            ..default()
+        },
+    ]
 }
 
 /// A rough size of the scene (m): the largest distance of a body or container part from
@@ -371,20 +641,36 @@ fn sync_transforms(sim: Res<Simulation>, mut q: Query<(&BodyVisual, &mut Transfo
     }
 }
 
-/// Recolour bodies by speed or kinetic energy (every frame in those modes).
+/// Recolour bodies by speed or kinetic energy (every frame in those modes). At full
+/// quality each body's own material changes colour; at fast quality each body is given
+/// the shared material of its colour.
 fn update_colors(
     sim: Res<Simulation>,
+    settings: Res<RenderSettings>,
     mut display: ResMut<DisplaySettings>,
     mut state: ResMut<VisualState>,
     mut materials: ResMut<Assets<StandardMaterial>>,
     color_scale: Option<Res<super::colorbar::ColorScale>>,
+    mut bodies: Query<(&BodyVisual, &mut MeshMaterial3d<StandardMaterial>)>,
 ) {
     let mode = display.color_mode;
+    let fast = settings.quality == RenderQuality::Fast;
     if mode == ColorMode::ByBody {
         if state.last_mode != ColorMode::ByBody {
-            for (h, c) in state.body_materials.iter().zip(&state.base_colors) {
-                if let Some(mut m) = materials.get_mut(h) {
-                    m.base_color = *c;
+            if fast {
+                let state = &mut *state;
+                for (BodyVisual(i), mut m) in &mut bodies {
+                    if let Some(key) = state.base_keys.get(*i) {
+                        let h = palette_material(&mut state.palette, &mut materials, *key);
+                        state.body_materials[*i] = h.clone();
+                        m.0 = h;
+                    }
+                }
+            } else {
+                for (h, c) in state.body_materials.iter().zip(&state.base_colors) {
+                    if let Some(mut m) = materials.get_mut(h) {
+                        m.base_color = *c;
+                    }
                 }
             }
             state.last_mode = mode;
@@ -409,13 +695,33 @@ fn update_colors(
         .cloned()
         .unwrap_or_default()
         .range(mode, display.color_scale);
+    let ramp_x = |v: f64| super::colorbar::ramp_position(mode, v, lo, hi);
+    if fast {
+        let state = &mut *state;
+        for (BodyVisual(i), mut m) in &mut bodies {
+            let (Some(v), Some(b)) = (values.get(*i), sim.world.bodies.get(*i)) else {
+                continue;
+            };
+            let key = if b.is_static() {
+                PaletteKey::Static
+            } else {
+                PaletteKey::Ramp(ramp_step(ramp_x(*v)))
+            };
+            let h = palette_material(&mut state.palette, &mut materials, key);
+            if m.0 != h {
+                state.body_materials[*i] = h.clone();
+                m.0 = h;
+            }
+        }
+        return;
+    }
     for ((h, v), b) in state
         .body_materials
         .iter()
         .zip(&values)
         .zip(&sim.world.bodies)
     {
-        let x = super::colorbar::ramp_position(mode, *v, lo, hi);
+        let x = ramp_x(*v);
         if let Some(mut m) = materials.get_mut(h) {
             m.base_color = if b.is_static() {
                 Color::srgb(0.5, 0.5, 0.5)
@@ -424,6 +730,75 @@ fn update_colors(
             };
         }
     }
+}
+
+/// The material of a body at full quality.
+fn body_material(color: Color) -> StandardMaterial {
+    StandardMaterial {
+        base_color: color,
+        perceptual_roughness: 0.55,
+        reflectance: 0.4,
+        ..default()
+    }
+}
+
+/// The step of the fast palette's ramp for x in [0, 1].
+fn ramp_step(x: f32) -> u8 {
+    ((x.clamp(0.0, 1.0) * RAMP_STEPS as f32) as u32).min(RAMP_STEPS - 1) as u8
+}
+
+/// The fast palette's colour of body `i` in [`ColorMode::ByBody`]: [`body_color`] with
+/// its lightness quantised to [`BODY_SHADES`] shades.
+fn body_palette_key(shape: &Shape, i: usize, is_static: bool) -> PaletteKey {
+    if is_static {
+        return PaletteKey::Static;
+    }
+    let t = (i as f32 * 0.618_034).fract();
+    let shade = ((t * BODY_SHADES as f32) as u32).min(BODY_SHADES - 1) as u8;
+    PaletteKey::Body(shape_kind(shape), shade)
+}
+
+fn shape_kind(shape: &Shape) -> u8 {
+    match shape {
+        Shape::Sphere { .. } => 0,
+        Shape::Cuboid { .. } => 1,
+        Shape::Cross { .. } => 2,
+        Shape::Ellipsoid { .. } => 3,
+        Shape::Rod { .. } => 4,
+        Shape::ConvexPolyhedron(_) => 5,
+        Shape::MassPoints { .. } => 6,
+    }
+}
+
+/// Hue of each shape kind (degrees), in [`shape_kind`] order.
+const SHAPE_HUES: [f32; 7] = [18.0, 212.0, 140.0, 280.0, 48.0, 350.0, 190.0];
+
+fn palette_color(key: PaletteKey) -> Color {
+    match key {
+        PaletteKey::Static => Color::srgb(0.45, 0.45, 0.48),
+        PaletteKey::Body(kind, shade) => {
+            // The middle of the shade's interval of the golden-ratio parameter.
+            let t = (f32::from(shade) + 0.5) / BODY_SHADES as f32;
+            Color::hsl(
+                SHAPE_HUES[usize::from(kind)] + 16.0 * (t - 0.5),
+                0.62,
+                0.42 + 0.18 * t,
+            )
+        }
+        PaletteKey::Ramp(step) => ramp((f32::from(step) + 0.5) / RAMP_STEPS as f32),
+    }
+}
+
+/// The shared material of a palette colour (made on first use).
+fn palette_material(
+    palette: &mut HashMap<PaletteKey, Handle<StandardMaterial>>,
+    materials: &mut Assets<StandardMaterial>,
+    key: PaletteKey,
+) -> Handle<StandardMaterial> {
+    palette
+        .entry(key)
+        .or_insert_with(|| materials.add(body_material(palette_color(key))))
+        .clone()
 }
 
 /// A perceptually ordered ramp (dark blue → teal → yellow, after viridis) for x in [0, 1].
@@ -452,24 +827,30 @@ pub fn body_color(shape: &Shape, i: usize, is_static: bool) -> Color {
     if is_static {
         return Color::srgb(0.45, 0.45, 0.48);
     }
-    let hue = match shape {
-        Shape::Sphere { .. } => 18.0,
-        Shape::Cuboid { .. } => 212.0,
-        Shape::Cross { .. } => 140.0,
-        Shape::Ellipsoid { .. } => 280.0,
-        Shape::Rod { .. } => 48.0,
-        Shape::ConvexPolyhedron(_) => 350.0,
-        Shape::MassPoints { .. } => 190.0,
-    };
+    let hue = SHAPE_HUES[usize::from(shape_kind(shape))];
     // Golden-ratio sequence: well spread, deterministic.
     let t = (i as f32 * 0.618_034).fract();
     Color::hsl(hue + 16.0 * (t - 0.5), 0.62, 0.42 + 0.18 * t)
 }
 
-/// The mesh of a shape in its principal frame.
+/// The mesh of a shape in its principal frame, at full quality.
 pub fn shape_mesh(shape: &Shape) -> Mesh {
+    shape_mesh_at(shape, RenderQuality::Full)
+}
+
+/// The mesh of a shape in its principal frame; curved surfaces have fewer facets at
+/// fast quality (a sphere of 12 × 8 instead of 32 × 18 quads).
+pub fn shape_mesh_at(shape: &Shape, quality: RenderQuality) -> Mesh {
+    let fast = quality == RenderQuality::Fast;
+    // (sectors, stacks) of spheres, ellipsoids and mass-point balls; capsule longitudes
+    // and latitudes; cylinder resolution.
+    let (sphere, ellipsoid, ball, capsule, strut) = if fast {
+        ((12, 8), (14, 9), (8, 6), (12, 4), 6)
+    } else {
+        ((32, 18), (40, 24), (20, 12), (32, 16), 32)
+    };
     match shape {
-        Shape::Sphere { radius } => Sphere::new(*radius as f32).mesh().uv(32, 18),
+        Shape::Sphere { radius } => Sphere::new(*radius as f32).mesh().uv(sphere.0, sphere.1),
         Shape::Cuboid { half_extents: h } => cuboid_mesh(h),
         Shape::Cross { c } => {
             // Three bars sharing their centre; their inner faces stay hidden inside.
@@ -478,10 +859,12 @@ pub fn shape_mesh(shape: &Shape) -> Mesh {
         }
         Shape::Ellipsoid { semi_axes: s } => Sphere::new(1.0)
             .mesh()
-            .uv(40, 24)
+            .uv(ellipsoid.0, ellipsoid.1)
             .scaled_by(Vec3::new(s.x as f32, s.y as f32, s.z as f32)),
         Shape::Rod { length, radius } => Capsule3d::new(*radius as f32, *length as f32)
             .mesh()
+            .longitudes(capsule.0)
+            .latitudes(capsule.1)
             .build()
             // Bevy's capsule runs along y; the core's rod along z.
             .rotated_by(Quat::from_rotation_x(std::f32::consts::FRAC_PI_2)),
@@ -492,12 +875,13 @@ pub fn shape_mesh(shape: &Shape) -> Mesh {
             let mut parts = Vec::new();
             for p in points {
                 let p = Vec3::new(p.x as f32, p.y as f32, p.z as f32);
-                parts.push(Sphere::new(r).mesh().uv(20, 12).translated_by(p));
+                parts.push(Sphere::new(r).mesh().uv(ball.0, ball.1).translated_by(p));
                 let len = p.length();
                 if len > 1e-6 {
                     parts.push(
                         Cylinder::new(0.3 * r, len)
                             .mesh()
+                            .resolution(strut)
                             .build()
                             .rotated_by(Quat::from_rotation_arc(Vec3::Y, p / len))
                             .translated_by(p / 2.0),
@@ -783,4 +1167,111 @@ fn container_edges(c: &Container, gizmos: &mut Gizmos) {
                 .resolution(64);
         }
     }
+}
+
+/// The frame rate, the render time and the quality toggle, drawn over the 3D view's
+/// top-right corner (windowed app only; F8 toggles the quality too).
+pub struct RenderStatsPlugin;
+
+impl Plugin for RenderStatsPlugin {
+    fn build(&self, app: &mut App) {
+        app.init_resource::<FrameStats>()
+            .add_systems(Update, toggle_quality_key)
+            .add_systems(
+                bevy_egui::EguiPrimaryContextPass,
+                render_stats_overlay.after(super::ui::panels),
+            );
+    }
+}
+
+/// Frames per second and render time, smoothed over about half a second.
+#[derive(Resource, Debug, Default, Clone, Copy)]
+pub struct FrameStats {
+    pub fps: f64,
+    /// Render world time per frame (s), see [`RenderTime`].
+    pub render: f64,
+}
+
+fn toggle_quality_key(
+    keys: Res<ButtonInput<KeyCode>>,
+    wants: Res<bevy_egui::input::EguiWantsInput>,
+    mut settings: ResMut<RenderSettings>,
+) {
+    if !wants.wants_keyboard_input() && keys.just_pressed(KeyCode::F8) {
+        let q = settings.quality.toggled();
+        settings.quality = q;
+        settings.requested = Some(q);
+    }
+}
+
+fn render_stats_overlay(
+    mut contexts: bevy_egui::EguiContexts,
+    time: Res<Time<Real>>,
+    render_time: Res<RenderTime>,
+    mut stats: ResMut<FrameStats>,
+    mut settings: ResMut<RenderSettings>,
+    camera: Query<&Camera, super::compare::MainViewCamera>,
+    window: Single<&Window, With<bevy::window::PrimaryWindow>>,
+) -> Result {
+    use bevy_egui::egui;
+    let dt = time.delta_secs_f64();
+    if dt > 0.0 {
+        let alpha = (dt / 0.5).min(1.0);
+        stats.fps += alpha * (1.0 / dt - stats.fps);
+        stats.render += alpha * (render_time.seconds() - stats.render);
+    }
+    let ctx = contexts.ctx_mut()?;
+    // The view's top-right corner in logical pixels (egui's points).
+    let scale = window.scale_factor();
+    let right_gap = camera
+        .iter()
+        .find_map(|c| c.viewport.as_ref())
+        .map_or(0.0, |v| {
+            window.physical_width() as f32 - (v.physical_position.x + v.physical_size.x) as f32
+        })
+        / scale;
+    let top = camera
+        .iter()
+        .find_map(|c| c.viewport.as_ref())
+        .map_or(0.0, |v| v.physical_position.y as f32)
+        / scale;
+    egui::Area::new("render_stats".into())
+        .anchor(
+            egui::Align2::RIGHT_TOP,
+            egui::vec2(-right_gap - 6.0, top + 6.0),
+        )
+        .show(ctx, |ui| {
+            egui::Frame::popup(ui.style()).show(ui, |ui| {
+                ui.horizontal(|ui| {
+                    ui.monospace(format!(
+                        "{:.1} FPS | render {:.0} ms",
+                        stats.fps,
+                        stats.render * 1e3
+                    ))
+                    .on_hover_text(
+                        "Frames per second of the whole app, and the time the renderer \
+                         takes per frame (preparing, drawing, presenting)",
+                    );
+                    let q = settings.quality;
+                    let hint = match &settings.adapter {
+                        Some((name, true)) => format!("software renderer ({name})"),
+                        Some((name, false)) => format!("GPU ({name})"),
+                        None => "renderer not known yet".into(),
+                    };
+                    if ui
+                        .button(format!("quality: {q}"))
+                        .on_hover_text(format!(
+                            "fast: no shadows, no anti-aliasing, low-poly meshes, bodies \
+                             batched by colour; full: shadows, 4× MSAA, smooth meshes. \
+                             Click or F8 to switch. Renderer: {hint}"
+                        ))
+                        .clicked()
+                    {
+                        settings.quality = q.toggled();
+                        settings.requested = Some(settings.quality);
+                    }
+                });
+            });
+        });
+    Ok(())
 }

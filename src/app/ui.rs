@@ -832,6 +832,7 @@ fn spawn_section(ui: &mut egui::Ui, p: &mut PanelParams) {
             ui.checkbox(&mut p.recorder.whole_window, "whole window")
                 .on_hover_text("Record the window with its panels instead of the 3D view");
         });
+        super::record::recording_options_ui(ui, &mut p.recorder);
     });
     let label = if recording {
         "Stop recording (F9)"

@@ -151,6 +151,24 @@ struct GuiArgs {
     /// Take N steps at startup (with --paused the run then stays paused).
     #[arg(long, value_name = "N")]
     steps: Option<u64>,
+    /// Render quality: fast (no shadows, no anti-aliasing, low-poly meshes, batched
+    /// bodies) or full (default: fast on a software renderer, full on a GPU; F8 switches).
+    #[arg(long)]
+    quality: Option<impulse_lab::app::render::RenderQuality>,
+    /// Frame size of recordings (F9, --record), WIDTHxHEIGHT, even; the 3D view is
+    /// rendered off-screen at this size.
+    #[arg(long, default_value = "1280x720", value_parser = parse_size)]
+    record_size: (u32, u32),
+    /// Frames per second of recordings.
+    #[arg(long, default_value_t = 30)]
+    record_fps: u32,
+    /// Stop recordings after this many seconds of video (then --exit-after-frames waits
+    /// for the recording to finish).
+    #[arg(long, value_name = "SECONDS")]
+    record_duration: Option<f64>,
+    /// Draw a caption (time, method, e, μ, λ, repose phase) on recorded frames.
+    #[arg(long)]
+    caption: bool,
 }
 
 #[cfg(feature = "app")]
@@ -179,6 +197,13 @@ struct RecordArgs {
     /// Camera: default (the app's framing), front, side, top or iso.
     #[arg(long, default_value = "default")]
     camera: impulse_lab::app::record::CameraPreset,
+    /// Render quality: fast (no shadows, no anti-aliasing, low-poly meshes, batched
+    /// bodies) or full (default: fast on a software renderer, full on a GPU).
+    #[arg(long)]
+    quality: Option<impulse_lab::app::render::RenderQuality>,
+    /// Draw a caption (time, method, e, μ, λ, repose phase) on every frame.
+    #[arg(long)]
+    caption: bool,
 }
 
 #[cfg(feature = "app")]
@@ -202,6 +227,8 @@ fn record(args: RecordArgs) -> Result<(), Failure> {
         fps: args.fps,
         size: args.size,
         camera: args.camera,
+        quality: args.quality,
+        caption: args.caption,
     };
     options.check().map_err(Failure::invalid)?;
     let scene = load(&args.scene)?;
@@ -235,7 +262,7 @@ fn record(args: RecordArgs) -> Result<(), Failure> {
             let s = &r.summary;
             let secs = r.wall.as_secs_f64();
             println!(
-                "{}: {} frames of {}x{} ({}), {:.3} s of video at {} fps; simulated t = {:.4} s at the last frame; {} warm-up frames; {:.1} s wall-clock ({:.2} frames/s; encoding {:.1} frames/s)",
+                "{}: {} frames of {}x{} ({}), {:.3} s of video at {} fps; simulated t = {:.4} s at the last frame; {} warm-up frames; {:.1} s wall-clock ({:.2} frames/s; rendering {:.2} frames/s, physics {:.1} s; encoding {:.1} frames/s)",
                 s.path.display(),
                 s.frames,
                 s.width,
@@ -247,6 +274,9 @@ fn record(args: RecordArgs) -> Result<(), Failure> {
                 r.warmup_frames,
                 secs,
                 s.frames as f64 / secs,
+                // Frame 0 is the last warm-up picture: rendered frames are 1.. .
+                (s.frames.saturating_sub(1)) as f64 / r.render.as_secs_f64().max(1e-9),
+                r.physics.as_secs_f64(),
                 s.frames as f64 / s.encode_time.as_secs_f64().max(1e-9),
             );
             Ok(())
@@ -364,6 +394,13 @@ fn gui(args: GuiArgs) -> Result<(), Failure> {
         }
         check_output(path, VideoFormat::Mp4).map_err(Failure::invalid)?;
     }
+    let recording = impulse_lab::app::record::AppRecordSettings {
+        fps: args.record_fps,
+        size: args.record_size,
+        duration: args.record_duration,
+        caption: args.caption,
+    };
+    recording.check().map_err(Failure::invalid)?;
     let options = AppOptions {
         scene,
         solver: args.solver,
@@ -389,6 +426,8 @@ fn gui(args: GuiArgs) -> Result<(), Failure> {
         split: args.split,
         microscope: args.microscope,
         steps: args.steps,
+        quality: args.quality,
+        recording,
     };
     impulse_lab::app::run(&options).map_err(Failure::runtime)
 }

@@ -631,6 +631,10 @@ fn run_point_recorded(
         fps: 30.0,
         size: (960, 540),
         camera: CameraPreset::Default,
+        // Chosen from the adapter (fast on a software renderer).
+        quality: None,
+        // The phase and parameters on every frame: the video documents the run.
+        caption: true,
     };
     let done = |s: &Simulation| s.repose.as_ref().is_some_and(|t| t.phase() == Phase::Done);
     let (_, sim) = record::record_until(sim, &options, &done, &mut |_, _| {})

@@ -73,7 +73,7 @@ const DARK_YELLOW: [u8; 3] = [150, 130, 0];
 /// The plotted energy series (`pe0` is the potential energy at step 0, subtracted so
 /// that the curves share a scale). The two dissipated energies are the ledger's sinks:
 /// dashed; the residual (energy the method created or lost unaccounted) is dotted.
-pub const SERIES: [Series; 8] = [
+pub const SERIES: [Series; 9] = [
     Series {
         name: "kinetic (translational)",
         short: "KE translational",
@@ -115,6 +115,13 @@ pub const SERIES: [Series; 8] = [
         color: SeriesColor::Rgb(GREEN, GREEN),
         style: Style::Dashed,
         value: |s, _| s.dissipated_friction,
+    },
+    Series {
+        name: "position projection",
+        short: "projection",
+        color: SeriesColor::Rgb(PURPLE, PURPLE),
+        style: Style::Dotted,
+        value: |s, _| s.projection,
     },
     Series {
         name: "total − PE₀",

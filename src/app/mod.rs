@@ -1,8 +1,11 @@
 //! The desktop app: Bevy plugins around the physics core (feature `app`).
 //!
 //! One plugin per area, each in its own module with its own resources:
-//! - [`simulation::LabSimulationPlugin`]: owns the core's [`crate::World`] as the
-//!   [`simulation::Simulation`] resource and steps it with a fixed-step driver;
+//! - [`simulation::LabSimulationPlugin`]: steps the core's [`crate::World`] on a physics
+//!   thread at the speed the machine allows, independent of the frame rate, and
+//!   publishes its state once per frame as the [`simulation::Simulation`] resource (the
+//!   clock is described in that module); [`timeline`] keeps the run's past states (scrub
+//!   bar, ← → keys, save the state as a scene);
 //! - [`render::LabRenderPlugin`]: meshes for every shape and container, colouring,
 //!   lights, debug drawing of contacts, normals and impulses;
 //! - [`interaction::LabInteractionPlugin`]: orbit camera, picking, dragging and throwing,

@@ -360,6 +360,8 @@ pub fn scrub_bar(ui: &mut egui::Ui, view: &mut TimelineView, sim: &Simulation) {
         let mut step = view.seek.unwrap_or(view.step);
         let width = (ui.available_width() - 380.0).max(120.0);
         ui.spacing_mut().slider_width = width;
+        // Room for a step count of 7 digits in the slider's number box.
+        ui.spacing_mut().interact_size.x = 64.0;
         let r = ui
             .add(egui::Slider::new(&mut step, first..=last.max(first)).text("step"))
             .on_hover_text(

@@ -48,6 +48,16 @@ pub const KEYS: &[KeyHelp] = &[
         action: "camera back to the scene's home view",
     },
     KeyHelp {
+        keys: "F / shift+F",
+        codes: &["KeyF", "ShiftLeft", "ShiftRight"],
+        action: "frame every body / the selected body (keeps the direction)",
+    },
+    KeyHelp {
+        keys: "1 2 3 4",
+        codes: &["Digit1", "Digit2", "Digit3", "Digit4"],
+        action: "look from the front, the side, the top, or at an isometric angle",
+    },
+    KeyHelp {
         keys: "B",
         codes: &["KeyB"],
         action: "drop a body where the cursor points (Spawn panel: shape, size)",

@@ -4,7 +4,9 @@
 //! Mouse: left-drag on a body grabs it with a spring (release to throw it); left-drag on
 //! empty space orbits; right- or middle-drag pans; the wheel zooms; a left click on
 //! empty space clears the selection. Keys: space play/pause, `.` one step, `r` reset,
-//! `c` camera home, `b` spawn a body at the cursor, F12 screenshot, F9 start/stop
+//! `c` camera home, `f` frame every body (shift+`f`: the selected one), `1`-`4` look
+//! from the front, side, top or at an isometric angle, `b` spawn a body at the cursor,
+//! F12 screenshot, F9 start/stop
 //! recording a video.
 
 use super::render::{scene_extent, to_core, to_render};
@@ -127,6 +129,20 @@ impl OrbitCamera {
         (self.target, self.distance, self.yaw, self.pitch) = self.home;
     }
 
+    /// Aim at the centre of the box `(lo, hi)` and back off, along the current
+    /// direction, until the box's bounding sphere (radius r) fits a perspective view of
+    /// vertical field of view `fov_y` (rad) and `aspect` = width/height: the sphere fits
+    /// a cone of half-angle θ from distance r / sin θ, θ the smaller half-angle of the
+    /// view (tan θ_x = aspect · tan(fov_y/2)); 5 % margin.
+    pub fn frame(&mut self, lo: Vec3, hi: Vec3, fov_y: f32, aspect: f32) {
+        let half_y = 0.5 * fov_y;
+        let half_x = (aspect * half_y.tan()).atan();
+        let theta = half_y.min(half_x).max(1e-3);
+        let radius = (0.5 * (hi - lo).length()).max(1e-3);
+        self.target = 0.5 * (lo + hi);
+        self.distance = 1.05 * radius / theta.sin();
+    }
+
     pub fn transform(&self) -> Transform {
         let (sy, cy) = self.yaw.sin_cos();
         let (sp, cp) = self.pitch.sin_cos();
@@ -165,6 +181,11 @@ pub struct Requests {
     pub reframe: bool,
     /// Start or stop recording a video (F9, the record button).
     pub record: bool,
+    /// Frame every body (`f`, `gui --frame-all`), or the selected body (shift+`f`).
+    pub frame_all: bool,
+    pub frame_selection: bool,
+    /// Look from a preset direction (keys 1-4: front, side, top, iso), keeping the target.
+    pub preset: Option<super::record::CameraPreset>,
 }
 
 pub struct LabInteractionPlugin;
@@ -181,6 +202,7 @@ impl Plugin for LabInteractionPlugin {
                 (
                     keyboard_shortcuts,
                     mouse_input,
+                    frame_all_at_step,
                     carry_out_requests,
                     apply_camera,
                 )
@@ -194,6 +216,23 @@ fn spawn_camera(mut commands: Commands, sim: Res<Simulation>, mut spawn: ResMut<
     let orbit = OrbitCamera::framing(scene_center(&sim), scene_extent(&sim));
     commands.spawn((Camera3d::default(), orbit.transform(), orbit));
     spawn.size = 2.0 * super::render::typical_size(&sim);
+}
+
+/// The box around the bodies' bounding spheres, or around body `only`'s (render
+/// coordinates); `None` when there is no such body.
+pub fn body_bounds(sim: &Simulation, only: Option<usize>) -> Option<(Vec3, Vec3)> {
+    let (mut lo, mut hi) = (DVec3::repeat(f64::MAX), DVec3::repeat(f64::MIN));
+    let mut any = false;
+    for (i, b) in sim.world.bodies.iter().enumerate() {
+        if only.is_some_and(|k| k != i) {
+            continue;
+        }
+        let r = DVec3::repeat(b.shape.bounding_radius());
+        lo = lo.inf(&(b.position - r));
+        hi = hi.sup(&(b.position + r));
+        any = true;
+    }
+    any.then(|| (to_render(&lo), to_render(&hi)))
 }
 
 /// Centre of the dynamic bodies' bounding box (the origin for an empty scene).
@@ -241,6 +280,24 @@ fn keyboard_shortcuts(
     }
     if keys.just_pressed(KeyCode::KeyB) {
         requests.spawn = true;
+    }
+    if keys.just_pressed(KeyCode::KeyF) {
+        if keys.any_pressed([KeyCode::ShiftLeft, KeyCode::ShiftRight]) {
+            requests.frame_selection = true;
+        } else {
+            requests.frame_all = true;
+        }
+    }
+    use super::record::CameraPreset;
+    for (key, preset) in [
+        (KeyCode::Digit1, CameraPreset::Front),
+        (KeyCode::Digit2, CameraPreset::Side),
+        (KeyCode::Digit3, CameraPreset::Top),
+        (KeyCode::Digit4, CameraPreset::Iso),
+    ] {
+        if keys.just_pressed(key) {
+            requests.preset = Some(preset);
+        }
     }
     if keys.just_pressed(KeyCode::F12) {
         requests.screenshot = true;
@@ -374,6 +431,25 @@ fn apply_camera(mut q: Query<(&OrbitCamera, &mut Transform), Changed<OrbitCamera
     }
 }
 
+/// `gui --frame-all`: frame every body once the world has reached this step (the
+/// startup steps).
+#[derive(Resource, Debug)]
+pub struct FrameAllAtStep(pub u64);
+
+fn frame_all_at_step(
+    mut commands: Commands,
+    at: Option<Res<FrameAllAtStep>>,
+    sim: Res<Simulation>,
+    mut requests: ResMut<Requests>,
+) {
+    if let Some(at) = at
+        && sim.world.step_index >= at.0
+    {
+        requests.frame_all = true;
+        commands.remove_resource::<FrameAllAtStep>();
+    }
+}
+
 /// Carry out reframe and spawn requests (from keys or the UI).
 fn carry_out_requests(
     mut requests: ResMut<Requests>,
@@ -382,7 +458,32 @@ fn carry_out_requests(
     spawn: Res<SpawnSettings>,
     window: Single<&Window, With<PrimaryWindow>>,
     mut camera: Query<(&Camera, &GlobalTransform, &mut OrbitCamera)>,
+    projection: Query<&Projection, With<OrbitCamera>>,
 ) {
+    if let Some(preset) = requests.preset.take()
+        && let Ok((_, _, mut orbit)) = camera.single_mut()
+    {
+        (orbit.yaw, orbit.pitch) = preset.direction().unwrap_or((orbit.home.2, orbit.home.3));
+    }
+    let frame_all = std::mem::take(&mut requests.frame_all);
+    let frame_selection = std::mem::take(&mut requests.frame_selection);
+    if (frame_all || frame_selection)
+        && let Ok((cam, _, mut orbit)) = camera.single_mut()
+    {
+        let only = if frame_all { None } else { selection.body };
+        let fov = match projection.single() {
+            Ok(Projection::Perspective(p)) => p.fov,
+            _ => std::f32::consts::FRAC_PI_4,
+        };
+        let aspect = cam
+            .logical_viewport_size()
+            .map_or(16.0 / 9.0, |s| s.x / s.y.max(1.0));
+        if (frame_all || only.is_some())
+            && let Some((lo, hi)) = body_bounds(&sim, only)
+        {
+            orbit.frame(lo, hi, fov, aspect);
+        }
+    }
     if std::mem::take(&mut requests.reframe) {
         if let Ok((_, _, mut orbit)) = camera.single_mut() {
             *orbit = OrbitCamera::framing(scene_center(&sim), scene_extent(&sim));
@@ -427,4 +528,48 @@ pub fn spawn_point(sim: &Simulation, shape: &Shape, o: &DVec3, d: &DVec3) -> Opt
         }
     }
     Some(DVec3::new(hit.x, hit.y, z + 0.05 * r))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::OrbitCamera;
+    use bevy::prelude::*;
+
+    /// After `frame`, every corner of the box projects inside the view (normalised device
+    /// coordinates within ±1) for wide, square and tall views and any direction, and the
+    /// box is not lost in the middle: some corner reaches 45 % of the half-view (the
+    /// corners lie on the bounding sphere, fitted to 1/1.05 of the narrower half-view;
+    /// seen along a short side they project further in).
+    #[test]
+    fn framing_keeps_the_box_in_view() {
+        let (lo, hi) = (Vec3::new(-3.0, -1.0, 0.0), Vec3::new(5.0, 2.0, 7.0));
+        let fov = std::f32::consts::FRAC_PI_4;
+        for aspect in [16.0 / 9.0, 1.0, 0.6] {
+            for (yaw, pitch) in [(-1.1, 0.42), (0.0, 0.12), (-1.2, 1.5607), (2.0, -0.3)] {
+                let mut cam = OrbitCamera::framing(Vec3::ZERO, 1.0);
+                (cam.yaw, cam.pitch) = (yaw, pitch);
+                cam.frame(lo, hi, fov, aspect);
+                let view = cam.transform().to_matrix().inverse();
+                let proj = Mat4::perspective_rh(fov, aspect, 0.1, 1000.0);
+                let mut reach: f32 = 0.0;
+                for k in 0..8 {
+                    let c = Vec3::new(
+                        if k & 1 == 0 { lo.x } else { hi.x },
+                        if k & 2 == 0 { lo.y } else { hi.y },
+                        if k & 4 == 0 { lo.z } else { hi.z },
+                    );
+                    let ndc = proj.project_point3(view.transform_point3(c));
+                    assert!(
+                        ndc.x.abs() <= 1.0 && ndc.y.abs() <= 1.0,
+                        "aspect {aspect}, yaw {yaw}, pitch {pitch}: corner {c} at {ndc}"
+                    );
+                    reach = reach.max(ndc.x.abs().max(ndc.y.abs()));
+                }
+                assert!(
+                    reach > 0.45,
+                    "aspect {aspect}, yaw {yaw}: the box fills {reach}"
+                );
+            }
+        }
+    }
 }

@@ -122,6 +122,8 @@ pub struct ViewOptions {
     pub labels: bool,
     /// Open the help overlay.
     pub help: bool,
+    /// Frame every body once the startup steps are done (`gui --frame-all`).
+    pub frame_all: bool,
 }
 
 /// Load the scene and build the windowed app. A scene that does not load is an error
@@ -181,6 +183,9 @@ pub fn build_app(options: &AppOptions) -> Result<App, String> {
     .add_plugins(legible_plugins(&options.view));
     if let Some(n) = options.steps {
         app.insert_resource(simulation::StartupSteps(n));
+    }
+    if options.view.frame_all {
+        app.insert_resource(interaction::FrameAllAtStep(options.steps.unwrap_or(0)));
     }
     Ok(app)
 }

@@ -125,18 +125,23 @@ impl CameraPreset {
         }
     }
 
+    /// The preset's (yaw, pitch) in rad; `None` for the app's own framing.
+    pub fn direction(self) -> Option<(f32, f32)> {
+        match self {
+            CameraPreset::Default => None,
+            CameraPreset::Front => Some((-std::f32::consts::FRAC_PI_2, 0.12)),
+            CameraPreset::Side => Some((0.0, 0.12)),
+            // Not exactly vertical: the view keeps +y up on screen.
+            CameraPreset::Top => Some((-std::f32::consts::FRAC_PI_2, 1.5607)),
+            CameraPreset::Iso => Some((-std::f32::consts::FRAC_PI_4, (0.5f32).sqrt().atan())),
+        }
+    }
+
     /// The orbit camera of this preset for the scene: the app's target and distance,
     /// the preset's direction.
     pub fn orbit(self, sim: &Simulation) -> OrbitCamera {
         let mut orbit = OrbitCamera::framing(scene_center(sim), scene_extent(sim));
-        let (yaw, pitch) = match self {
-            CameraPreset::Default => (orbit.yaw, orbit.pitch),
-            CameraPreset::Front => (-std::f32::consts::FRAC_PI_2, 0.12),
-            CameraPreset::Side => (0.0, 0.12),
-            // Not exactly vertical: the view keeps +y up on screen.
-            CameraPreset::Top => (-std::f32::consts::FRAC_PI_2, 1.5607),
-            CameraPreset::Iso => (-std::f32::consts::FRAC_PI_4, (0.5f32).sqrt().atan()),
-        };
+        let (yaw, pitch) = self.direction().unwrap_or((orbit.yaw, orbit.pitch));
         orbit.yaw = yaw;
         orbit.pitch = pitch;
         orbit.home = (orbit.target, orbit.distance, yaw, pitch);

@@ -151,6 +151,9 @@ struct GuiArgs {
     /// Take N steps at startup (with --paused the run then stays paused).
     #[arg(long, value_name = "N")]
     steps: Option<u64>,
+    /// Frame every body once the startup steps are done (as the `f` key does).
+    #[arg(long)]
+    frame_all: bool,
     /// Render quality: fast (no shadows, no anti-aliasing, low-poly meshes, batched
     /// bodies) or full (default: fast on a software renderer, full on a GPU; F8 switches).
     #[arg(long)]
@@ -421,6 +424,7 @@ fn gui(args: GuiArgs) -> Result<(), Failure> {
             color_range: args.color_range,
             labels: args.labels,
             help: args.help_overlay,
+            frame_all: args.frame_all,
         },
         compare: args.compare,
         split: args.split,

@@ -24,10 +24,11 @@
 //!
 //! Energy: the kinetic-energy change of one impulse P is exactly P·(u⁻ + u⁺)/2; its
 //! normal part is booked as restitution dissipation and its tangential part as friction
-//! dissipation. Projection moves bodies without forces ([`RigidBody::displace`]: each
-//! keeps its linear and angular momentum); its potential-energy change, and the spin
-//! change that keeps the angular momentum (`SolverReport::projection_work`), are
-//! artificial and the world books them as the ledger's `projection`.
+//! dissipation. Projection moves bodies without forces
+//! ([`RigidBody::displace`](crate::body::RigidBody::displace): each keeps its linear and
+//! angular momentum); its potential-energy change, and the spin change that keeps the
+//! angular momentum (`SolverReport::projection_work`), are artificial and the world
+//! books them as the ledger's `projection`.
 
 use super::prepared::PreparedContact;
 use super::{CollisionSolver, Param, SolverContext, SolverError, SolverKind, SolverReport};

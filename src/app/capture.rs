@@ -137,7 +137,7 @@ pub(super) fn exit_when_done(
             state.reported = true;
             let secs = t0.elapsed().as_secs_f64();
             let measured = frames.0 - from;
-            println!(
+            info!(
                 "frames {from}..{}: {measured} frames in {secs:.2} s, {:.2} frames/s",
                 frames.0,
                 f64::from(measured) / secs.max(1e-9)

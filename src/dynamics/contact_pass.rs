@@ -75,7 +75,12 @@ use crate::dynamics::warm_start::{CachedImpulse, ImpulseCache};
 use crate::math::{Mat3, Quat, Vec3};
 
 /// Scratch space of the pass (kept between steps to avoid allocation).
-#[derive(Clone, Default)]
+///
+/// Of it, only the warm-start cache and the last projection's displacements carry over
+/// to the next step; the rest is rebuilt before it is read. A clone (a saved state, the
+/// app's timeline) copies those two and starts the rest empty, and continues exactly as
+/// the original.
+#[derive(Default)]
 pub struct ContactPass {
     level: Vec<u32>,
     adjacency: Vec<Vec<usize>>,
@@ -88,6 +93,16 @@ pub struct ContactPass {
     displacement: Vec<(Vec3, Vec3)>,
     /// Per body: v and ω before the pass (see [`DISSIPATION_SLACK`]).
     saved: Vec<(Vec3, Vec3)>,
+}
+
+impl Clone for ContactPass {
+    fn clone(&self) -> Self {
+        ContactPass {
+            cache: self.cache.clone(),
+            displacement: self.displacement.clone(),
+            ..Default::default()
+        }
+    }
 }
 
 /// One contact of the position projection ([`ContactPass::project`]).

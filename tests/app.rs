@@ -6,7 +6,8 @@
 
 mod common;
 
-use common::assert_same_state;
+use common::app::{sim, step_app};
+use common::{assert_same_state, body_state, json_body_state};
 
 use bevy::prelude::*;
 use bevy::time::TimeUpdateStrategy;
@@ -23,31 +24,6 @@ use impulse_lab::shapes::Shape;
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
-
-fn sim(name: &str) -> Simulation {
-    Simulation::load(
-        Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("scenes")
-            .join(format!("{name}.ron"))
-            .to_str()
-            .unwrap(),
-        None,
-    )
-    .unwrap_or_else(|e| panic!("{name}: {e}"))
-}
-
-/// Take `n` steps through the plugin's step requests, a frame at a time.
-fn step_app(app: &mut App, n: u64) {
-    app.world_mut().resource_mut::<SimControl>().pending_steps += n;
-    // The per-frame budget may spread the steps over several frames.
-    for _ in 0..100_000 {
-        if app.world().resource::<SimControl>().pending_steps == 0 {
-            return;
-        }
-        app.update();
-    }
-    panic!("steps never completed");
-}
 
 fn step_index(app: &App) -> u64 {
     app.world().resource::<Simulation>().world.step_index
@@ -82,39 +58,8 @@ fn simulation_plugin_steps_the_core_exactly_as_the_cli_does() {
     assert_eq!(bodies.len(), world.bodies.len());
     // serde_json writes the shortest representation that reads back to the same f64,
     // so equality here is bit-for-bit equality of the two runs.
-    let f = |v: &serde_json::Value, k: usize| v[k].as_f64().unwrap();
     for (i, (j, b)) in bodies.iter().zip(&world.bodies).enumerate() {
-        let q = b.orientation.quaternion();
-        let app_state = [
-            b.position.x,
-            b.position.y,
-            b.position.z,
-            q.w,
-            q.i,
-            q.j,
-            q.k,
-            b.velocity.x,
-            b.velocity.y,
-            b.velocity.z,
-            b.angular_velocity.x,
-            b.angular_velocity.y,
-            b.angular_velocity.z,
-        ];
-        let cli_state = [
-            f(&j["position"], 0),
-            f(&j["position"], 1),
-            f(&j["position"], 2),
-            f(&j["orientation"], 0),
-            f(&j["orientation"], 1),
-            f(&j["orientation"], 2),
-            f(&j["orientation"], 3),
-            f(&j["velocity"], 0),
-            f(&j["velocity"], 1),
-            f(&j["velocity"], 2),
-            f(&j["angular_velocity"], 0),
-            f(&j["angular_velocity"], 1),
-            f(&j["angular_velocity"], 2),
-        ];
+        let (app_state, cli_state) = (body_state(b), json_body_state(j));
         assert_eq!(app_state, cli_state, "body {i} after {STEPS} steps");
     }
 }

@@ -5,37 +5,21 @@
 //! ramp position is its speed over that range.
 #![cfg(feature = "app")]
 
+mod common;
+
 use bevy::prelude::*;
+use common::app::sim;
 use impulse_lab::app::colorbar::{ColorBarPlugin, ColorScale, ramp_position};
 use impulse_lab::app::headless_app;
 use impulse_lab::app::plot::{PlotMarkers, PlotMarkersPlugin};
 use impulse_lab::app::render::{ColorMode, DisplaySettings};
 use impulse_lab::app::simulation::{SimControl, Simulation};
 use impulse_lab::dynamics::solver::SolverKind;
-use std::path::Path;
 
-fn sim(name: &str) -> Simulation {
-    Simulation::load(
-        Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("scenes")
-            .join(format!("{name}.ron"))
-            .to_str()
-            .unwrap(),
-        None,
-    )
-    .unwrap_or_else(|e| panic!("{name}: {e}"))
-}
-
+/// Take `n` steps, then one more frame for the systems that follow the stepping.
 fn step_app(app: &mut App, n: u64) {
-    app.world_mut().resource_mut::<SimControl>().pending_steps += n;
-    for _ in 0..100_000 {
-        if app.world().resource::<SimControl>().pending_steps == 0 {
-            app.update();
-            return;
-        }
-        app.update();
-    }
-    panic!("steps never completed");
+    common::app::step_app(app, n);
+    app.update();
 }
 
 fn labels(app: &App) -> Vec<(f64, String)> {

@@ -258,3 +258,68 @@ pub fn assert_same_state(a: &[RigidBody], b: &[RigidBody], what: &str) {
         );
     }
 }
+
+/// A body's state in the order `impulse-lab run --final-state` writes it: position,
+/// orientation (w, x, y, z), velocity, angular velocity.
+pub fn body_state(b: &RigidBody) -> [f64; 13] {
+    let q = b.orientation.quaternion();
+    let (x, v, w) = (b.position, b.velocity, b.angular_velocity);
+    [
+        x.x, x.y, x.z, q.w, q.i, q.j, q.k, v.x, v.y, v.z, w.x, w.y, w.z,
+    ]
+}
+
+/// The same thirteen numbers of one body of a `--final-state` JSON file (serde_json
+/// writes the shortest text that reads back to the same f64, so they are exact).
+pub fn json_body_state(j: &serde_json::Value) -> [f64; 13] {
+    let f = |key: &str, k: usize| j[key][k].as_f64().unwrap();
+    [
+        f("position", 0),
+        f("position", 1),
+        f("position", 2),
+        f("orientation", 0),
+        f("orientation", 1),
+        f("orientation", 2),
+        f("orientation", 3),
+        f("velocity", 0),
+        f("velocity", 1),
+        f("velocity", 2),
+        f("angular_velocity", 0),
+        f("angular_velocity", 1),
+        f("angular_velocity", 2),
+    ]
+}
+
+/// Helpers of the app's headless tests.
+#[cfg(feature = "app")]
+pub mod app {
+    use bevy::prelude::*;
+    use impulse_lab::app::simulation::{SimControl, Simulation};
+    use std::path::Path;
+
+    /// A bundled scene (`scenes/NAME.ron`) loaded as the app loads it.
+    pub fn sim(name: &str) -> Simulation {
+        Simulation::load(
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("scenes")
+                .join(format!("{name}.ron"))
+                .to_str()
+                .unwrap(),
+            None,
+        )
+        .unwrap_or_else(|e| panic!("{name}: {e}"))
+    }
+
+    /// Take `n` steps through the plugin's step requests, a frame at a time (the clock
+    /// may spread them over several frames).
+    pub fn step_app(app: &mut App, n: u64) {
+        app.world_mut().resource_mut::<SimControl>().pending_steps += n;
+        for _ in 0..100_000 {
+            if app.world().resource::<SimControl>().pending_steps == 0 {
+                return;
+            }
+            app.update();
+        }
+        panic!("steps never completed");
+    }
+}

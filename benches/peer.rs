@@ -486,7 +486,7 @@ fn main() {
     let path = common::out_dir().join("peer.csv");
     let mut csv = std::fs::File::create(&path)
         .unwrap_or_else(|e| fail(&format!("cannot write {}: {e}", path.display())));
-    writeln!(csv, "scene,engine,bodies,threads,steps_requested,steps_done,mean_contacts,{PHASE_COLUMNS},step_us,steps_per_s,ratio_to_rapier,iterations_per_step,capped_steps,simulated_s,relative_energy_change,ledger_residual_over_e0,stopped").unwrap();
+    writeln!(csv, "scene,engine,bodies,threads,steps_requested,steps_done,mean_contacts,{PHASE_COLUMNS},step_us,steps_per_s,ratio_to_rapier,iterations_per_step,capped_steps,contact_pass_sweeps_per_step,simulated_s,relative_energy_change,ledger_residual_over_e0,stopped").unwrap();
     let pool = common::thread_pool(options.threads);
     let mut summary = Vec::new();
     for p in &piles {
@@ -630,7 +630,7 @@ fn report(p: &Pile, runs: &[Run], o: &Options, csv: &mut std::fs::File) {
         1.0 / p.dt
     );
     println!(
-        "{:<6} {:>5} {:>8} {:>8} {:>9} {:>9} {:>10} {:>9} {:>9} {:>9} {:>8} {:>8} {:>9} {:>10} {:>11}",
+        "{:<6} {:>5} {:>8} {:>8} {:>9} {:>9} {:>10} {:>9} {:>9} {:>9} {:>8} {:>8} {:>9} {:>9} {:>10} {:>11}",
         "engine",
         "steps",
         "contacts",
@@ -644,6 +644,7 @@ fn report(p: &Pile, runs: &[Run], o: &Options, csv: &mut std::fs::File) {
         "steps/s",
         "×Rapier",
         "iter/step",
+        "pass/step",
         "ΔE/E₀",
         "residual/E₀"
     );
@@ -659,7 +660,7 @@ fn report(p: &Pile, runs: &[Run], o: &Options, csv: &mut std::fs::File) {
         };
         let residual = run.residual.map(|r| r / run.initial_energy);
         println!(
-            "{:<6} {:>5} {:>8.0} {:>8} {:>9} {:>9} {:>10} {:>9} {:>9} {:>9.1} {:>8.1} {:>8.3} {:>9} {:>10.2e} {:>11}{}",
+            "{:<6} {:>5} {:>8.0} {:>8} {:>9} {:>9} {:>10} {:>9} {:>9} {:>9.1} {:>8.1} {:>8.3} {:>9} {:>9} {:>10.2e} {:>11}{}",
             run.label,
             s.steps,
             s.mean_contacts(),
@@ -677,6 +678,11 @@ fn report(p: &Pile, runs: &[Run], o: &Options, csv: &mut std::fs::File) {
             } else {
                 "-".into()
             },
+            if ours {
+                format!("{:.1}", s.pass_sweeps_per_step())
+            } else {
+                "-".into()
+            },
             run.relative_energy_change(),
             residual.map_or("-".into(), |r| format!("{r:.2e}")),
             run.stopped
@@ -685,7 +691,7 @@ fn report(p: &Pile, runs: &[Run], o: &Options, csv: &mut std::fs::File) {
         );
         writeln!(
             csv,
-            "{},{},{},{},{},{},{:.1},{},{:.2},{:.2},{:.4},{},{},{:.4},{:.6e},{},{}",
+            "{},{},{},{},{},{},{:.1},{},{:.2},{:.2},{:.4},{},{},{},{:.4},{:.6e},{},{}",
             p.name,
             run.label,
             p.bodies.len(),
@@ -704,6 +710,11 @@ fn report(p: &Pile, runs: &[Run], o: &Options, csv: &mut std::fs::File) {
             },
             if ours {
                 s.capped.to_string()
+            } else {
+                String::new()
+            },
+            if ours {
+                format!("{:.2}", s.pass_sweeps_per_step())
             } else {
                 String::new()
             },

@@ -33,7 +33,7 @@ fn main() {
     solvers.insert(0, SolverKind::Jolt);
 
     let mut csv = std::fs::File::create(common::out_dir().join("pile.csv")).unwrap();
-    writeln!(csv, "scene,solver,bodies,steps,mean_contacts,{PHASE_COLUMNS},total_us,steps_per_s,ratio_to_jolt,iterations_per_step,capped_steps").unwrap();
+    writeln!(csv, "scene,solver,bodies,steps,mean_contacts,{PHASE_COLUMNS},total_us,steps_per_s,ratio_to_jolt,iterations_per_step,capped_steps,contact_pass_sweeps_per_step").unwrap();
     common::thread_pool(threads).install(|| run(&scene_names, steps, &solvers, &mut csv));
 }
 
@@ -97,7 +97,7 @@ fn bench_scene(
 ) {
     println!("{scene_name}: {steps} steps");
     println!(
-        "{:<6} {:>8} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>9} {:>7} {:>9} {:>7}",
+        "{:<6} {:>8} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>9} {:>7} {:>9} {:>7} {:>9}",
         "solver",
         "contacts",
         "broad µs",
@@ -110,7 +110,8 @@ fn bench_scene(
         "steps/s",
         "× jolt",
         "iter/step",
-        "capped"
+        "capped",
+        "pass/step"
     );
     let mut jolt_rate = f64::NAN;
     for &kind in solvers {
@@ -129,7 +130,7 @@ fn bench_scene(
         }
         let p = sums.phase_us();
         println!(
-            "{:<6} {:>8.0} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>9.1} {:>7.2} {:>9.1} {:>7}",
+            "{:<6} {:>8.0} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>9.1} {:>7.2} {:>9.1} {:>7} {:>9.1}",
             kind.name(),
             sums.mean_contacts(),
             p[0],
@@ -142,11 +143,12 @@ fn bench_scene(
             rate,
             rate / jolt_rate,
             sums.iterations_per_step(),
-            sums.capped
+            sums.capped,
+            sums.pass_sweeps_per_step()
         );
         writeln!(
             csv,
-            "{scene_name},{},{},{steps},{:.1},{},{:.2},{:.2},{:.3},{:.2},{}",
+            "{scene_name},{},{},{steps},{:.1},{},{:.2},{:.2},{:.3},{:.2},{},{:.2}",
             kind.name(),
             world.bodies.len(),
             sums.mean_contacts(),
@@ -155,7 +157,8 @@ fn bench_scene(
             rate,
             rate / jolt_rate,
             sums.iterations_per_step(),
-            sums.capped
+            sums.capped,
+            sums.pass_sweeps_per_step()
         )
         .unwrap();
     }

@@ -121,6 +121,8 @@ pub struct PhaseSums {
     contacts: u64,
     iterations: u64,
     pub capped: u64,
+    /// Contact-pass sweeps (`SolverReport::contact_sweeps`).
+    pass_sweeps: u64,
 }
 
 impl PhaseSums {
@@ -148,6 +150,7 @@ impl PhaseSums {
         }
         self.iterations += u64::from(world.last_report.iterations);
         self.capped += u64::from(world.last_report.hit_iteration_cap);
+        self.pass_sweeps += u64::from(world.last_report.contact_sweeps);
     }
 
     fn per_step(&self, d: Duration) -> f64 {
@@ -175,6 +178,11 @@ impl PhaseSums {
 
     pub fn iterations_per_step(&self) -> f64 {
         self.iterations as f64 / self.steps.max(1) as f64
+    }
+
+    /// Mean contact-pass sweeps per step.
+    pub fn pass_sweeps_per_step(&self) -> f64 {
+        self.pass_sweeps as f64 / self.steps.max(1) as f64
     }
 
     /// The phase columns as CSV fields (µs per step, 2 decimals).

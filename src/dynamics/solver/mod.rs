@@ -323,6 +323,9 @@ pub struct SolverReport {
     /// (`RigidBody::displace`). The world adds the correction's potential-energy change
     /// and books both as the ledger's `projection`.
     pub projection_work: f64,
+    /// Sweeps of the contact pass's projected Gauss-Seidel this step, its fallback's
+    /// included (0 when the pass did not run; `dynamics::contact_pass`).
+    pub contact_sweeps: u32,
     /// Whether the contact pass had to fall back because its result gained kinetic
     /// energy (see `dynamics::contact_pass::DISSIPATION_SLACK`).
     pub contact_fallback: ContactFallback,

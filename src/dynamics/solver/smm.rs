@@ -640,6 +640,26 @@ impl SmmSolver {
 
     /// Switch every sticking contact to sliding (or frictionless if it does not slip);
     /// returns whether any was sticking.
+    /// Solve the rows ([`Self::solve_rows`]); while the system is inconsistent, fall back
+    /// as the module doc says (step 3): sticking rows to sliding, then sliding rows to
+    /// frictionless, and solve again. `Err` only when the frictionless system is
+    /// inconsistent too.
+    fn solve_or_release(
+        &mut self,
+        params: &super::SolverParams,
+        report: &mut SolverReport,
+    ) -> Result<(), String> {
+        loop {
+            match self.solve_rows(params, report) {
+                Ok(()) => return Ok(()),
+                // Sticking plus Newton's law can over-constrain a body, and sliding
+                // directions can fail to span the normal targets.
+                Err(_) if self.release_sticking(params.friction) || self.release_sliding() => {}
+                Err(why) => return Err(why),
+            }
+        }
+    }
+
     fn release_sticking(&mut self, mu: f64) -> bool {
         let mut any = false;
         for row in self.rows.iter_mut().filter(|r| r.mode == Mode::Sticking) {
@@ -743,24 +763,17 @@ impl SmmSolver {
             let mut friction_rounds = 0;
             loop {
                 friction_rounds += 1;
-                if let Err(why) = self.solve_rows(params, report) {
-                    // Sticking plus Newton's law can over-constrain a body, and sliding
-                    // directions can fail to span the normal targets (see the module doc):
-                    // fall back to sliding, then to frictionless rows.
-                    if self.release_sticking(params.friction) || self.release_sliding() {
-                        continue;
-                    }
-                    return Err(SolverError::Diverged {
+                self.solve_or_release(params, report)
+                    .map_err(|why| SolverError::Diverged {
                         solver: SolverKind::Smm,
                         why,
-                    });
-                }
+                    })?;
                 if params.friction == 0.0 || !self.update_friction_modes(params.friction) {
                     break;
                 }
                 if friction_rounds >= params.max_iterations {
                     // The modes changed after the last solve: solve once more with them.
-                    self.solve_rows(params, report)
+                    self.solve_or_release(params, report)
                         .map_err(|why| SolverError::Diverged {
                             solver: SolverKind::Smm,
                             why,
@@ -802,7 +815,7 @@ impl SmmSolver {
             growth_rounds += 1;
             if growth_rounds >= params.max_iterations {
                 report.hit_iteration_cap = true;
-                self.solve_rows(params, report)
+                self.solve_or_release(params, report)
                     .map_err(|why| SolverError::Diverged {
                         solver: SolverKind::Smm,
                         why,

@@ -30,21 +30,27 @@ pub mod colorbar;
 pub mod compare;
 pub mod help;
 pub mod interaction;
+pub mod launch;
 pub mod lessons;
+pub mod messages;
 pub mod microscope;
 pub mod plot;
 pub mod present;
 pub mod record;
 pub mod render;
 pub mod repose;
+pub mod sets;
+pub mod sim_state;
 pub mod simulation;
 pub mod teach;
 pub mod timeline;
 pub mod ui;
+pub mod view;
 
 use crate::dynamics::solver::SolverKind;
 use bevy::prelude::*;
 use bevy::window::WindowResolution;
+use launch::asset_dir;
 use simulation::{LabSimulationPlugin, Simulation};
 use std::path::PathBuf;
 
@@ -268,16 +274,4 @@ pub fn teach_plugins(
             split: options.split,
         },
     )
-}
-
-pub(crate) fn asset_dir() -> String {
-    let local = PathBuf::from("assets");
-    if local.is_dir() {
-        "assets".into()
-    } else {
-        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-            .join("assets")
-            .display()
-            .to_string()
-    }
 }

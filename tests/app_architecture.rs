@@ -300,6 +300,34 @@ fn app_files() -> Vec<(String, String)> {
     files
 }
 
+/// The shared vocabulary of the plugins (system sets, messages, launch options, the
+/// simulation's state, the view's types): these import only each other.
+const VOCABULARY: [&str; 5] = ["launch", "messages", "sets", "sim_state", "view"];
+
+/// Each module's layer: 0 for a module that imports none of the others, else one more
+/// than the highest layer it imports (the graph must be acyclic).
+fn layers(graph: &Graph) -> BTreeMap<String, usize> {
+    fn layer(m: &str, graph: &Graph, memo: &mut BTreeMap<String, usize>) -> usize {
+        if let Some(&l) = memo.get(m) {
+            return l;
+        }
+        let l = graph
+            .get(m)
+            .into_iter()
+            .flat_map(|e| e.keys())
+            .map(|x| layer(x, graph, memo) + 1)
+            .max()
+            .unwrap_or(0);
+        memo.insert(m.to_string(), l);
+        l
+    }
+    let mut memo = BTreeMap::new();
+    for m in graph.keys() {
+        layer(m, graph, &mut memo);
+    }
+    memo
+}
+
 #[test]
 fn app_modules_have_no_import_cycle() {
     let files = app_files();
@@ -320,6 +348,34 @@ fn app_modules_have_no_import_cycle() {
         "src/app has import cycles (see docs/architecture.md, \"Layers of the app\"):\n{}",
         describe(&graph, &found)
     );
+
+    // The vocabulary imports no plugin.
+    for m in VOCABULARY {
+        let edges = graph
+            .get(m)
+            .unwrap_or_else(|| panic!("no module src/app/{m}.rs"));
+        for (x, paths) in edges {
+            assert!(
+                VOCABULARY.contains(&x.as_str()),
+                "the vocabulary module {m} imports the module {x} ({paths:?}): move what it \
+                 needs into the vocabulary (docs/architecture.md, \"Layers of the app\")"
+            );
+        }
+    }
+
+    // The layers, lowest first (`-- --nocapture` shows them).
+    let layer = layers(&graph);
+    let mut by_layer: BTreeMap<usize, Vec<&str>> = BTreeMap::new();
+    for (m, l) in &layer {
+        by_layer.entry(*l).or_default().push(m);
+    }
+    for (l, ms) in &by_layer {
+        println!("layer {l}: {}", ms.join(", "));
+    }
+    for (m, edges) in &graph {
+        let to: Vec<&str> = edges.keys().map(String::as_str).collect();
+        println!("{m} -> {}", to.join(", "));
+    }
 }
 
 fn graph_of(files: &[(&str, &str)]) -> Graph {

@@ -11,9 +11,9 @@
 
 use super::compare::CompareMode;
 use super::interaction::{OrbitCamera, Requests};
-use super::render::to_render;
 use super::sets::SimulationStage;
 use super::simulation::{EnergyHistory, SceneWatcher, SimControl, Simulation};
+use super::view::to_render;
 use crate::lesson::{self, CheckOutcome, Lesson};
 use bevy::prelude::*;
 use std::sync::{Arc, Mutex};

@@ -22,6 +22,12 @@
 //!   lockstep), and their panel [`teach::TeachUiPlugin`] and drawing
 //!   ([`microscope::MicroscopeRenderPlugin`], [`compare::CompareRenderPlugin`]).
 //!
+//! What the plugins share lives in small modules that import none of them: [`sets`]
+//! (the public system sets every plugin orders its systems against), [`messages`],
+//! [`sim_state`] (the [`Simulation`] resource and run control), [`view`] (coordinates,
+//! selection, colouring, cameras) and [`launch`]. The modules form layers without import
+//! cycles (docs/architecture.md, checked by `tests/app_architecture.rs`).
+//!
 //! The simulation plugin needs no window or renderer: the headless tests run it under
 //! `MinimalPlugins` (see [`headless_app`]).
 

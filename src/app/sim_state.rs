@@ -2,9 +2,9 @@
 //! the physics thread's world), run control ([`SimControl`]), the energy trace
 //! ([`EnergyHistory`]) and the scene-file watcher ([`SceneWatcher`]).
 //!
-//! Vocabulary shared by every plugin: the simulation plugin
-//! ([`super::simulation`]) publishes and syncs it, the others read it or edit it (their
-//! edits reach the physics thread at the next frame).
+//! Vocabulary shared by every plugin: the simulation plugin (`simulation.rs`) publishes
+//! and syncs it, the others read it or edit it (their edits reach the physics thread at
+//! the next frame).
 
 use crate::body::RigidBody;
 use crate::dynamics::solver::SolverKind;
@@ -40,7 +40,7 @@ pub struct Simulation {
     /// The last energy sample (step 0's after a load or reset).
     pub last_sample: EnergySample,
     /// The angle-of-repose experiment running on this world, if one was started
-    /// (`super::repose`); told of every step.
+    /// (`repose.rs`); told of every step.
     pub repose: Option<ReposeTracker>,
     /// The last repose measurement (the experiment's, or "measure now"), drawn over the
     /// pile.
@@ -257,7 +257,7 @@ pub struct SimControl {
     pub reset_requested: bool,
     /// Real time does not advance the world; only `pending_steps` do. Set while a video
     /// is recorded: the recorder schedules one frame interval of steps per captured
-    /// frame (see [`super::record`]).
+    /// frame (see `record.rs`).
     pub lockstep: bool,
     /// `pending_steps` as last published by the physics thread (what was added since
     /// are new requests).

@@ -42,7 +42,7 @@
 //!
 //! The achieved real-time factor and the time per frame spent stepping are shown in the
 //! stats line. A solver error or a non-finite state pauses the run and is shown, never
-//! hidden. Compare mode ([`super::compare`]) keeps its own clock: its runs are stepped
+//! hidden. Compare mode (`compare.rs`) keeps its own clock: its runs are stepped
 //! on the app's thread to the step count of this world.
 
 use super::sets::SimulationStage;

@@ -1,7 +1,7 @@
 //! The timeline: a history of whole states of the run, a scrub bar under the 3D view and
 //! step back / forward keys.
 //!
-//! The physics thread ([`super::simulation`]) keeps, after every step, a copy of the
+//! The physics thread (`simulation.rs`) keeps, after every step, a copy of the
 //! whole state a step reads: the [`World`] (bodies, containers, the solver's and the
 //! contact pass's warm-start caches, the ledger, time and step count) and the repose
 //! experiment's tracker, in a ring buffer ([`History`]) whose memory cap the user sees and

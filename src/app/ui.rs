@@ -996,3 +996,34 @@ pub fn export_csv(path: &std::path::Path, samples: &[EnergySample]) -> Result<us
         .map_err(|e| e.to_string())?;
     Ok(samples.len())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Status lines sent as messages by other plugins (screenshots, recordings) reach the
+    /// status line; of several in one frame the last is shown, as when they were written
+    /// into the panel state directly.
+    #[test]
+    fn status_messages_reach_the_status_line() {
+        let mut app = App::new();
+        app.add_message::<StatusMessage>()
+            .init_resource::<UiState>()
+            .add_systems(Update, show_status_messages);
+        app.update();
+        assert_eq!(app.world().resource::<UiState>().message, None);
+        app.world_mut()
+            .write_message(StatusMessage::from(("first".to_string(), true)));
+        app.world_mut()
+            .write_message(StatusMessage::from(("recording failed".to_string(), false)));
+        app.update();
+        assert_eq!(
+            app.world().resource::<UiState>().message,
+            Some(("recording failed".to_string(), false))
+        );
+        // Read once: a message the panels cleared does not come back.
+        app.world_mut().resource_mut::<UiState>().message = None;
+        app.update();
+        assert_eq!(app.world().resource::<UiState>().message, None);
+    }
+}

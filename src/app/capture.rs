@@ -6,23 +6,15 @@
 //! requested screenshot has been written, so `--exit-after-frames` never cuts it short.
 
 use super::interaction::Requests;
-use super::ui::UiState;
+pub use super::launch::Automation;
+use super::messages::StatusMessage;
+use super::sets::ExitSystems;
 use bevy::diagnostic::FrameCount;
 use bevy::prelude::*;
 use bevy::render::view::screenshot::{Screenshot, ScreenshotCaptured};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-
-/// Scripted capture and exit.
-#[derive(Resource, Debug, Clone, Default)]
-pub struct Automation {
-    /// Write a screenshot here once `after_frames` frames have been rendered.
-    pub screenshot: Option<PathBuf>,
-    pub after_frames: u32,
-    /// Quit after this many frames (and after the scripted screenshot is written).
-    pub exit_after_frames: Option<u32>,
-}
 
 /// Screenshots requested but not yet written.
 #[derive(Resource, Debug, Default, Clone)]
@@ -53,7 +45,11 @@ impl Plugin for LabCapturePlugin {
         app.insert_resource(self.automation.clone())
             .init_resource::<Pending>()
             .init_resource::<CaptureState>()
-            .add_systems(Last, (take_screenshots, exit_when_done).chain());
+            .add_message::<StatusMessage>()
+            .add_systems(
+                Last,
+                (take_screenshots, exit_when_done.in_set(ExitSystems)).chain(),
+            );
     }
 }
 
@@ -85,7 +81,7 @@ fn take_screenshots(
     pending: Res<Pending>,
     mut state: ResMut<CaptureState>,
     mut requests: ResMut<Requests>,
-    mut ui: ResMut<UiState>,
+    mut status: MessageWriter<StatusMessage>,
 ) {
     if let Some(path) = &automation.screenshot
         && !state.scripted_taken
@@ -103,7 +99,7 @@ fn take_screenshots(
             "screenshots/impulse-lab-{stamp}-{}.png",
             state.manual_count
         ));
-        ui.message = Some((format!("screenshot: {}", path.display()), true));
+        status.write((format!("screenshot: {}", path.display()), true).into());
         spawn_screenshot(&mut commands, path, &pending);
     }
 }

@@ -13,11 +13,12 @@
 //! Body labels draw each body's index (as the inspector and the lessons name bodies)
 //! at its centre, up to [`MAX_LABELS`] bodies nearest the camera.
 
-use super::compare::MainViewCamera;
-use super::interaction::Selection;
 use super::plot::si_format;
-use super::render::{ColorMode, DisplaySettings, ramp, to_render};
+use super::sets::UiSystems;
 use super::simulation::Simulation;
+use super::view::{
+    ColorMode, DisplaySettings, MainViewCamera, Selection, ViewRect, ramp, to_render,
+};
 use bevy::prelude::*;
 use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
 
@@ -179,7 +180,7 @@ impl Plugin for ColorBarPlugin {
             .add_systems(Update, init_scale)
             .add_systems(
                 EguiPrimaryContextPass,
-                draw_overlays.after(super::ui::panels),
+                draw_overlays.in_set(UiSystems::Overlays),
             );
     }
 }
@@ -277,7 +278,7 @@ fn draw_overlays(
     display: Res<DisplaySettings>,
     scale: Res<ColorScale>,
     selection: Res<Selection>,
-    view: Res<super::ui::ViewRect>,
+    view: Res<ViewRect>,
     camera: Query<(&Camera, &GlobalTransform), MainViewCamera>,
 ) -> Result {
     let ctx = contexts.ctx_mut()?.clone();

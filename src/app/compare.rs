@@ -31,10 +31,9 @@
 
 use super::interaction::OrbitCamera;
 use super::render::{ContainerVisual, shape_mesh};
-use super::simulation::{
-    EnergyHistory, SimControl, Simulation, SimulationSystems, advance_simulation,
-    reload_changed_scene,
-};
+use super::sets::{SimulationStage, SimulationSystems, UiSystems};
+use super::simulation::{EnergyHistory, SimControl, Simulation};
+pub use super::view::{CompareCamera, MainViewCamera};
 use crate::compare::{Comparison, RunSpec};
 use crate::dynamics::solver::{SolverKind, SolverParams};
 use bevy::camera::{Viewport, visibility::RenderLayers};
@@ -145,13 +144,8 @@ impl Plugin for ComparePlugin {
         .add_systems(
             Update,
             (
-                start_comparison
-                    .in_set(SimulationSystems)
-                    .after(super::lessons::apply_lesson_request)
-                    .before(reload_changed_scene),
-                step_comparison
-                    .in_set(SimulationSystems)
-                    .after(advance_simulation),
+                start_comparison.in_set(SimulationStage::Mode),
+                step_comparison.in_set(SimulationStage::AfterSync),
             ),
         );
     }
@@ -273,22 +267,10 @@ impl Plugin for CompareRenderPlugin {
             )
             .add_systems(
                 bevy_egui::EguiPrimaryContextPass,
-                split_viewports.after(super::ui::panels),
+                split_viewports.in_set(UiSystems::Overlays),
             );
     }
 }
-
-/// The camera of run `0` (≥ 1) in side-by-side view.
-#[derive(Component, Debug, Clone, Copy)]
-pub struct CompareCamera(pub usize);
-
-/// The app's own 3D camera: not egui's, not a compare camera.
-pub type MainViewCamera = (
-    With<Camera3d>,
-    Without<bevy_egui::PrimaryEguiContext>,
-    Without<CompareCamera>,
-    Without<super::record::RecordCamera>,
-);
 
 /// Every render layer a run can use (containers and lights are on all of them).
 fn all_layers() -> RenderLayers {

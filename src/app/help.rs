@@ -4,6 +4,7 @@
 //! [`KEYS`] names the Bevy key codes each entry covers; a test reads `src/app` and
 //! fails when a `KeyCode` is bound there that the overlay does not list.
 
+use super::sets::UiSystems;
 use bevy::prelude::*;
 use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
 
@@ -124,7 +125,7 @@ impl Plugin for HelpPlugin {
         app.insert_resource(HelpOverlay { open: self.open })
             .add_systems(
                 EguiPrimaryContextPass,
-                help_overlay.after(super::ui::panels),
+                help_overlay.in_set(UiSystems::Overlays),
             );
     }
 }

@@ -9,8 +9,10 @@
 //! F12 screenshot, F9 start/stop
 //! recording a video.
 
-use super::render::{scene_extent, to_core, to_render};
+use super::render::scene_extent;
 use super::simulation::{GrabSpring, SimControl, Simulation, SimulationSystems};
+pub use super::view::Selection;
+use super::view::{CameraPreset, to_core, to_render};
 use crate::body::RigidBody;
 use crate::collision::raycast;
 use crate::math::{Quat as DQuat, Vec3 as DVec3};
@@ -19,12 +21,6 @@ use bevy::input::mouse::{AccumulatedMouseMotion, AccumulatedMouseScroll, MouseSc
 use bevy::prelude::*;
 use bevy::window::PrimaryWindow;
 use bevy_egui::input::EguiWantsInput;
-
-/// The selected body (shown in the inspector and outlined in the view).
-#[derive(Resource, Debug, Default)]
-pub struct Selection {
-    pub body: Option<usize>,
-}
 
 /// The shape `b` and the spawn button add at the cursor.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -185,7 +181,7 @@ pub struct Requests {
     pub frame_all: bool,
     pub frame_selection: bool,
     /// Look from a preset direction (keys 1-4: front, side, top, iso), keeping the target.
-    pub preset: Option<super::record::CameraPreset>,
+    pub preset: Option<CameraPreset>,
 }
 
 pub struct LabInteractionPlugin;
@@ -288,7 +284,6 @@ fn keyboard_shortcuts(
             requests.frame_all = true;
         }
     }
-    use super::record::CameraPreset;
     for (key, preset) in [
         (KeyCode::Digit1, CameraPreset::Front),
         (KeyCode::Digit2, CameraPreset::Side),

@@ -11,10 +11,9 @@
 
 use super::compare::CompareMode;
 use super::interaction::{OrbitCamera, Requests};
-use super::render::to_render;
-use super::simulation::{
-    EnergyHistory, SceneWatcher, SimControl, Simulation, SimulationSystems, reload_changed_scene,
-};
+use super::sets::SimulationStage;
+use super::simulation::{EnergyHistory, SceneWatcher, SimControl, Simulation};
+use super::view::to_render;
 use crate::lesson::{self, CheckOutcome, Lesson};
 use bevy::prelude::*;
 use std::sync::{Arc, Mutex};
@@ -131,12 +130,8 @@ impl Plugin for LessonsPlugin {
     fn build(&self, app: &mut App) {
         let mut lessons = Lessons::load_bundled();
         lessons.request = self.open.clone();
-        app.insert_resource(lessons).add_systems(
-            Update,
-            apply_lesson_request
-                .in_set(SimulationSystems)
-                .before(reload_changed_scene),
-        );
+        app.insert_resource(lessons)
+            .add_systems(Update, apply_lesson_request.in_set(SimulationStage::Open));
     }
 }
 

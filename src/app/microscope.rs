@@ -19,11 +19,10 @@
 //! arrow at each contact point draws the cumulative impulse on body a up to the
 //! iteration chosen with the panel's slider ([`Microscope::iteration`]).
 
-use super::interaction::Selection;
-use super::render::{to_render, typical_size};
-use super::simulation::{
-    EnergyHistory, SimControl, Simulation, SimulationSystems, advance_simulation,
-};
+use super::render::typical_size;
+use super::sets::{SimulationStage, SimulationSystems};
+use super::simulation::{EnergyHistory, SimControl, Simulation};
+use super::view::{Selection, to_render};
 use crate::energy::EnergySample;
 use crate::microscope::{ImpactRecord, catch_next_impact, record_step};
 use crate::world::World;
@@ -101,12 +100,7 @@ impl Plugin for MicroscopePlugin {
                 .then_some(MicroscopeRequest::CatchNextImpact),
             ..default()
         })
-        .add_systems(
-            Update,
-            run_microscope
-                .in_set(SimulationSystems)
-                .after(advance_simulation),
-        );
+        .add_systems(Update, run_microscope.in_set(SimulationStage::AfterSync));
     }
 }
 

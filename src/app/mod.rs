@@ -22,6 +22,12 @@
 //!   lockstep), and their panel [`teach::TeachUiPlugin`] and drawing
 //!   ([`microscope::MicroscopeRenderPlugin`], [`compare::CompareRenderPlugin`]).
 //!
+//! What the plugins share lives in small modules that import none of them: [`sets`]
+//! (the public system sets every plugin orders its systems against), [`messages`],
+//! [`sim_state`] (the [`Simulation`] resource and run control), [`view`] (coordinates,
+//! selection, colouring, cameras) and [`launch`]. The modules form layers without import
+//! cycles (docs/architecture.md, checked by `tests/app_architecture.rs`).
+//!
 //! The simulation plugin needs no window or renderer: the headless tests run it under
 //! `MinimalPlugins` (see [`headless_app`]).
 
@@ -30,21 +36,27 @@ pub mod colorbar;
 pub mod compare;
 pub mod help;
 pub mod interaction;
+pub mod launch;
 pub mod lessons;
+pub mod messages;
 pub mod microscope;
 pub mod plot;
 pub mod present;
 pub mod record;
 pub mod render;
 pub mod repose;
+pub mod sets;
+pub mod sim_state;
 pub mod simulation;
 pub mod teach;
 pub mod timeline;
 pub mod ui;
+pub mod view;
 
 use crate::dynamics::solver::SolverKind;
 use bevy::prelude::*;
 use bevy::window::WindowResolution;
+use launch::asset_dir;
 use simulation::{LabSimulationPlugin, Simulation};
 use std::path::PathBuf;
 
@@ -268,16 +280,4 @@ pub fn teach_plugins(
             split: options.split,
         },
     )
-}
-
-pub(crate) fn asset_dir() -> String {
-    let local = PathBuf::from("assets");
-    if local.is_dir() {
-        "assets".into()
-    } else {
-        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-            .join("assets")
-            .display()
-            .to_string()
-    }
 }

@@ -718,6 +718,25 @@ pub fn joule_value(v: f64) -> String {
     format!("{:.*} {prefix}J", decimals, x).replace('-', "−")
 }
 
+/// An energy with an SI prefix: 1.5 kJ, −320 J, 2 MJ.
+pub fn joules(v: f64) -> String {
+    let a = v.abs();
+    let (scale, unit) = if a >= 1e9 {
+        (1e-9, "GJ")
+    } else if a >= 1e6 {
+        (1e-6, "MJ")
+    } else if a >= 1e3 {
+        (1e-3, "kJ")
+    } else if a >= 1.0 || a == 0.0 {
+        (1.0, "J")
+    } else if a >= 1e-3 {
+        (1e3, "mJ")
+    } else {
+        (1e6, "µJ")
+    };
+    format!("{} {unit}", (v * scale * 1e3).round() / 1e3)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -18,6 +18,7 @@
 //! so egui points stay the window's logical pixels and the 3D viewport arithmetic of
 //! the UI plugin is unchanged.
 
+use super::sets::UiSystems;
 use bevy::prelude::*;
 use bevy_egui::input::EguiWantsInput;
 use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
@@ -102,10 +103,7 @@ pub struct PresentStylePlugin;
 
 impl Plugin for PresentStylePlugin {
     fn build(&self, app: &mut App) {
-        app.add_systems(
-            EguiPrimaryContextPass,
-            apply_style.before(super::teach::teach_panel),
-        );
+        app.add_systems(EguiPrimaryContextPass, apply_style.in_set(UiSystems::Style));
     }
 }
 

@@ -23,11 +23,14 @@
 //! successive pictures of the (not yet moving) world are identical, after at most
 //! [`MAX_WARMUP_FRAMES`].
 
-use super::capture::{Automation, exit_when_done};
-use super::interaction::{OrbitCamera, Requests, Selection, scene_center};
+use super::interaction::{OrbitCamera, Requests, scene_center};
+use super::launch::{Automation, asset_dir};
+use super::messages::StatusMessage;
 use super::render::{LabRenderPlugin, RenderQuality, scene_extent};
+use super::sets::ExitSystems;
 use super::simulation::{LabSimulationPlugin, SimControl, Simulation};
-use super::ui::UiState;
+use super::view::Selection;
+pub use super::view::{CameraPreset, RecordCamera};
 use crate::video::{self, Frame, Summary, ThreadedSink, VideoFormat};
 use bevy::app::PluginsState;
 use bevy::camera::RenderTarget;
@@ -42,6 +45,19 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc::TryRecvError;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+
+impl CameraPreset {
+    /// The orbit camera of this preset for the scene: the app's target and distance,
+    /// the preset's direction.
+    pub fn orbit(self, sim: &Simulation) -> OrbitCamera {
+        let mut orbit = OrbitCamera::framing(scene_center(sim), scene_extent(sim));
+        let (yaw, pitch) = self.direction().unwrap_or((orbit.yaw, orbit.pitch));
+        orbit.yaw = yaw;
+        orbit.pitch = pitch;
+        orbit.home = (orbit.target, orbit.distance, yaw, pitch);
+        orbit
+    }
+}
 
 /// The most warm-up frames rendered before frame 0.
 pub const MAX_WARMUP_FRAMES: u32 = 30;
@@ -87,83 +103,6 @@ impl FramePacer {
         let n = (self.accumulator / dt * (1.0 + 1e-9)).floor().max(0.0);
         self.accumulator -= n * dt;
         n as u64
-    }
-}
-
-/// Where the camera looks from.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum CameraPreset {
-    /// The app's framing of the scene.
-    #[default]
-    Default,
-    /// From −y, level, looking along +y.
-    Front,
-    /// From +x, level.
-    Side,
-    /// From above.
-    Top,
-    /// Isometric: azimuth 45° between front and side, elevation 35.26°.
-    Iso,
-}
-
-impl CameraPreset {
-    pub const ALL: [CameraPreset; 5] = [
-        CameraPreset::Default,
-        CameraPreset::Front,
-        CameraPreset::Side,
-        CameraPreset::Top,
-        CameraPreset::Iso,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            CameraPreset::Default => "default",
-            CameraPreset::Front => "front",
-            CameraPreset::Side => "side",
-            CameraPreset::Top => "top",
-            CameraPreset::Iso => "iso",
-        }
-    }
-
-    /// The preset's (yaw, pitch) in rad; `None` for the app's own framing.
-    pub fn direction(self) -> Option<(f32, f32)> {
-        match self {
-            CameraPreset::Default => None,
-            CameraPreset::Front => Some((-std::f32::consts::FRAC_PI_2, 0.12)),
-            CameraPreset::Side => Some((0.0, 0.12)),
-            // Not exactly vertical: the view keeps +y up on screen.
-            CameraPreset::Top => Some((-std::f32::consts::FRAC_PI_2, 1.5607)),
-            CameraPreset::Iso => Some((-std::f32::consts::FRAC_PI_4, (0.5f32).sqrt().atan())),
-        }
-    }
-
-    /// The orbit camera of this preset for the scene: the app's target and distance,
-    /// the preset's direction.
-    pub fn orbit(self, sim: &Simulation) -> OrbitCamera {
-        let mut orbit = OrbitCamera::framing(scene_center(sim), scene_extent(sim));
-        let (yaw, pitch) = self.direction().unwrap_or((orbit.yaw, orbit.pitch));
-        orbit.yaw = yaw;
-        orbit.pitch = pitch;
-        orbit.home = (orbit.target, orbit.distance, yaw, pitch);
-        orbit
-    }
-}
-
-impl std::str::FromStr for CameraPreset {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        Self::ALL
-            .into_iter()
-            .find(|p| p.name().eq_ignore_ascii_case(s))
-            .ok_or_else(|| {
-                format!("unknown camera preset '{s}' (expected default, front, side, top or iso)")
-            })
-    }
-}
-
-impl std::fmt::Display for CameraPreset {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
     }
 }
 
@@ -306,7 +245,7 @@ fn headless_render_app(sim: Simulation, quality: Option<RenderQuality>) -> App {
                 ..default()
             })
             .set(AssetPlugin {
-                file_path: super::asset_dir(),
+                file_path: asset_dir(),
                 ..default()
             })
             .set(bevy::log::LogPlugin {
@@ -611,11 +550,6 @@ impl Default for Recorder {
     }
 }
 
-/// The camera that renders the 3D view off-screen for a recording, at the recording's
-/// size; it follows the app's orbit camera.
-#[derive(Component, Debug)]
-pub struct RecordCamera;
-
 /// Where a recording's pictures come from.
 enum Source {
     /// The 3D view rendered off-screen at the frame size by a [`RecordCamera`].
@@ -733,6 +667,7 @@ impl Plugin for LabRecordPlugin {
             ..default()
         })
         .insert_resource(RecordAtStart(self.record_at_start.clone()))
+        .add_message::<StatusMessage>()
         .add_systems(PreUpdate, hold_world_for_scripted_recording)
         .add_systems(
             PostUpdate,
@@ -747,7 +682,7 @@ impl Plugin for LabRecordPlugin {
                 stop_recording_at_exit,
             )
                 .chain()
-                .before(exit_when_done),
+                .before(ExitSystems),
         );
     }
 }
@@ -792,7 +727,7 @@ fn stop(
     commands: &mut Commands,
     recorder: &mut Recorder,
     control: &mut SimControl,
-    ui: &mut UiState,
+    status: &mut MessageWriter<StatusMessage>,
 ) {
     control.lockstep = false;
     let Some(active) = recorder.active.take() else {
@@ -816,7 +751,7 @@ fn stop(
         Err(e) => (format!("recording failed: {e}"), false),
     };
     info!("{}", message.0);
-    ui.message = Some(message);
+    status.write(message.into());
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -825,7 +760,7 @@ fn toggle_recording(
     mut requests: ResMut<Requests>,
     mut recorder: ResMut<Recorder>,
     mut control: ResMut<SimControl>,
-    mut ui: ResMut<UiState>,
+    mut status: MessageWriter<StatusMessage>,
     mut images: ResMut<Assets<Image>>,
     window: Single<&Window, With<bevy::window::PrimaryWindow>>,
     main: Query<&Transform, With<OrbitCamera>>,
@@ -834,7 +769,7 @@ fn toggle_recording(
         return;
     }
     if recorder.is_recording() {
-        stop(&mut commands, &mut recorder, &mut control, &mut ui);
+        stop(&mut commands, &mut recorder, &mut control, &mut status);
         return;
     }
     let whole_window = recorder.whole_window;
@@ -859,7 +794,7 @@ fn toggle_recording(
     let sink = match started {
         Ok(sink) => sink,
         Err(e) => {
-            ui.message = Some((format!("cannot record: {e}"), false));
+            status.write((format!("cannot record: {e}"), false).into());
             return;
         }
     };
@@ -931,7 +866,7 @@ fn capture_recording_frame(
     mut commands: Commands,
     mut recorder: ResMut<Recorder>,
     mut control: ResMut<SimControl>,
-    mut ui: ResMut<UiState>,
+    mut status: MessageWriter<StatusMessage>,
     mut requests: ResMut<Requests>,
     sim: Res<Simulation>,
 ) {
@@ -958,8 +893,8 @@ fn capture_recording_frame(
         let frame = match frame {
             Ok(f) => f,
             Err(e) => {
-                stop(&mut commands, &mut recorder, &mut control, &mut ui);
-                ui.message = Some((format!("recording failed: {e}"), false));
+                stop(&mut commands, &mut recorder, &mut control, &mut status);
+                status.write((format!("recording failed: {e}"), false).into());
                 return;
             }
         };
@@ -982,15 +917,15 @@ fn capture_recording_frame(
             warn!("caption: {e}");
         }
         if let Err(e) = active.sink.push(frame) {
-            stop(&mut commands, &mut recorder, &mut control, &mut ui);
-            ui.message = Some((format!("recording failed: {e}"), false));
+            stop(&mut commands, &mut recorder, &mut control, &mut status);
+            status.write((format!("recording failed: {e}"), false).into());
             return;
         }
         active.frames += 1;
         if active.total.is_some_and(|n| active.frames >= n) {
             // Done: the file is finished at once (as F9 would).
             requests.record = false;
-            stop(&mut commands, &mut recorder, &mut control, &mut ui);
+            stop(&mut commands, &mut recorder, &mut control, &mut status);
             return;
         }
         control.pending_steps += active.pacer.steps_after_frame(sim.world.dt);
@@ -1027,14 +962,14 @@ fn stop_recording_at_exit(
     mut exits: MessageReader<AppExit>,
     mut recorder: ResMut<Recorder>,
     mut control: ResMut<SimControl>,
-    mut ui: ResMut<UiState>,
+    mut status: MessageWriter<StatusMessage>,
     frames: Res<FrameCount>,
     automation: Res<Automation>,
 ) {
     let exiting = exits.read().count() > 0
         || (automation.exit_after_frames.is_some_and(|n| frames.0 >= n) && !recorder.has_end());
     if exiting && recorder.is_recording() {
-        stop(&mut commands, &mut recorder, &mut control, &mut ui);
+        stop(&mut commands, &mut recorder, &mut control, &mut status);
     }
 }
 

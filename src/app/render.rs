@@ -16,7 +16,10 @@
 //! f32 at this boundary only. Each body's mesh is built in its principal frame, the frame
 //! its shape is stored in, so its transform is simply (position, orientation).
 
+use super::sets::{SimulationSystems, UiSystems};
 use super::simulation::Simulation;
+pub use super::view::{ColorMode, DisplaySettings, ramp, to_core, to_render};
+use super::view::{MainViewCamera, Selection};
 use crate::collision::Contact;
 use crate::container::{BOX_WALL_NAMES, Container};
 use crate::math::{Quat as DQuat, Vec3 as DVec3};
@@ -114,64 +117,6 @@ struct RenderStart(Option<Instant>);
 #[derive(Component, Debug)]
 pub struct KeyLight;
 
-/// How bodies are coloured.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum ColorMode {
-    /// A colour per shape kind, varied per body.
-    #[default]
-    ByBody,
-    /// Speed |v| of the centre of mass, on a blue → yellow ramp.
-    BySpeed,
-    /// Kinetic energy ½m|v|² + ½ωᵀIω, on a logarithmic ramp over four decades.
-    ByKineticEnergy,
-}
-
-impl ColorMode {
-    pub const ALL: [ColorMode; 3] = [
-        ColorMode::ByBody,
-        ColorMode::BySpeed,
-        ColorMode::ByKineticEnergy,
-    ];
-    pub fn label(self) -> &'static str {
-        match self {
-            ColorMode::ByBody => "body",
-            ColorMode::BySpeed => "speed",
-            ColorMode::ByKineticEnergy => "kinetic energy",
-        }
-    }
-}
-
-/// Display options (set from the UI).
-#[derive(Resource, Debug, Clone)]
-pub struct DisplaySettings {
-    pub color_mode: ColorMode,
-    /// Draw contact points.
-    pub contact_points: bool,
-    /// Draw contact normals.
-    pub contact_normals: bool,
-    /// Draw the impulse of each contact in the last step (records the solver trace every
-    /// step while on, which slows large scenes).
-    pub contact_impulses: bool,
-    /// Draw the edges of containers.
-    pub container_edges: bool,
-    /// Upper end of the colour ramp (m/s for speed, J for kinetic energy); follows the
-    /// largest value seen, decaying slowly.
-    pub color_scale: f64,
-}
-
-impl Default for DisplaySettings {
-    fn default() -> Self {
-        DisplaySettings {
-            color_mode: ColorMode::ByBody,
-            contact_points: false,
-            contact_normals: false,
-            contact_impulses: false,
-            container_edges: true,
-            color_scale: 0.0,
-        }
-    }
-}
-
 /// Marks the mesh entity of body `0` (index into the world's bodies).
 #[derive(Component, Debug, Clone, Copy)]
 pub struct BodyVisual(pub usize);
@@ -268,7 +213,7 @@ impl Plugin for LabRenderPlugin {
                     draw_debug,
                 )
                     .chain()
-                    .after(super::simulation::SimulationSystems),
+                    .after(SimulationSystems),
             );
     }
 }
@@ -374,16 +319,6 @@ fn spawn_lights(mut commands: Commands, sim: Res<Simulation>, settings: Res<Rend
         },
         Transform::from_xyz(-6.0, 8.0, 5.0).looking_at(Vec3::ZERO, Vec3::Z),
     ));
-}
-
-/// f64 core vector → f32 render vector.
-pub fn to_render(v: &DVec3) -> Vec3 {
-    Vec3::new(v.x as f32, v.y as f32, v.z as f32)
-}
-
-/// f32 render vector → f64 core vector.
-pub fn to_core(v: Vec3) -> DVec3 {
-    DVec3::new(v.x.into(), v.y.into(), v.z.into())
 }
 
 fn to_render_quat(q: &DQuat) -> Quat {
@@ -801,26 +736,6 @@ fn palette_material(
         .clone()
 }
 
-/// A perceptually ordered ramp (dark blue → teal → yellow, after viridis) for x in [0, 1].
-pub fn ramp(x: f32) -> Color {
-    const STOPS: [[f32; 3]; 5] = [
-        [0.267, 0.005, 0.329],
-        [0.230, 0.322, 0.546],
-        [0.128, 0.567, 0.551],
-        [0.369, 0.789, 0.383],
-        [0.993, 0.906, 0.144],
-    ];
-    let x = x.clamp(0.0, 1.0) * 4.0;
-    let i = (x.floor() as usize).min(3);
-    let f = x - i as f32;
-    let (a, b) = (STOPS[i], STOPS[i + 1]);
-    Color::srgb(
-        a[0] + f * (b[0] - a[0]),
-        a[1] + f * (b[1] - a[1]),
-        a[2] + f * (b[2] - a[2]),
-    )
-}
-
 /// The colour of body `i` in [`ColorMode::ByBody`]: a hue per shape kind, lightness
 /// varied per body so neighbours can be told apart.
 pub fn body_color(shape: &Shape, i: usize, is_static: bool) -> Color {
@@ -1003,7 +918,7 @@ pub fn contact_impulses(sim: &Simulation) -> HashMap<usize, DVec3> {
 fn draw_debug(
     sim: Res<Simulation>,
     display: Res<DisplaySettings>,
-    selection: Res<super::interaction::Selection>,
+    selection: Res<Selection>,
     mut gizmos: Gizmos,
 ) {
     let world = &sim.world;
@@ -1179,7 +1094,7 @@ impl Plugin for RenderStatsPlugin {
             .add_systems(Update, toggle_quality_key)
             .add_systems(
                 bevy_egui::EguiPrimaryContextPass,
-                render_stats_overlay.after(super::ui::panels),
+                render_stats_overlay.in_set(UiSystems::Overlays),
             );
     }
 }
@@ -1210,7 +1125,7 @@ fn render_stats_overlay(
     render_time: Res<RenderTime>,
     mut stats: ResMut<FrameStats>,
     mut settings: ResMut<RenderSettings>,
-    camera: Query<&Camera, super::compare::MainViewCamera>,
+    camera: Query<&Camera, MainViewCamera>,
     window: Single<&Window, With<bevy::window::PrimaryWindow>>,
 ) -> Result {
     use bevy_egui::egui;

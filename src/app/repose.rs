@@ -9,8 +9,8 @@
 //! eight least-squares lines (one per row of the grid, across the floor's long side) and
 //! the highest point found in each cell.
 
-use super::render::to_render;
 use super::simulation::{SimControl, Simulation};
+use super::view::to_render;
 use crate::math::Vec3 as DVec3;
 use crate::repose::{Phase, ROWS, ReposeConfig, ReposeTracker};
 use bevy::prelude::*;

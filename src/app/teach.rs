@@ -6,12 +6,13 @@
 //! rest of the window. With nothing open it is a narrow bar of toggles.
 
 use super::compare::{CompareMode, CompareView, RUN_COLORS};
-use super::interaction::Selection;
 use super::lessons::Lessons;
 use super::microscope::{Microscope, MicroscopeRequest, last_row_of};
+use super::plot::joules;
 use super::present::Presentation;
+use super::sets::UiSystems;
 use super::simulation::Simulation;
-use super::ui::joules;
+use super::view::Selection;
 use crate::dynamics::solver::{SolverKind, TraceRow};
 use crate::microscope::ImpactRecord;
 use bevy::prelude::*;
@@ -53,7 +54,7 @@ impl Plugin for TeachUiPlugin {
             .init_resource::<TeachUiState>()
             .add_systems(
                 EguiPrimaryContextPass,
-                teach_panel.before(super::ui::panels),
+                teach_panel.in_set(UiSystems::OuterPanels),
             );
     }
 }

@@ -1,7 +1,7 @@
 //! The timeline: a history of whole states of the run, a scrub bar under the 3D view and
 //! step back / forward keys.
 //!
-//! The physics thread ([`super::simulation`]) keeps, after every step, a copy of the
+//! The physics thread (`simulation.rs`) keeps, after every step, a copy of the
 //! whole state a step reads: the [`World`] (bodies, containers, the solver's and the
 //! contact pass's warm-start caches, the ledger, time and step count) and the repose
 //! experiment's tracker, in a ring buffer ([`History`]) whose memory cap the user sees and
@@ -15,7 +15,8 @@
 //! later states and the energy trace after it are dropped (a branch). Since the copy is
 //! the whole state, the continued run equals, bit for bit, a run that never went back.
 
-use super::simulation::Simulation;
+use super::sets::SimulationSystems;
+use super::sim_state::{SceneWatcher, Simulation};
 use crate::energy::EnergySample;
 use crate::repose::ReposeTracker;
 use crate::world::World;
@@ -306,7 +307,7 @@ pub fn save_state(sim: &mut Simulation, path: &std::path::Path) -> Result<(), St
 pub fn save_requested_state(
     mut view: ResMut<TimelineView>,
     mut sim: ResMut<Simulation>,
-    mut watcher: ResMut<super::simulation::SceneWatcher>,
+    mut watcher: ResMut<SceneWatcher>,
 ) {
     let Some(path) = view.save_request.take() else {
         return;
@@ -429,10 +430,7 @@ pub struct TimelinePlugin;
 
 impl Plugin for TimelinePlugin {
     fn build(&self, app: &mut App) {
-        app.add_systems(
-            Update,
-            timeline_keys.before(super::simulation::SimulationSystems),
-        );
+        app.add_systems(Update, timeline_keys.before(SimulationSystems));
     }
 }
 

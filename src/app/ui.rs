@@ -11,12 +11,14 @@
 //!
 //! The 3D camera renders only into the rectangle the panels leave free.
 
-use super::interaction::{Requests, Selection, SpawnSettings, SpawnShape};
+use super::interaction::{Requests, SpawnSettings, SpawnShape};
+use super::messages::StatusMessage;
 use super::present::Presentation;
 use super::record::{APP_FRAME_RATES, Recorder};
-use super::render::{ColorMode, DisplaySettings};
+use super::sets::UiSystems;
 use super::simulation::{EnergyHistory, SceneWatcher, SimControl, Simulation, WallRef};
 use super::teach::TeachLayout;
+use super::view::{ColorMode, DisplaySettings, MainViewCamera, Selection, ViewRect};
 use crate::container::{BOX_WALL_NAMES, Container};
 use crate::dynamics::solver::{ContactFallback, Param, SolverKind, SolverParams};
 use crate::energy::EnergySample;
@@ -73,17 +75,6 @@ impl Default for UiState {
 /// Seconds a status message stays over the view.
 pub const MESSAGE_SECONDS: f64 = 8.0;
 
-/// The rectangle of the 3D view in egui points (window logical pixels), as the panels
-/// left it this frame: overlays (inspector, status, colour bar, labels) are drawn in it.
-#[derive(Resource, Debug, Clone, Copy)]
-pub struct ViewRect(pub egui::Rect);
-
-impl Default for ViewRect {
-    fn default() -> Self {
-        ViewRect(egui::Rect::NOTHING)
-    }
-}
-
 pub struct LabUiPlugin;
 
 impl Plugin for LabUiPlugin {
@@ -93,7 +84,21 @@ impl Plugin for LabUiPlugin {
             .init_resource::<ViewRect>()
             .add_plugins(super::plot::PlotMarkersPlugin)
             .add_systems(Startup, spawn_ui_camera)
-            .add_systems(EguiPrimaryContextPass, panels);
+            .add_message::<StatusMessage>()
+            .add_systems(
+                EguiPrimaryContextPass,
+                (show_status_messages, panels)
+                    .chain()
+                    .in_set(UiSystems::Panels),
+            );
+        UiSystems::configure(app, EguiPrimaryContextPass);
+    }
+}
+
+/// The status lines other plugins sent since the last frame: the last one is shown.
+fn show_status_messages(mut messages: MessageReader<StatusMessage>, mut state: ResMut<UiState>) {
+    if let Some(m) = messages.read().last() {
+        state.message = Some((m.text.clone(), m.ok));
     }
 }
 
@@ -145,7 +150,7 @@ pub(crate) fn panels(
     mut contexts: EguiContexts,
     mut p: PanelParams,
     mut timeline: ResMut<super::timeline::TimelineView>,
-    mut camera: Query<&mut Camera, super::compare::MainViewCamera>,
+    mut camera: Query<&mut Camera, MainViewCamera>,
     window: Single<&Window, With<PrimaryWindow>>,
     mut view: ResMut<ViewRect>,
 ) -> Result {
@@ -963,25 +968,6 @@ fn energy_plot(ui: &mut egui::Ui, p: &mut PanelParams, timeline: &super::timelin
     );
 }
 
-/// An energy with an SI prefix: 1.5 kJ, −320 J, 2 MJ.
-pub fn joules(v: f64) -> String {
-    let a = v.abs();
-    let (scale, unit) = if a >= 1e9 {
-        (1e-9, "GJ")
-    } else if a >= 1e6 {
-        (1e-6, "MJ")
-    } else if a >= 1e3 {
-        (1e-3, "kJ")
-    } else if a >= 1.0 || a == 0.0 {
-        (1.0, "J")
-    } else if a >= 1e-3 {
-        (1e3, "mJ")
-    } else {
-        (1e6, "µJ")
-    };
-    format!("{} {unit}", (v * scale * 1e3).round() / 1e3)
-}
-
 /// The samples within the last `window` seconds (all if `window` is 0).
 fn visible(history: &EnergyHistory, window: f64) -> Vec<EnergySample> {
     let end = history.samples.back().map_or(0.0, |s| s.time);
@@ -1009,4 +995,35 @@ pub fn export_csv(path: &std::path::Path, samples: &[EnergySample]) -> Result<us
         .commit()
         .map_err(|e| e.to_string())?;
     Ok(samples.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Status lines sent as messages by other plugins (screenshots, recordings) reach the
+    /// status line; of several in one frame the last is shown, as when they were written
+    /// into the panel state directly.
+    #[test]
+    fn status_messages_reach_the_status_line() {
+        let mut app = App::new();
+        app.add_message::<StatusMessage>()
+            .init_resource::<UiState>()
+            .add_systems(Update, show_status_messages);
+        app.update();
+        assert_eq!(app.world().resource::<UiState>().message, None);
+        app.world_mut()
+            .write_message(StatusMessage::from(("first".to_string(), true)));
+        app.world_mut()
+            .write_message(StatusMessage::from(("recording failed".to_string(), false)));
+        app.update();
+        assert_eq!(
+            app.world().resource::<UiState>().message,
+            Some(("recording failed".to_string(), false))
+        );
+        // Read once: a message the panels cleared does not come back.
+        app.world_mut().resource_mut::<UiState>().message = None;
+        app.update();
+        assert_eq!(app.world().resource::<UiState>().message, None);
+    }
 }

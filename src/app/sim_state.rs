@@ -1,0 +1,398 @@
+//! The simulation's shared state: the [`Simulation`] resource (the published copy of
+//! the physics thread's world), run control ([`SimControl`]), the energy trace
+//! ([`EnergyHistory`]) and the scene-file watcher ([`SceneWatcher`]).
+//!
+//! Vocabulary shared by every plugin: the simulation plugin (`simulation.rs`) publishes
+//! and syncs it, the others read it or edit it (their edits reach the physics thread at
+//! the next frame).
+
+use crate::body::RigidBody;
+use crate::dynamics::solver::SolverKind;
+use crate::energy::EnergySample;
+use crate::math::Vec3;
+use crate::repose::{Phase, ReposeConfig, ReposeGrid, ReposeMeasurement, ReposeTracker};
+use crate::scene::{self, Scene};
+use crate::world::{AppliedForce, World};
+use bevy::prelude::*;
+use std::collections::VecDeque;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant, SystemTime};
+
+/// Run identities: every world built from a scene gets a new one.
+static NEXT_RUN: AtomicU64 = AtomicU64::new(1);
+
+/// The physics core's world and the scene it was built from.
+#[derive(Resource, Clone)]
+pub struct Simulation {
+    pub world: World,
+    /// The scene as loaded (reset rebuilds the world from it).
+    pub scene: Scene,
+    /// The file the scene came from, if any (watched for edits).
+    pub scene_path: Option<PathBuf>,
+    /// The last solver or state error; the run pauses when it is set.
+    pub error: Option<String>,
+    /// Bumped whenever bodies or containers are replaced, added or changed, so the
+    /// renderer knows to rebuild its meshes.
+    pub generation: u64,
+    /// The mouse spring pulling a body, applied before every step.
+    pub grab: Option<GrabSpring>,
+    /// The last energy sample (step 0's after a load or reset).
+    pub last_sample: EnergySample,
+    /// The angle-of-repose experiment running on this world, if one was started
+    /// (`repose.rs`); told of every step.
+    pub repose: Option<ReposeTracker>,
+    /// The last repose measurement (the experiment's, or "measure now"), drawn over the
+    /// pile.
+    pub repose_measurement: Option<ReposeMeasurement>,
+    /// The repose measurement grid of the scene's initial state, or why the experiment
+    /// cannot run on this scene (no box with a divider, unsupported shapes).
+    pub repose_grid: Result<ReposeGrid, String>,
+    /// The scene's constant forces (`force` of its bodies), applied at every step with
+    /// the mouse spring.
+    pub scene_forces: Vec<AppliedForce>,
+    /// Which run this is: new for every world built from a scene (load, reset, open),
+    /// kept by steps and edits. The timeline keeps the states of one run.
+    pub run: u64,
+}
+
+/// A spring-damper from a material point of a body to a target point: the app's mouse
+/// grab. F = m (k (x_target − x_p) − c v_p) with k = ω₀², c = 2 ζ ω₀ (ω₀ = 2π·3 Hz,
+/// ζ = 0.7: stiff enough to follow the mouse, damped to stop without ringing), applied at
+/// the grabbed point so the body also turns; the acceleration is clamped to
+/// [`GrabSpring::MAX_ACCELERATION`]. The energy ledger books its work as external work.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GrabSpring {
+    pub body: usize,
+    /// Grabbed point in the body frame (m).
+    pub local_point: Vec3,
+    /// Where the mouse wants that point (m, world).
+    pub target: Vec3,
+}
+
+impl GrabSpring {
+    pub const FREQUENCY_HZ: f64 = 3.0;
+    pub const DAMPING_RATIO: f64 = 0.7;
+    /// Largest spring acceleration (m/s²).
+    pub const MAX_ACCELERATION: f64 = 300.0;
+
+    /// The applied force for the body's current state.
+    pub fn force(&self, body: &RigidBody) -> AppliedForce {
+        let w0 = 2.0 * std::f64::consts::PI * Self::FREQUENCY_HZ;
+        let (k, c) = (w0 * w0, 2.0 * Self::DAMPING_RATIO * w0);
+        let offset = body.orientation * self.local_point;
+        let point = body.position + offset;
+        let mut accel = k * (self.target - point) - c * body.velocity_at(&point);
+        let a = accel.norm();
+        if a > Self::MAX_ACCELERATION {
+            accel *= Self::MAX_ACCELERATION / a;
+        }
+        AppliedForce {
+            body: self.body,
+            force: body.mass * accel,
+            offset,
+        }
+    }
+}
+
+impl Simulation {
+    /// Build the world of `scene` (optionally with another solver) and start its ledger,
+    /// exactly as `impulse-lab run` does.
+    pub fn from_scene(
+        mut scene: Scene,
+        path: Option<PathBuf>,
+        solver: Option<SolverKind>,
+    ) -> Result<Self, String> {
+        if let Some(kind) = solver {
+            scene.solver = kind;
+        }
+        let mut world = scene.build_world().map_err(|e| e.to_string())?;
+        let scene_forces = world.forces.clone();
+        let repose_grid = ReposeTracker::new(&mut world, ReposeConfig::default())
+            .map(|t| t.grid)
+            .map_err(|e| e.to_string());
+        let last_sample = world.start_ledger();
+        Ok(Simulation {
+            world,
+            scene,
+            scene_path: path,
+            error: None,
+            generation: 0,
+            grab: None,
+            last_sample,
+            repose: None,
+            repose_measurement: None,
+            repose_grid,
+            scene_forces,
+            run: NEXT_RUN.fetch_add(1, Ordering::Relaxed),
+        })
+    }
+
+    /// Load a scene file (a path, or the name of a bundled scene).
+    pub fn load(name: &str, solver: Option<SolverKind>) -> Result<Self, String> {
+        let path = scene::resolve_scene(name);
+        let scene = scene::load_scene(&path).map_err(|e| e.to_string())?;
+        Self::from_scene(scene, Some(path), solver)
+    }
+
+    /// Replace the running scene by the one in `path`. On failure the current scene keeps
+    /// running and the error (file, line, field) is returned.
+    pub fn open(&mut self, path: &Path) -> Result<(), String> {
+        let scene = scene::load_scene(path).map_err(|e| e.to_string())?;
+        let mut next = Simulation::from_scene(scene, Some(path.to_path_buf()), None)?;
+        next.generation = self.generation + 1;
+        *self = next;
+        Ok(())
+    }
+
+    /// Back to the scene's initial state. The solver, its parameters and the time step
+    /// chosen in the app are kept (so a tuned run can be replayed from the start); a
+    /// repose experiment still packing at its own μ keeps the run's μ, not that one.
+    pub fn reset(&mut self) -> Result<(), String> {
+        let mut world = self.scene.build_world().map_err(|e| e.to_string())?;
+        world.set_solver(self.world.solver_kind());
+        world.params = self.world.params.clone();
+        if let Some(t) = self.repose.as_ref().filter(|t| t.phase() == Phase::Packing) {
+            world.params.friction = t.friction();
+        }
+        world.dt = self.world.dt;
+        world.sleep = self.world.sleep.clone();
+        self.scene_forces = world.forces.clone();
+        self.last_sample = world.start_ledger();
+        self.world = world;
+        self.error = None;
+        self.grab = None;
+        self.repose = None;
+        self.repose_measurement = None;
+        self.generation += 1;
+        self.run = NEXT_RUN.fetch_add(1, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Switch the collision method; the bodies keep their state.
+    pub fn set_solver(&mut self, kind: SolverKind) {
+        self.world.set_solver(kind);
+        self.error = None;
+    }
+
+    /// One step of the world (with the mouse spring, if any). A solver error or a
+    /// non-finite state is returned as an error.
+    pub fn step(&mut self) -> Result<EnergySample, String> {
+        self.world.forces.clone_from(&self.scene_forces);
+        if let Some(g) = &self.grab {
+            match self.world.bodies.get(g.body) {
+                Some(b) if !b.is_static() => {
+                    let f = g.force(b);
+                    // A sleeping body ignores forces until woken.
+                    if self.world.is_sleeping(g.body) {
+                        self.world.wake_all();
+                    }
+                    self.world.forces.push(f);
+                }
+                _ => self.grab = None,
+            }
+        }
+        let next = self.world.step_index + 1;
+        let sample = self.world.step().map_err(|e| e.at_step(next))?;
+        self.last_sample = sample;
+        if let Some(tracker) = &mut self.repose {
+            let before = tracker.phase();
+            let after = tracker.after_step(&mut self.world);
+            if after != before {
+                // The divider went (packing ended) or the pile was measured.
+                self.generation += 1;
+                if let Some(r) = tracker.result() {
+                    self.repose_measurement = Some(r.measurement.clone());
+                }
+            }
+        }
+        Ok(sample)
+    }
+
+    /// Add a dynamic body (e.g. spawned at the cursor); returns its index.
+    pub fn add_body(&mut self, body: RigidBody) -> usize {
+        self.generation += 1;
+        self.world.add_body(body)
+    }
+
+    /// Remove or restore a wall (index into `BOX_WALL_NAMES`) of box container `c`,
+    /// or divider `d` when `wall` is `None`.
+    pub fn set_wall(&mut self, c: usize, wall: WallRef, present: bool) {
+        if let Some(crate::container::Container::Box {
+            walls, dividers, ..
+        }) = self.world.containers.get_mut(c)
+        {
+            match wall {
+                WallRef::Side(k) if k < 4 => walls[k] = present,
+                WallRef::Divider(d) if d < dividers.len() => dividers[d].present = present,
+                _ => return,
+            }
+            self.generation += 1;
+        }
+    }
+}
+
+/// A wall of a box container: one of its four sides or one of its dividers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WallRef {
+    Side(usize),
+    Divider(usize),
+}
+
+/// Run control: pause, single steps, time scale and how long a frame waits for physics.
+#[derive(Resource, Debug)]
+pub struct SimControl {
+    pub paused: bool,
+    /// Simulated seconds per real second (1 = real time; down to 0.01 for slow motion).
+    pub time_scale: f64,
+    /// Steps still to take for "step" / "step N" requests (taken even when paused).
+    pub pending_steps: u64,
+    /// Steps the next frame waits for however long they take, taken even when paused
+    /// (`--steps N`: the run is at step N when the first frame is shown).
+    pub steps_now: u64,
+    /// Longest time a frame waits for the physics thread to take what is due (the
+    /// thread goes on stepping while the frame renders). Default: 25 ms.
+    pub frame_budget: Duration,
+    /// Rebuild the world from the scene before the next step (key `r`, reset button).
+    pub reset_requested: bool,
+    /// Real time does not advance the world; only `pending_steps` do. Set while a video
+    /// is recorded: the recorder schedules one frame interval of steps per captured
+    /// frame (see `record.rs`).
+    pub lockstep: bool,
+    /// `pending_steps` as last published by the physics thread (what was added since
+    /// are new requests).
+    pub(super) published_pending: u64,
+    /// Drop the clock's backlog and the pending steps at the next frame.
+    pub(super) clear_requested: bool,
+    pub stats: RunStats,
+}
+
+impl Default for SimControl {
+    fn default() -> Self {
+        SimControl {
+            paused: false,
+            time_scale: 1.0,
+            pending_steps: 0,
+            steps_now: 0,
+            frame_budget: Duration::from_millis(25),
+            reset_requested: false,
+            lockstep: false,
+            published_pending: 0,
+            clear_requested: false,
+            stats: RunStats::default(),
+        }
+    }
+}
+
+impl SimControl {
+    /// Forget the time backlog and the pending steps (after a reset or a load).
+    pub fn clear_backlog(&mut self) {
+        self.pending_steps = 0;
+        self.clear_requested = true;
+    }
+}
+
+/// What the last frames achieved.
+#[derive(Clone, Debug, Default)]
+pub struct RunStats {
+    /// Simulated seconds per wall-clock second, smoothed over about half a second.
+    pub real_time_factor: f64,
+    /// Steps the physics thread took between the last two frames.
+    pub steps_last_frame: u32,
+    /// Wall-clock time the physics thread spent stepping between the last two frames.
+    pub physics_last_frame: Duration,
+    /// Wall-clock time between the last two frames.
+    pub frame_time: Duration,
+    /// Of `frame_time`, how long the frame waited for the physics thread; the rest is
+    /// the app's own work (input, panels, rendering).
+    pub waited_last_frame: Duration,
+    /// Whether the physics thread did not take all the clock asked of it over the last
+    /// frame (the run is slower than the requested time scale).
+    pub over_budget: bool,
+}
+
+impl RunStats {
+    /// The app's own time per frame (input, panels, rendering): the frame time less the
+    /// time it waited for physics.
+    pub fn render_time(&self) -> Duration {
+        self.frame_time.saturating_sub(self.waited_last_frame)
+    }
+}
+
+/// The energy trace of the run, one sample per step (oldest dropped past `capacity`).
+#[derive(Resource, Debug)]
+pub struct EnergyHistory {
+    pub samples: VecDeque<EnergySample>,
+    pub capacity: usize,
+}
+
+impl Default for EnergyHistory {
+    fn default() -> Self {
+        EnergyHistory {
+            samples: VecDeque::new(),
+            capacity: 200_000,
+        }
+    }
+}
+
+impl EnergyHistory {
+    pub fn push(&mut self, s: EnergySample) {
+        if self.samples.len() >= self.capacity {
+            self.samples.pop_front();
+        }
+        self.samples.push_back(s);
+    }
+
+    /// Drop the samples after `step` (a branch from a past state).
+    pub fn truncate_after(&mut self, step: u64) {
+        while self.samples.back().is_some_and(|s| s.step > step) {
+            self.samples.pop_back();
+        }
+    }
+
+    /// Start a new trace at `s` (after a load or reset).
+    pub fn restart(&mut self, s: EnergySample) {
+        self.samples.clear();
+        self.samples.push_back(s);
+    }
+}
+
+/// Watches the open scene file and reloads it when it changes on disk.
+#[derive(Resource, Debug)]
+pub struct SceneWatcher {
+    pub(super) modified: Option<SystemTime>,
+    pub(super) last_check: Option<Instant>,
+    /// How often the file's modification time is read. Default: 0.5 s.
+    pub period: Duration,
+    /// The last load error (the previous scene keeps running while it is set).
+    pub error: Option<String>,
+}
+
+impl Default for SceneWatcher {
+    fn default() -> Self {
+        SceneWatcher {
+            modified: None,
+            last_check: None,
+            period: Duration::from_millis(500),
+            error: None,
+        }
+    }
+}
+
+impl SceneWatcher {
+    /// Remember the file's current modification time (after a successful load).
+    pub fn track(&mut self, path: Option<&Path>) {
+        self.modified = path.and_then(modified_time);
+        self.error = None;
+    }
+}
+
+pub(super) fn modified_time(p: &Path) -> Option<SystemTime> {
+    std::fs::metadata(p).and_then(|m| m.modified()).ok()
+}
+
+/// Steps to take before the first frame is shown (`--steps N`), handed to
+/// [`SimControl::steps_now`] at the first frame (after a lesson or comparison set up in
+/// that frame).
+#[derive(Resource, Debug, Clone, Copy)]
+pub struct StartupSteps(pub u64);

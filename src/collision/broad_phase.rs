@@ -60,14 +60,72 @@ fn overlap(bodies: &[RigidBody], reach: &[f64], i: usize, j: usize) -> bool {
 #[derive(Clone, Default)]
 pub struct Grid {
     /// (cell, ball) of the balls in the grid, sorted by cell (x, y, z
-    /// lexicographically) then ball.
-    items: Vec<([i64; 3], usize)>,
+    /// lexicographically, packed by [`pack`]) then ball.
+    items: Vec<(u64, usize)>,
+    /// The grid's balls in the order of `items`: centre, reach, fixed, index.
+    balls: Vec<(Vec3, f64, bool, usize)>,
     /// Occupied cells: the cell and its range in `items`.
-    cells: Vec<([i64; 3], usize, usize)>,
+    cells: Vec<(u64, usize, usize)>,
     /// Balls too large for the grid's cells, tested against every other ball.
     large: Vec<usize>,
-    /// Scratch copy of the reaches (for the median).
+    /// Scratch copy of the reaches (for the median), and each grid ball's cell.
     reach: Vec<f64>,
+    coords: Vec<[i64; 3]>,
+    /// Scratch of the radix sorts.
+    item_scratch: Vec<(u64, usize)>,
+    pair_keys: Vec<u64>,
+    pair_scratch: Vec<u64>,
+}
+
+/// Bits of each cell coordinate in a packed cell key.
+const CELL_BITS: u32 = 21;
+const CELL_MAX: i64 = (1 << CELL_BITS) - 1;
+
+/// A cell (x, y, z), each coordinate in 0..=[`CELL_MAX`], as one key whose order is the
+/// lexicographic order of (x, y, z).
+#[inline]
+fn pack(c: [i64; 3]) -> u64 {
+    ((c[0] as u64) << (2 * CELL_BITS)) | ((c[1] as u64) << CELL_BITS) | c[2] as u64
+}
+
+/// Sort `items` by `key`, stably, in O(n): least-significant-digit radix sort with 8-bit
+/// digits, skipping the digits on which all keys agree (a grid's cell keys vary in a few
+/// of their bytes). `scratch` is reused between calls (no allocation once grown).
+pub fn radix_sort_by_key<T: Copy>(
+    items: &mut Vec<T>,
+    scratch: &mut Vec<T>,
+    key: impl Fn(&T) -> u64,
+) {
+    let n = items.len();
+    if n < 2 {
+        return;
+    }
+    let mut counts = [[0u32; 256]; 8];
+    for item in items.iter() {
+        let k = key(item);
+        for (d, c) in counts.iter_mut().enumerate() {
+            c[((k >> (8 * d)) & 0xff) as usize] += 1;
+        }
+    }
+    scratch.clear();
+    scratch.extend_from_slice(items);
+    for (d, c) in counts.iter_mut().enumerate() {
+        if c.iter().any(|&m| m as usize == n) {
+            continue; // every key has the same digit d
+        }
+        let mut sum = 0;
+        for m in c.iter_mut() {
+            let here = *m;
+            *m = sum;
+            sum += here;
+        }
+        for item in items.iter() {
+            let slot = &mut c[((key(item) >> (8 * d)) & 0xff) as usize];
+            scratch[*slot as usize] = *item;
+            *slot += 1;
+        }
+        std::mem::swap(items, scratch);
+    }
 }
 
 /// Uniform grid: candidate pairs `(i, j)`, `i < j`, sorted (the same list as
@@ -100,8 +158,15 @@ pub fn uniform_grid(
 /// cursor that only moves forward. A few very large balls (reach above 8 × the median,
 /// such as a static slab) would make every cell coarse; they stay out of the grid and
 /// are tested against every ball instead. With bounded sizes a cell holds O(1) balls,
-/// so the cost is the sort of the n cells plus O(n), whatever the layout (a plane, a
-/// line, a lattice).
+/// so the cost is O(n) whatever the layout (a plane, a line, a lattice): the cells and
+/// the pairs are sorted by radix sorts ([`radix_sort_by_key`]), and the balls are
+/// copied into cell order so that the pair tests read memory in order.
+///
+/// Cell coordinates are taken relative to the lowest occupied cell and clamped to
+/// 0..=2²¹ − 1 so that a cell packs into one 64-bit key ([`pack`]); balls beyond that
+/// range (more than two million cells from the lowest) share the edge cells. Clamping
+/// is monotonic, so two balls in neighbouring cells stay in the same or neighbouring
+/// cells: slower, still correct.
 pub fn ball_pairs(
     centre: impl Fn(usize) -> Vec3 + Copy,
     reach: &[f64],
@@ -118,8 +183,10 @@ pub fn ball_pairs(
     };
     pairs.clear();
     grid.items.clear();
+    grid.balls.clear();
     grid.cells.clear();
     grid.large.clear();
+    grid.coords.clear();
     let n = reach.len();
     if n < 2 {
         return;
@@ -139,9 +206,9 @@ pub fn ball_pairs(
     }
     let cell = 2.0 * rho;
     if cell > 0.0 && cell.is_finite() {
-        // Cell coordinates, clamped so that ±1 cannot overflow (far-off balls then
-        // share the edge cells: slower, still correct).
+        // Cell coordinates, clamped so that the offsets below cannot overflow.
         let coord = |x: f64| ((x / cell).floor() as i64).clamp(-(1 << 60), 1 << 60);
+        let mut low = [i64::MAX; 3];
         let mut in_large = grid.large.iter().peekable();
         for i in 0..n {
             if in_large.peek() == Some(&&i) {
@@ -149,47 +216,70 @@ pub fn ball_pairs(
                 continue;
             }
             let c = centre(i);
-            grid.items.push(([coord(c.x), coord(c.y), coord(c.z)], i));
+            let k = [coord(c.x), coord(c.y), coord(c.z)];
+            for a in 0..3 {
+                low[a] = low[a].min(k[a]);
+            }
+            grid.coords.push(k);
+            grid.items.push((0, i));
+        }
+        // Relative to the lowest cell, from 1 so that the neighbour below is ≥ 0, and
+        // at most CELL_MAX − 1 so that the one above is ≤ CELL_MAX.
+        for (item, k) in grid.items.iter_mut().zip(&grid.coords) {
+            item.0 = pack(std::array::from_fn(|a| {
+                (k[a] - low[a] + 1).min(CELL_MAX - 1)
+            }));
         }
     } else {
         // Every ball in the grid is a point (reach 0): test all against all.
         grid.large.clear();
         grid.large.extend(0..n);
     }
-    grid.items.sort_unstable();
+    radix_sort_by_key(&mut grid.items, &mut grid.item_scratch, |item| item.0);
+    grid.balls.extend(
+        grid.items
+            .iter()
+            .map(|&(_, i)| (centre(i), reach[i], fixed(i), i)),
+    );
     for (k, &(key, _)) in grid.items.iter().enumerate() {
         match grid.cells.last_mut() {
             Some(c) if c.0 == key => c.2 = k + 1,
             _ => grid.cells.push((key, k, k + 1)),
         }
     }
-    let (items, cells) = (&grid.items, &grid.cells);
+    let test = |a: &(Vec3, f64, bool, usize), b: &(Vec3, f64, bool, usize)| {
+        let r = a.1 + b.1;
+        !(a.2 && b.2) && (a.0 - b.0).norm_squared() <= r * r
+    };
+    let (balls, cells) = (&grid.balls, &grid.cells);
     let mut cursors = [0usize; 9];
+    let field = |key: u64, a: u32| ((key >> (a * CELL_BITS)) & CELL_MAX as u64) as i64;
     for (ci, &(key, start, end)) in cells.iter().enumerate() {
-        let own = &items[start..end];
+        let own = &balls[start..end];
         // Pairs inside the cell.
-        for (k, &(_, i)) in own.iter().enumerate() {
-            for &(_, j) in &own[k + 1..] {
-                if overlap(i, j) {
-                    pairs.push((i.min(j), i.max(j)));
+        for (k, a) in own.iter().enumerate() {
+            for b in &own[k + 1..] {
+                if test(a, b) {
+                    pairs.push((a.3.min(b.3), a.3.max(b.3)));
                 }
             }
         }
         // Pairs with the neighbouring cells after this one.
+        let (x, y, z) = (field(key, 2), field(key, 1), field(key, 0));
         for (o, cursor) in cursors.iter_mut().enumerate() {
             let (dx, dy) = (o as i64 / 3 - 1, o as i64 % 3 - 1);
-            let lo = [key[0] + dx, key[1] + dy, key[2] - 1];
-            let hi = [key[0] + dx, key[1] + dy, key[2] + 1];
+            let lo = pack([x + dx, y + dy, z - 1]);
+            let hi = pack([x + dx, y + dy, z + 1]);
             while *cursor < cells.len() && cells[*cursor].0 < lo {
                 *cursor += 1;
             }
             let mut m = *cursor;
             while m < cells.len() && cells[m].0 <= hi {
                 if m > ci {
-                    for &(_, i) in own {
-                        for &(_, j) in &items[cells[m].1..cells[m].2] {
-                            if overlap(i, j) {
-                                pairs.push((i.min(j), i.max(j)));
+                    for a in own {
+                        for b in &balls[cells[m].1..cells[m].2] {
+                            if test(a, b) {
+                                pairs.push((a.3.min(b.3), a.3.max(b.3)));
                             }
                         }
                     }
@@ -207,7 +297,18 @@ pub fn ball_pairs(
             }
         }
     }
-    pairs.sort_unstable();
+    // Sort the pairs (i < j < 2³² for the packed key; a larger world sorts by comparison).
+    if n <= u32::MAX as usize {
+        grid.pair_keys.clear();
+        grid.pair_keys
+            .extend(pairs.iter().map(|&(i, j)| ((i as u64) << 32) | j as u64));
+        radix_sort_by_key(&mut grid.pair_keys, &mut grid.pair_scratch, |&k| k);
+        for (p, &k) in pairs.iter_mut().zip(&grid.pair_keys) {
+            *p = ((k >> 32) as usize, (k & 0xffff_ffff) as usize);
+        }
+    } else {
+        pairs.sort_unstable();
+    }
 }
 
 #[cfg(test)]
@@ -228,6 +329,48 @@ mod tests {
             }
         }
         pairs
+    }
+
+    #[test]
+    fn radix_sort_is_the_stable_sort_by_key() {
+        let mut rng = ChaCha8Rng::seed_from_u64(5);
+        let mut scratch = Vec::new();
+        for n in [0, 1, 2, 3, 100, 5000] {
+            for spread in [1u64, 1000, u64::MAX] {
+                let mut items: Vec<(u64, usize)> = (0..n)
+                    .map(|i| (rng.random_range(0..=spread) << (i % 3 * 7), i))
+                    .collect();
+                let mut expected = items.clone();
+                expected.sort_by_key(|x| x.0); // stable
+                radix_sort_by_key(&mut items, &mut scratch, |x| x.0);
+                assert_eq!(items, expected, "n = {n}, spread = {spread}");
+            }
+        }
+    }
+
+    /// Balls more than 2²¹ cells apart share the edge cells: the list stays the
+    /// all-pairs one.
+    #[test]
+    fn far_apart_balls_share_the_edge_cells_and_keep_every_pair() {
+        let centres = [
+            Vec3::new(0.0, 0.0, 0.0),
+            Vec3::new(0.5, 0.0, 0.0),
+            Vec3::new(1e9, 0.0, 0.0),
+            Vec3::new(1e9 + 0.5, 0.0, 0.0),
+            Vec3::new(2e9, -3e9, 1e9),
+            Vec3::new(2e9, -3e9, 1e9 + 0.9),
+            Vec3::new(1e9 + 3.0, 0.0, 0.0),
+        ];
+        let reach = [0.5; 7];
+        let mut pairs = Vec::new();
+        ball_pairs(
+            |i| centres[i],
+            &reach,
+            |_| false,
+            &mut Grid::default(),
+            &mut pairs,
+        );
+        assert_eq!(pairs, vec![(0, 1), (2, 3), (4, 5)]);
     }
 
     /// Random layouts (clustered, spread on a plane, with a few huge and static bodies

@@ -40,11 +40,7 @@
 //!    one over-applied, which a one-way "push while approaching" sweep cannot (it
 //!    launches bodies: jitter). Only contacts that approach (u_n < −tol) or were warm
 //!    started take part, so contacts a converged solver left separating are not
-//!    touched. The sweeps are momentum-conserving. Between sweeps the impulses are
-//!    extrapolated along a conjugate search direction (the nonsmooth nonlinear conjugate
-//!    gradient of Silcowitz, Niebe and Erleben 2010, [`ConjugateGradient`]), which
-//!    reaches the tolerance in fewer sweeps on piles; not with rolling or spinning
-//!    resistance, whose angular rows it does not cover.
+//!    touched. The sweeps are momentum-conserving.
 //! 5. **Shock propagation**: one last bottom-up sweep over what still approaches, with
 //!    the lower-level body of each pair treated as infinitely heavy (left out of K), so
 //!    a support's reaction cannot push the settled layers below back into the ground. It
@@ -97,10 +93,6 @@ pub struct ContactPass {
     displacement: Vec<(Vec3, Vec3)>,
     /// Per body: v and ω before the pass (see [`DISSIPATION_SLACK`]).
     saved: Vec<(Vec3, Vec3)>,
-    /// Per row and per body: the acceleration's search direction (see
-    /// [`ConjugateGradient`]).
-    search: Vec<Search>,
-    momentum: Momentum,
 }
 
 impl Clone for ContactPass {
@@ -337,37 +329,17 @@ impl ContactPass {
             }
         }
         // 4. projected Gauss-Seidel sweeps over all contacts, bottom up
-        // Accelerated by the nonsmooth nonlinear conjugate gradient (`ConjugateGradient`)
-        // unless rolling or spinning resistance adds angular rows.
-        let accelerate = params.rolling_friction == 0.0 && params.spinning_friction == 0.0;
-        let mut cg = ConjugateGradient::default();
-        self.search.clear();
-        self.search.resize(self.rows.len(), Search::default());
-        let sweeps = max_sweeps.min(PGS_SWEEPS);
-        for sweep in 0..sweeps {
+        for _ in 0..max_sweeps.min(PGS_SWEEPS) {
             report.contact_sweeps += 1;
-            if accelerate {
-                self.momentum.start_sweep(bodies);
-            }
             let mut change: f64 = 0.0;
-            let mut norm = 0.0;
             for &(_, k) in &self.order {
-                let row = &mut self.rows[k];
-                if accelerate {
-                    let search = &mut self.search[k];
-                    let before = search.extrapolate(row, cg.beta);
-                    change = change.max(row.solve(bodies, friction, dt, tol, report));
-                    norm += search.record(row, before);
-                } else {
-                    change = change.max(row.solve(bodies, friction, dt, tol, report));
-                    row.resist_rotation(bodies, params);
+                change = change.max(self.rows[k].solve(bodies, friction, dt, tol, report));
+                if params.rolling_friction > 0.0 || params.spinning_friction > 0.0 {
+                    self.rows[k].resist_rotation(bodies, params);
                 }
             }
-            if change <= tol || sweep + 1 == sweeps {
+            if change <= tol {
                 break;
-            }
-            if accelerate {
-                cg.step(norm, &mut self.momentum, bodies);
             }
         }
         self.book_net_work(bodies, report);
@@ -728,109 +700,6 @@ pub fn nearest_in_disk(
         gamma += (1.0 / r - 1.0 / nx) / slope;
     }
     x * (r / x.norm())
-}
-
-/// Nonsmooth nonlinear conjugate gradient (Silcowitz, Niebe and Erleben 2010) over the
-/// projected Gauss-Seidel sweeps: with x the accumulated impulses (λ_n, λ_t) of every row
-/// and x_{k+1} = PGS(x_k) one sweep, its step r_k = x_{k+1} − x_k is taken as a descent
-/// direction and accelerated as in Fletcher-Reeves conjugate gradient:
-/// β_k = |r_k|² / |r_{k−1}|², x_{k+1} ← x_{k+1} + β_k p_{k−1}, p_k = β_k p_{k−1} + r_k,
-/// restarting (β_k = 0) when β_k > 1, i.e. when a sweep's step grew. On a pile, whose slow
-/// modes make plain Gauss-Seidel contract by only 2-3 % a sweep, it reaches the same
-/// tolerance in fewer sweeps (figures in `docs/results/contact-pass.md`).
-///
-/// The bodies' velocities are linear in the impulses, v = v₀ + M⁻¹Jᵀx, so adding β p to
-/// x adds β M⁻¹Jᵀp to v. That velocity direction is kept per body ([`Momentum`], with
-/// the same recursion over each sweep's velocity change) and applied between sweeps in
-/// O(bodies); each row adds its share β p to its impulses when the next sweep reaches
-/// it ([`Search::extrapolate`]), before it is read. The extrapolated impulses may leave
-/// the cone (λ_n < 0); each row is projected when it is solved and the iteration stops
-/// only after a whole sweep, so the impulses it leaves are feasible.
-#[derive(Default)]
-struct ConjugateGradient {
-    /// β of the last step (0: no extrapolation pending).
-    beta: f64,
-    /// |r_{k−1}|², none before the first sweep.
-    last: Option<f64>,
-}
-
-impl ConjugateGradient {
-    /// Between sweeps, with `norm` = |r_k|² of the sweep just done: choose β_k and move
-    /// the bodies' velocities by β_k M⁻¹Jᵀp_{k−1}.
-    fn step(&mut self, norm: f64, momentum: &mut Momentum, bodies: &mut [RigidBody]) {
-        self.beta = match self.last {
-            Some(last) if last > 0.0 && norm <= last => norm / last,
-            _ => 0.0,
-        };
-        self.last = Some(norm);
-        momentum
-            .direction
-            .resize(bodies.len(), (Vec3::zeros(), Vec3::zeros()));
-        for ((b, start), dir) in bodies
-            .iter_mut()
-            .zip(&momentum.start)
-            .zip(&mut momentum.direction)
-        {
-            let (pv, pw) = (self.beta * dir.0, self.beta * dir.1);
-            *dir = (
-                pv + (b.velocity - start.0),
-                pw + (b.angular_velocity - start.1),
-            );
-            b.velocity += pv;
-            b.angular_velocity += pw;
-        }
-    }
-}
-
-/// Per body: v and ω at the start of the current sweep, and M⁻¹Jᵀp, the velocity of the
-/// search direction p ([`ConjugateGradient`]).
-#[derive(Clone, Default)]
-struct Momentum {
-    start: Vec<(Vec3, Vec3)>,
-    direction: Vec<(Vec3, Vec3)>,
-}
-
-impl Momentum {
-    fn start_sweep(&mut self, bodies: &[RigidBody]) {
-        self.start.clear();
-        self.start
-            .extend(bodies.iter().map(|b| (b.velocity, b.angular_velocity)));
-    }
-}
-
-/// Per row: its part of the search direction p_{k−1} and of the last sweep's step r_k
-/// ([`ConjugateGradient`]), as (λ_n, λ_t₁, λ_t₂).
-#[derive(Clone, Copy, Default)]
-struct Search {
-    direction: [f64; 3],
-    step: [f64; 3],
-}
-
-impl Search {
-    /// Before the row is solved: add β p_{k−1} to its impulses (the bodies already
-    /// moved by it), make p_k = β p_{k−1} + r_k, and return the impulses it starts from.
-    fn extrapolate(&mut self, row: &mut Row, beta: f64) -> [f64; 3] {
-        let d = self.direction.map(|x| beta * x);
-        self.direction = [
-            d[0] + self.step[0],
-            d[1] + self.step[1],
-            d[2] + self.step[2],
-        ];
-        row.lambda_n += d[0];
-        row.lambda_t.x += d[1];
-        row.lambda_t.y += d[2];
-        [row.lambda_n, row.lambda_t.x, row.lambda_t.y]
-    }
-
-    /// After the row is solved: remember its step from `before`; returns |step|².
-    fn record(&mut self, row: &Row, before: [f64; 3]) -> f64 {
-        self.step = [
-            row.lambda_n - before[0],
-            row.lambda_t.x - before[1],
-            row.lambda_t.y - before[2],
-        ];
-        self.step.iter().map(|x| x * x).sum()
-    }
 }
 
 /// One contact of the pass: its prepared data and accumulated impulses.

@@ -34,6 +34,7 @@ use crate::collision::{CollisionPipeline, Contact, relative_velocity};
 use crate::container::Container;
 use crate::dynamics::contact_pass::ContactPass;
 use crate::dynamics::impact::ImpactTiming;
+use crate::dynamics::islands::{Islands, UnionFind};
 use crate::dynamics::rotation::RotationIntegrator;
 use crate::dynamics::solver::{
     CollisionSolver, PositionUpdate, SolverContext, SolverError, SolverKind, SolverParams,
@@ -128,6 +129,8 @@ pub struct World {
     containers_seen: Vec<Container>,
     gravity_seen: Vec3,
     islands: UnionFind,
+    /// The islands of the contacts the solver is handed (built each step).
+    solver_islands: Islands,
     /// Scratch: one flag per island root.
     island_flag: Vec<bool>,
     /// The step's contacts that involve an awake dynamic body (what the solver sees).
@@ -180,6 +183,7 @@ impl World {
             containers_seen: Vec::new(),
             gravity_seen: gravity,
             islands: UnionFind::default(),
+            solver_islands: Islands::default(),
             island_flag: Vec::new(),
             awake_contacts: Vec::new(),
             solver: solver.create(),
@@ -522,9 +526,11 @@ impl World {
         } else {
             0.0
         };
+        self.solver_islands.build(&self.bodies, contacts);
         let mut report = self.solver.resolve(SolverContext {
             bodies: &mut self.bodies,
             contacts,
+            islands: &self.solver_islands,
             params: &self.params,
             dt: h,
             trace: if recording {
@@ -716,32 +722,4 @@ pub struct TraceFrame {
     pub normal_velocity_before: Vec<f64>,
     /// The same after the solver, before the contact pass (m/s).
     pub normal_velocity_after: Vec<f64>,
-}
-
-/// Union-find over body indices with path halving (islands of touching bodies).
-#[derive(Clone, Default)]
-struct UnionFind {
-    parent: Vec<usize>,
-}
-
-impl UnionFind {
-    fn reset(&mut self, n: usize) {
-        self.parent.clear();
-        self.parent.extend(0..n);
-    }
-
-    fn find(&mut self, mut x: usize) -> usize {
-        while self.parent[x] != x {
-            self.parent[x] = self.parent[self.parent[x]];
-            x = self.parent[x];
-        }
-        x
-    }
-
-    fn union(&mut self, a: usize, b: usize) {
-        let (ra, rb) = (self.find(a), self.find(b));
-        if ra != rb {
-            self.parent[ra.max(rb)] = ra.min(rb);
-        }
-    }
 }

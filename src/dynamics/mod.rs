@@ -2,6 +2,7 @@
 
 pub mod contact_pass;
 pub mod impact;
+pub mod islands;
 pub mod rotation;
 pub mod solver;
 pub mod warm_start;

@@ -291,6 +291,7 @@ impl CollisionSolver for CcpSolver {
             params,
             dt: h,
             mut trace,
+            ..
         } = ctx;
         let mut report = SolverReport::default();
         let use_start = std::mem::take(&mut self.have_start) && self.start.len() == bodies.len();

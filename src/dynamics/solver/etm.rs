@@ -123,10 +123,6 @@ pub struct EtmSolver {
     /// last call (diagnostics).
     pub frictionless_fallbacks: u32,
     contacts: Vec<EtmContact>,
-    parent: Vec<usize>,
-    island_of_root: Vec<usize>,
-    island_start: Vec<usize>,
-    island_contacts: Vec<usize>,
     adj_start: Vec<usize>,
     adj: Vec<usize>,
     heap: IndexedHeap,
@@ -338,14 +334,6 @@ impl IndexedHeap {
     }
 }
 
-fn find(parent: &mut [usize], mut x: usize) -> usize {
-    while parent[x] != x {
-        parent[x] = parent[parent[x]];
-        x = parent[x];
-    }
-    x
-}
-
 fn diverged(why: String) -> SolverError {
     SolverError::Diverged {
         solver: SolverKind::Etm,
@@ -385,6 +373,7 @@ impl CollisionSolver for EtmSolver {
         let SolverContext {
             bodies,
             contacts,
+            islands,
             params,
             dt,
             mut trace,
@@ -431,61 +420,6 @@ impl CollisionSolver for EtmSolver {
         }
         let nc = self.contacts.len();
 
-        // Islands: union-find over the dynamic bodies of each contact.
-        self.parent.clear();
-        self.parent.extend(0..nb);
-        for c in self.contacts.iter().filter(|c| c.active) {
-            if let Some(b) = c.pc.b
-                && !bodies[c.pc.a].is_static()
-                && !bodies[b].is_static()
-            {
-                let (ra, rb) = (find(&mut self.parent, c.pc.a), find(&mut self.parent, b));
-                if ra != rb {
-                    self.parent[ra.max(rb)] = ra.min(rb);
-                }
-            }
-        }
-        let dynamic_body = |c: &EtmContact| {
-            if !bodies[c.pc.a].is_static() {
-                c.pc.a
-            } else {
-                c.pc.b.unwrap_or(c.pc.a)
-            }
-        };
-        // Number islands in order of first contact (deterministic), bucket the contacts.
-        self.island_of_root.clear();
-        self.island_of_root.resize(nb, usize::MAX);
-        let mut island_of_contact = Vec::with_capacity(nc);
-        let mut n_islands = 0;
-        for c in &self.contacts {
-            if !c.active {
-                island_of_contact.push(usize::MAX);
-                continue;
-            }
-            let root = find(&mut self.parent, dynamic_body(c));
-            if self.island_of_root[root] == usize::MAX {
-                self.island_of_root[root] = n_islands;
-                n_islands += 1;
-            }
-            island_of_contact.push(self.island_of_root[root]);
-        }
-        self.island_start.clear();
-        self.island_start.resize(n_islands + 1, 0);
-        for &i in island_of_contact.iter().filter(|&&i| i != usize::MAX) {
-            self.island_start[i + 1] += 1;
-        }
-        for i in 0..n_islands {
-            self.island_start[i + 1] += self.island_start[i];
-        }
-        self.island_contacts.clear();
-        self.island_contacts.resize(self.island_start[n_islands], 0);
-        let mut fill = self.island_start.clone();
-        for (ci, &i) in island_of_contact.iter().enumerate() {
-            if i != usize::MAX {
-                self.island_contacts[fill[i]] = ci;
-                fill[i] += 1;
-            }
-        }
         // Per-body adjacency (CSR): the contacts touching each dynamic body.
         self.adj_start.clear();
         self.adj_start.resize(nb + 1, 0);
@@ -513,9 +447,10 @@ impl CollisionSolver for EtmSolver {
         }
 
         self.heap.reset(nc);
-        for island in 0..n_islands {
-            let range = self.island_start[island]..self.island_start[island + 1];
-            self.solve_island(bodies, range, params, &mut trace, &mut tally)?;
+        // Islands (`dynamics::islands`): contacts with a dynamic body, grouped by the
+        // dynamic bodies they join; `active` is exactly "has a dynamic body".
+        for ids in islands.iter() {
+            self.solve_island(bodies, ids, params, &mut trace, &mut tally)?;
         }
         tally.report.elastic = self.contacts.iter().map(|c| c.w).sum();
         self.frictionless_fallbacks = tally.fallbacks;
@@ -546,15 +481,14 @@ impl EtmSolver {
     fn solve_island(
         &mut self,
         bodies: &mut [RigidBody],
-        range: std::ops::Range<usize>,
+        ids: &[usize],
         params: &super::SolverParams,
         trace: &mut Option<&mut Vec<TraceRow>>,
         tally: &mut Tally,
     ) -> Result<(), SolverError> {
-        let ids: Vec<usize> = self.island_contacts[range].to_vec();
         // Reference speed for the termination tolerance.
         let mut v_ref: f64 = 0.0;
-        for &ci in &ids {
+        for &ci in ids {
             let c = &self.contacts[ci];
             v_ref = v_ref.max(-c.local(bodies).un);
         }
@@ -574,7 +508,7 @@ impl EtmSolver {
         let tol = params.tolerance * v_ref;
         let lambda = params.lambda;
         let contacts = &self.contacts;
-        self.heap.build(&ids, |ci| {
+        self.heap.build(ids, |ci| {
             heap_key(&contacts[ci], contacts[ci].local(bodies).un)
         });
 
@@ -625,7 +559,7 @@ impl EtmSolver {
             if inelastic {
                 tally.report.hit_iteration_cap = true;
             }
-            for &ci in &ids {
+            for &ci in ids {
                 let c = &mut self.contacts[ci];
                 if c.w != 0.0 {
                     let e = if inelastic { 0.0 } else { c.e };
@@ -641,7 +575,7 @@ impl EtmSolver {
             let mut passes = 0;
             loop {
                 let mut any = false;
-                for &ci in &ids {
+                for &ci in ids {
                     if self.contacts[ci].w > 0.0 {
                         any = true;
                         self.release(bodies, ci, trace, tally)?;
@@ -654,7 +588,7 @@ impl EtmSolver {
                 if passes > max_passes {
                     // Give up releasing: the rest is lost as if e were 0 (reported).
                     tally.report.hit_iteration_cap = true;
-                    for &ci in &ids {
+                    for &ci in ids {
                         let c = &mut self.contacts[ci];
                         tally.report.dissipated_restitution += c.w;
                         c.w = 0.0;

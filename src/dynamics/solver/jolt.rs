@@ -76,6 +76,7 @@ impl CollisionSolver for JoltSolver {
             params,
             dt,
             mut trace,
+            ..
         } = ctx;
         self.prepared.clear();
         self.prepared

@@ -623,6 +623,7 @@ impl CollisionSolver for MdpSolver {
             params,
             dt,
             mut trace,
+            ..
         } = ctx;
         let diverged = |why: String| SolverError::Diverged {
             solver: SolverKind::Mdp,

@@ -22,6 +22,7 @@ pub mod sqm;
 
 use crate::body::RigidBody;
 use crate::collision::Contact;
+use crate::dynamics::islands::Islands;
 use crate::math::Vec3;
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -454,6 +455,8 @@ pub fn total_kinetic_energy(bodies: &[RigidBody]) -> f64 {
 pub struct SolverContext<'a> {
     pub bodies: &'a mut [RigidBody],
     pub contacts: &'a [Contact],
+    /// The islands of `contacts` (`dynamics::islands`), built by the world once a step.
+    pub islands: &'a Islands,
     pub params: &'a SolverParams,
     /// Time step (s).
     pub dt: f64,

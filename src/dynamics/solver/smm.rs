@@ -189,9 +189,7 @@ pub struct SmmSolver {
     /// How `rest_velocity` selects e (default: per island).
     pub restitution_rule: RestitutionRule,
     prepared: Vec<PreparedContact>,
-    /// Union-find parents over bodies.
-    parent: Vec<usize>,
-    /// (island root, contact index), sorted.
+    /// (island number, contact index), island by island (`dynamics::islands`).
     order: Vec<(usize, usize)>,
     in_system: Vec<bool>,
     rows: Vec<Row>,
@@ -216,14 +214,6 @@ struct Krylov {
     /// CGLS column scaling S (see [`Krylov::cgls`]) and scratch for S p.
     scale: Vec<f64>,
     t: Vec<f64>,
-}
-
-fn find(parent: &mut [usize], mut i: usize) -> usize {
-    while parent[i] != i {
-        parent[i] = parent[parent[i]];
-        i = parent[i];
-    }
-    i
 }
 
 fn dot(a: &[f64], b: &[f64]) -> f64 {
@@ -904,6 +894,7 @@ impl CollisionSolver for SmmSolver {
         let SolverContext {
             bodies,
             contacts,
+            islands,
             params,
             dt,
             mut trace,
@@ -921,32 +912,12 @@ impl CollisionSolver for SmmSolver {
         self.in_system.clear();
         self.in_system.resize(contacts.len(), false);
 
-        // Step 1: islands of touching dynamic bodies.
-        self.parent.clear();
-        self.parent.extend(0..nb);
-        let dynamic = |k: usize| !bodies[k].is_static();
-        for c in &self.prepared {
-            if let Some(b) = c.b
-                && dynamic(c.a)
-                && dynamic(b)
-            {
-                let (ra, rb) = (find(&mut self.parent, c.a), find(&mut self.parent, b));
-                self.parent[ra.max(rb)] = ra.min(rb);
-            }
-        }
+        // Step 1: islands of touching dynamic bodies (`dynamics::islands`), as runs of
+        // `order` with the same island number.
         self.order.clear();
-        for (ci, c) in self.prepared.iter().enumerate() {
-            let body = if dynamic(c.a) {
-                Some(c.a)
-            } else {
-                c.b.filter(|&b| dynamic(b))
-            };
-            if let Some(body) = body {
-                let root = find(&mut self.parent, body);
-                self.order.push((root, ci));
-            }
+        for (k, ids) in islands.iter().enumerate() {
+            self.order.extend(ids.iter().map(|&ci| (k, ci)));
         }
-        self.order.sort_unstable();
 
         let mut report = SolverReport::default();
         let mut start = 0;

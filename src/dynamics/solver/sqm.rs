@@ -287,6 +287,7 @@ impl CollisionSolver for SqmSolver {
             params,
             dt,
             mut trace,
+            ..
         } = ctx;
         let SqmSolver {
             reapproach,

@@ -1,0 +1,193 @@
+//! Islands: the groups of contacts whose dynamic bodies touch, directly or through other
+//! dynamic bodies. Static bodies and containers do not join islands (a floor does not
+//! make one island of everything on it), so two islands share no dynamic body and can
+//! be solved independently, in any order, with the same result (Box2D's and Rapier's
+//! islands; paper 000 solves each island of touching bodies on its own).
+//!
+//! The world builds the islands of the contacts it hands the collision solver once a
+//! step ([`Islands::build`]) and passes them in `SolverContext::islands`. Islands are
+//! numbered in the order of their first contact and list their contacts in increasing
+//! index, so the grouping is deterministic whatever the union-find's internals.
+
+use crate::body::RigidBody;
+use crate::collision::Contact;
+
+/// Disjoint sets over body indices with path halving; the root of a set is its
+/// smallest index.
+#[derive(Clone, Debug, Default)]
+pub struct UnionFind {
+    parent: Vec<usize>,
+}
+
+impl UnionFind {
+    /// `n` singletons.
+    pub fn reset(&mut self, n: usize) {
+        self.parent.clear();
+        self.parent.extend(0..n);
+    }
+
+    pub fn find(&mut self, mut x: usize) -> usize {
+        while self.parent[x] != x {
+            self.parent[x] = self.parent[self.parent[x]];
+            x = self.parent[x];
+        }
+        x
+    }
+
+    pub fn union(&mut self, a: usize, b: usize) {
+        let (ra, rb) = (self.find(a), self.find(b));
+        if ra != rb {
+            self.parent[ra.max(rb)] = ra.min(rb);
+        }
+    }
+}
+
+/// The islands of one step's contacts (see the module doc). A contact with no dynamic
+/// body (between two static bodies, or a static body and a container) is in none.
+#[derive(Clone, Debug, Default)]
+pub struct Islands {
+    sets: UnionFind,
+    /// Per body: its island's number, if its set has been numbered (scratch).
+    island_of_root: Vec<usize>,
+    /// Per contact: its island, or `usize::MAX` (scratch).
+    island_of_contact: Vec<usize>,
+    /// Island k's contacts are `contacts[start[k]..start[k + 1]]`.
+    start: Vec<usize>,
+    contacts: Vec<usize>,
+}
+
+impl Islands {
+    /// The islands of `contacts` over `bodies`.
+    pub fn of(bodies: &[RigidBody], contacts: &[Contact]) -> Self {
+        let mut islands = Islands::default();
+        islands.build(bodies, contacts);
+        islands
+    }
+
+    /// Rebuild for `contacts` over `bodies`, reusing the buffers.
+    pub fn build(&mut self, bodies: &[RigidBody], contacts: &[Contact]) {
+        let nb = bodies.len();
+        let dynamic = |i: usize| !bodies[i].is_static();
+        self.sets.reset(nb);
+        for c in contacts {
+            if let Some(b) = c.b
+                && dynamic(c.a)
+                && dynamic(b)
+            {
+                self.sets.union(c.a, b);
+            }
+        }
+        self.island_of_root.clear();
+        self.island_of_root.resize(nb, usize::MAX);
+        self.island_of_contact.clear();
+        let mut n = 0;
+        for c in contacts {
+            let body = if dynamic(c.a) {
+                Some(c.a)
+            } else {
+                c.b.filter(|&b| dynamic(b))
+            };
+            let Some(body) = body else {
+                self.island_of_contact.push(usize::MAX);
+                continue;
+            };
+            let root = self.sets.find(body);
+            if self.island_of_root[root] == usize::MAX {
+                self.island_of_root[root] = n;
+                n += 1;
+            }
+            self.island_of_contact.push(self.island_of_root[root]);
+        }
+        // Bucket the contacts by island (counting sort: increasing index within each).
+        self.start.clear();
+        self.start.resize(n + 1, 0);
+        for &k in self.island_of_contact.iter().filter(|&&k| k != usize::MAX) {
+            self.start[k + 1] += 1;
+        }
+        for k in 0..n {
+            self.start[k + 1] += self.start[k];
+        }
+        self.contacts.clear();
+        self.contacts.resize(self.start[n], 0);
+        for (ci, &k) in self.island_of_contact.iter().enumerate() {
+            if k != usize::MAX {
+                // `start[k]` serves as island k's fill cursor here, and is restored below.
+                self.contacts[self.start[k]] = ci;
+                self.start[k] += 1;
+            }
+        }
+        for k in (1..=n).rev() {
+            self.start[k] = self.start[k - 1];
+        }
+        self.start[0] = 0;
+    }
+
+    /// Number of islands.
+    pub fn len(&self) -> usize {
+        self.start.len().saturating_sub(1)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The contacts of island `k`, in increasing index.
+    pub fn contacts(&self, k: usize) -> &[usize] {
+        &self.contacts[self.start[k]..self.start[k + 1]]
+    }
+
+    /// Every island's contacts, in island order.
+    pub fn iter(&self) -> impl Iterator<Item = &[usize]> {
+        (0..self.len()).map(|k| self.contacts(k))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::math::{Quat, Vec3};
+    use crate::shapes::Shape;
+
+    fn contact(a: usize, b: Option<usize>) -> Contact {
+        let z = Vec3::zeros();
+        Contact {
+            a,
+            b,
+            point: z,
+            normal: Vec3::z(),
+            t1: Vec3::x(),
+            t2: Vec3::y(),
+            gap: 0.0,
+            r_a: z,
+            r_b: z,
+            container: if b.is_none() { Some(0) } else { None },
+        }
+    }
+
+    #[test]
+    fn static_bodies_and_containers_do_not_join_islands() {
+        let sphere = Shape::Sphere { radius: 0.5 };
+        let mut bodies: Vec<RigidBody> = (0..6)
+            .map(|i| {
+                RigidBody::new(
+                    &sphere,
+                    1000.0,
+                    Vec3::new(i as f64, 0.0, 0.0),
+                    Quat::identity(),
+                )
+            })
+            .collect();
+        bodies[2].inv_mass = 0.0; // static (only the inverse mass is read)
+        let contacts = [
+            contact(3, Some(4)), // island 0
+            contact(0, Some(2)), // 0 rests on the static 2: island 1
+            contact(1, Some(2)), // 1 too, but 2 does not join it to 0: island 2
+            contact(4, None),    // 4 on the container: island 0
+            contact(5, Some(3)), // island 0
+            contact(0, Some(1)), // joins 1 to 0: islands 1 and 2 are one
+        ];
+        let islands = Islands::of(&bodies, &contacts);
+        let got: Vec<Vec<usize>> = islands.iter().map(|s| s.to_vec()).collect();
+        assert_eq!(got, vec![vec![0, 3, 4], vec![1, 2, 5]]);
+    }
+}

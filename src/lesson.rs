@@ -3,9 +3,13 @@
 //! A lesson names a scene, says what it demonstrates (`summary`), what to look at
 //! (`look_at`) and which figure to expect (`expected`, with its source: a paper's figure
 //! or equation, or an analytic formula), optionally presets compare mode (`compare`, a
-//! list of solver names) and a camera, and carries a machine-checkable [`Check`] that
+//! list of solver names), a camera ([`CameraHint`]: eye, target, a radius to keep in view,
+//! a body to follow) and how the run starts ([`StartHint`]: paused, time scale, pause at
+//! the next impact), and carries a machine-checkable [`Check`] that
 //! computes exactly the figure the text states. `impulse-lab lesson NAME` runs the check
-//! headless; `tests/lessons.rs` runs every lesson.
+//! headless; `tests/lessons.rs` runs every lesson. [`Lesson::run_check_observed`] shows
+//! every state the check steps through, so `tests/lesson_view.rs` can check that the
+//! lesson's camera keeps its subject bodies in view until the figure is measured.
 //!
 //! Files are loaded like scenes: syntax and type errors come from `ron` with their
 //! position, later errors are located by [`SourceMap`], so every error names file, line,
@@ -25,7 +29,8 @@ use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-/// A lesson file (module doc). Every field is required except `compare` and `camera`.
+/// A lesson file (module doc). Every field is required except `compare`, `camera` and
+/// `start`.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(rename = "Lesson", deny_unknown_fields)]
 pub struct Lesson {
@@ -46,6 +51,10 @@ pub struct Lesson {
     /// Where to put the camera. Default: the app's.
     #[serde(default)]
     pub camera: Option<CameraHint>,
+    /// How the app starts the run: paused, slow motion, pausing at the next impact.
+    /// Default: running at 1×.
+    #[serde(default)]
+    pub start: StartHint,
     /// The machine-checkable figure.
     pub check: Check,
     #[serde(skip)]
@@ -60,12 +69,55 @@ pub struct Expected {
     pub source: String,
 }
 
-/// A camera placement (m, world frame).
+/// A camera placement (m, world frame): the app's perspective camera at `eye` looking at
+/// `target`, z up.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CameraHint {
     pub eye: V3,
     pub target: V3,
+    /// Keep a sphere of this radius (m) around the target in view whatever the view's
+    /// shape: in a view too narrow for it (side by side in compare mode) the camera backs
+    /// off along `eye − target` until the sphere fits the narrower half-angle θ of the
+    /// view, at distance 1.05 r / sin θ. Default: `eye` as written.
+    #[serde(default)]
+    pub radius: Option<f64>,
+    /// Follow this body: eye and target move with it (they keep their offset from the
+    /// body's position at step 0). Default: a fixed camera.
+    #[serde(default)]
+    pub follow: Option<usize>,
+}
+
+/// How the app starts a lesson's run, so that the moment the lesson is about happens
+/// while the class watches.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct StartHint {
+    /// Open paused: Play (space) starts the run. Default: false.
+    pub paused: bool,
+    /// Simulated seconds per real second (below 1: slow motion), in
+    /// [[`StartHint::MIN_TIME_SCALE`], [`StartHint::MAX_TIME_SCALE`]]. Default: 1.
+    pub time_scale: f64,
+    /// Pause the run at the next impact (a contact changes a body's velocity sharply,
+    /// `crate::microscope::ImpactWatch`). Default: false.
+    pub pause_at_impact: bool,
+}
+
+impl StartHint {
+    /// The slowest time scale the app runs at (100× slow motion).
+    pub const MIN_TIME_SCALE: f64 = 0.01;
+    /// The fastest.
+    pub const MAX_TIME_SCALE: f64 = 4.0;
+}
+
+impl Default for StartHint {
+    fn default() -> Self {
+        StartHint {
+            paused: false,
+            time_scale: 1.0,
+            pause_at_impact: false,
+        }
+    }
 }
 
 /// Bounds on ξ_ω = |ω⁺| / |v⁻| for one solver ([`Check::SpinAfterImpact`]).
@@ -343,8 +395,44 @@ impl Lesson {
             if Vec3::from(c.eye) == Vec3::from(c.target) {
                 return Err(self.error(&cam.field("target"), "must differ from eye".into()));
             }
+            if let Some(r) = c.radius
+                && !(r.is_finite() && r > 0.0)
+            {
+                return Err(self.error(
+                    &cam.field("radius"),
+                    format!("must be finite and > 0, got {r}"),
+                ));
+            }
+        }
+        let s = &self.start;
+        if !(StartHint::MIN_TIME_SCALE..=StartHint::MAX_TIME_SCALE).contains(&s.time_scale) {
+            return Err(self.error(
+                &root.field("start").field("time_scale"),
+                format!(
+                    "must be in [{}, {}], got {}",
+                    StartHint::MIN_TIME_SCALE,
+                    StartHint::MAX_TIME_SCALE,
+                    s.time_scale
+                ),
+            ));
         }
         let scene = self.load_scene()?;
+        if let Some(body) = self.camera.as_ref().and_then(|c| c.follow) {
+            let bodies = scene.expand_bodies()?;
+            let at = root.field("camera").field("follow");
+            match bodies.get(body) {
+                None => {
+                    return Err(self.error(
+                        &at,
+                        format!("the scene has {} bodies, no body {body}", bodies.len()),
+                    ));
+                }
+                Some(b) if b.is_static => {
+                    return Err(self.error(&at, format!("body {body} is static")));
+                }
+                Some(_) => {}
+            }
+        }
         self.validate_check(&scene)
     }
 
@@ -511,19 +599,36 @@ impl Lesson {
 
     /// Run the lesson's check headless and return the measured figures.
     pub fn run_check(&self) -> Result<CheckOutcome, LessonError> {
+        self.run_check_observed(&mut |_, _| {})
+    }
+
+    /// [`Lesson::run_check`], calling `observe` with every world the check steps, at its
+    /// step 0 and after each of its steps, until the figure is measured (see
+    /// [`Observer`]).
+    pub fn run_check_observed(
+        &self,
+        observe: &mut Observer<'_>,
+    ) -> Result<CheckOutcome, LessonError> {
         let scene = self.load_scene()?;
         let steps_of_scene = (scene.duration / scene.dt).ceil().max(1.0) as u64;
         let mut out = CheckOutcome::default();
         match &self.check {
             Check::SingleContactEnergy { lambdas, tol } => {
-                single_contact_energy(&scene, lambdas, *tol, steps_of_scene, &mut out)?
+                single_contact_energy(&scene, lambdas, *tol, steps_of_scene, &mut out, observe)?
             }
             Check::SpinAfterImpact {
                 body,
                 max_steps,
                 quiet_steps,
                 expect,
-            } => spin_after_impact(&scene, *body, *max_steps, *quiet_steps, expect, &mut out)?,
+            } => spin_after_impact(
+                &scene,
+                *body,
+                (*max_steps, *quiet_steps),
+                expect,
+                &mut out,
+                observe,
+            )?,
             Check::RollingTime {
                 body,
                 v0,
@@ -532,25 +637,49 @@ impl Lesson {
                 tol_steps,
                 tol_speed,
             } => rolling_time(
-                &scene, *body, *v0, *mu, *g, *tol_steps, *tol_speed, &mut out,
+                &scene,
+                *body,
+                (*v0, *mu, *g),
+                (*tol_steps, *tol_speed),
+                &mut out,
+                observe,
             )?,
             Check::PainleveStick { body, tol } => {
-                painleve_stick(&scene, *body, *tol, steps_of_scene, &mut out)?
+                painleve_stick(&scene, *body, *tol, steps_of_scene, &mut out, observe)?
             }
             Check::ReposeSlump {
                 low_friction,
                 high_friction,
                 max_time,
-            } => repose_slump(&scene, *low_friction, *high_friction, *max_time, &mut out)?,
+            } => repose_slump(
+                &scene,
+                (*low_friction, *high_friction),
+                *max_time,
+                &mut out,
+                observe,
+            )?,
         }
         Ok(out)
     }
 }
 
+/// What [`Lesson::run_check_observed`] calls with each world a check steps and the
+/// world's subject bodies: the dynamic ones (in the repose check, those still in the
+/// container: the pile the angle is measured on).
+pub type Observer<'a> = dyn FnMut(&World, &[usize]) + 'a;
+
 fn world_of(scene: &Scene) -> Result<World, SceneError> {
     let mut w = scene.build_world()?;
     w.start_ledger();
     Ok(w)
+}
+
+/// `observe` the world with its dynamic bodies as subjects.
+fn show(w: &World, observe: &mut Observer<'_>) {
+    let dynamic: Vec<usize> = (0..w.bodies.len())
+        .filter(|&i| !w.bodies[i].is_static())
+        .collect();
+    observe(w, &dynamic);
 }
 
 fn single_contact_energy(
@@ -559,6 +688,7 @@ fn single_contact_energy(
     tol: f64,
     max_steps: u64,
     out: &mut CheckOutcome,
+    observe: &mut Observer<'_>,
 ) -> Result<(), LessonError> {
     let e = scene.params.restitution;
     let (mut drift, mut peak, mut reversal) = (0.0f64, 0.0f64, 0.0f64);
@@ -568,7 +698,17 @@ fn single_contact_energy(
         let mut s = scene.clone();
         s.params.lambda = lambda;
         let mut w = world_of(&s)?;
-        let Some(r) = microscope::catch_next_impact(&mut w, None, max_steps)? else {
+        show(&w, observe);
+        let mut caught = None;
+        for _ in 0..max_steps {
+            let r = microscope::record_step(&mut w)?;
+            show(&w, observe);
+            if r.has_impulse(None) {
+                caught = Some(r);
+                break;
+            }
+        }
+        let Some(r) = caught else {
             out.push(
                 format!("impact within {max_steps} steps (λ = {lambda})"),
                 0.0,
@@ -630,20 +770,22 @@ fn single_contact_energy(
 fn spin_after_impact(
     scene: &Scene,
     body: usize,
-    max_steps: u64,
-    quiet_steps: u64,
+    (max_steps, quiet_steps): (u64, u64),
     expect: &[SpinBound],
     out: &mut CheckOutcome,
+    observe: &mut Observer<'_>,
 ) -> Result<(), LessonError> {
     for b in expect {
         let kind: SolverKind = b.solver.parse().expect("validated");
         let mut s = scene.clone();
         s.solver = kind;
         let mut w = world_of(&s)?;
+        show(&w, observe);
         let mut found = None;
         for _ in 0..max_steps {
             let v_before = w.bodies[body].velocity.norm();
             let r = microscope::record_step(&mut w)?;
+            show(&w, observe);
             if r.has_impulse(Some(body)) {
                 // The landing may take several impacts (SQM leaves the box spinning and
                 // a corner hits again a few steps later): step on until the body has
@@ -653,7 +795,9 @@ fn spin_after_impact(
                     if quiet >= quiet_steps {
                         break;
                     }
-                    if microscope::record_step(&mut w)?.has_impulse(Some(body)) {
+                    let hit = microscope::record_step(&mut w)?.has_impulse(Some(body));
+                    show(&w, observe);
+                    if hit {
                         quiet = 0;
                     } else {
                         quiet += 1;
@@ -682,18 +826,16 @@ fn spin_after_impact(
     Ok(())
 }
 
-#[allow(clippy::too_many_arguments)]
 fn rolling_time(
     scene: &Scene,
     body: usize,
-    v0: f64,
-    mu: f64,
-    g: f64,
-    tol_steps: f64,
-    tol_speed: f64,
+    (v0, mu, g): (f64, f64, f64),
+    (tol_steps, tol_speed): (f64, f64),
     out: &mut CheckOutcome,
+    observe: &mut Observer<'_>,
 ) -> Result<(), LessonError> {
     let mut w = world_of(scene)?;
+    show(&w, observe);
     let h = w.dt;
     let Shape::Sphere { radius } = w.bodies[body].shape else {
         unreachable!("validated: a sphere")
@@ -708,6 +850,7 @@ fn rolling_time(
     let mut speeds = Vec::with_capacity(steps as usize);
     for _ in 0..steps {
         w.step()?;
+        show(&w, observe);
         let b = &w.bodies[body];
         let slip = b.velocity + b.angular_velocity.cross(&(radius * down));
         if onset.is_none() && slip.norm() < decrement {
@@ -741,8 +884,10 @@ fn painleve_stick(
     tol: f64,
     max_steps: u64,
     out: &mut CheckOutcome,
+    observe: &mut Observer<'_>,
 ) -> Result<(), LessonError> {
     let mut w = world_of(scene)?;
+    show(&w, observe);
     let mu = w.params.friction;
     let mut found = None;
     for _ in 0..max_steps {
@@ -751,6 +896,7 @@ fn painleve_stick(
         let mut rod = w.bodies[body].clone();
         rod.velocity += w.dt * w.gravity;
         let r = microscope::record_step(&mut w)?;
+        show(&w, observe);
         if r.has_impulse(Some(body)) {
             found = Some((r, rod));
             break;
@@ -827,10 +973,10 @@ fn painleve_stick(
 
 fn repose_slump(
     scene: &Scene,
-    low: f64,
-    high: f64,
+    (low, high): (f64, f64),
     max_time: f64,
     out: &mut CheckOutcome,
+    observe: &mut Observer<'_>,
 ) -> Result<(), LessonError> {
     let mut heights = Vec::new();
     for mu in [low, high] {
@@ -842,7 +988,16 @@ fn repose_slump(
             ..ReposeConfig::for_scene(&s)
         };
         let mut exp = ReposeExperiment::new(world, config)?;
-        let angle = exp.run(|_| {})?.measurement.angle_deg;
+        let pile = |e: &ReposeExperiment| -> Vec<usize> {
+            (0..e.world.bodies.len())
+                .filter(|&i| !e.world.bodies[i].is_static() && !e.is_lost(i))
+                .collect()
+        };
+        observe(&exp.world, &pile(&exp));
+        let angle = exp
+            .run(|e| observe(&e.world, &pile(e)))?
+            .measurement
+            .angle_deg;
         let (mut sum, mut n) = (0.0, 0usize);
         for (i, b) in exp.world.bodies.iter().enumerate() {
             if !b.is_static() && !exp.is_lost(i) {

@@ -351,3 +351,78 @@ fn pack(world: &World, time: f64) -> ImpactRecord {
         summary,
     }
 }
+
+/// Finds impacts as a run goes, without the solver's trace: a step in which contacts
+/// change some body's motion sharply, as a collision does and a resting, sliding or
+/// rolling contact does not (the app's "pause at the next impact").
+///
+/// For each dynamic body the change over the step that the applied forces and gravity
+/// do not explain is the contacts' impulse J (with moment M about the centre):
+/// J/m = v⁺ − v⁻ − h (g + F/m) and M = I⁺ω⁺ − I⁻ω⁻ − h τ (angular momentum about the
+/// centre, world frame; torque-free it is conserved). A body's contact speed change is
+/// s = max(|J|/m, |M|/(m R)), R its bounding radius (an impulse J at a point within R
+/// of the centre has |M| ≤ R |J|, so s ≤ |J|/m for a single impulse; the second term
+/// catches a twist). A resting contact carries about m |g| h per step, a rolling or
+/// sliding one at most μ times more; a step is an impact when some body's s exceeds
+/// [`ImpactWatch::threshold`] = max(20 |g| h, [`ImpactWatch::MIN_SPEED`]). Only the
+/// first step of a run of impact steps counts (a collision that lasts several steps, or
+/// a body bouncing on, is one impact until a step without one).
+#[derive(Clone, Debug, Default)]
+pub struct ImpactWatch {
+    /// v⁻ and I⁻ω⁻ of every body at the start of the step.
+    before: Vec<(Vec3, Vec3)>,
+    /// Whether the last step was an impact step.
+    in_impact: bool,
+}
+
+impl ImpactWatch {
+    /// Least contact speed change (m/s) that counts as an impact without gravity.
+    pub const MIN_SPEED: f64 = 0.01;
+
+    /// The contact speed change above which a step is an impact (type doc).
+    pub fn threshold(world: &World) -> f64 {
+        (20.0 * world.gravity.norm() * world.dt).max(Self::MIN_SPEED)
+    }
+
+    /// Remember the bodies' motion before `world` steps.
+    pub fn before_step(&mut self, world: &World) {
+        self.before.clear();
+        self.before.extend(
+            world
+                .bodies
+                .iter()
+                .map(|b| (b.velocity, b.inertia_world() * b.angular_velocity)),
+        );
+    }
+
+    /// After the step: the body with the largest contact speed change, if the step is
+    /// the first of an impact (type doc). Bodies added during the step are skipped.
+    pub fn after_step(&mut self, world: &World) -> Option<usize> {
+        let h = world.dt;
+        let n = world.bodies.len().min(self.before.len());
+        let mut wrench = vec![(Vec3::zeros(), Vec3::zeros()); n];
+        for f in world.forces.iter().filter(|f| f.body < n) {
+            wrench[f.body].0 += f.force;
+            wrench[f.body].1 += f.offset.cross(&f.force);
+        }
+        let mut worst: Option<(usize, f64)> = None;
+        for (i, b) in world.bodies.iter().enumerate().take(n) {
+            if b.is_static() || world.is_sleeping(i) {
+                continue;
+            }
+            let (v0, l0) = self.before[i];
+            let (force, torque) = wrench[i];
+            let j = b.velocity - v0 - h * (world.gravity + force * b.inv_mass);
+            let m = b.inertia_world() * b.angular_velocity - l0 - h * torque;
+            let r = b.shape.bounding_radius().max(1e-9);
+            let s = j.norm().max(m.norm() * b.inv_mass / r);
+            if s.is_finite() && worst.is_none_or(|(_, w)| s > w) {
+                worst = Some((i, s));
+            }
+        }
+        let hit = worst.filter(|&(_, s)| s > Self::threshold(world));
+        let first = hit.is_some() && !self.in_impact;
+        self.in_impact = hit.is_some();
+        hit.filter(|_| first).map(|(i, _)| i)
+    }
+}

@@ -349,3 +349,58 @@ fn presentation_mode_toggles_by_flag_and_keys() {
     app.update();
     assert!(!app.world().resource::<Presentation>().on);
 }
+
+/// Opening a lesson sets the run controls from its start hint (paused, slow motion,
+/// pause at the next impact); played, the run then stops by itself at the step of the
+/// landing, the first step in which the solver's trace shows an impulse (the collision
+/// microscope's test on a fresh world of the same scene), with every compare run at that
+/// step too.
+#[test]
+fn a_lesson_starts_paused_in_slow_motion_and_pauses_at_the_impact() {
+    let mut app = app_with("pour_mixed", &AppOptions::default());
+    app.world_mut().resource_mut::<Lessons>().request = Some("box_landing_flat".into());
+    app.update();
+    let control = app.world().resource::<SimControl>();
+    assert!(control.paused);
+    assert_eq!(control.time_scale, 0.1);
+    assert!(control.pause_at_impact);
+    app.update();
+    assert_eq!(app.world().resource::<Simulation>().world.step_index, 0);
+
+    // The landing, from the trace of a fresh world.
+    let scene = scene::load_scene(&scene::resolve_scene("etm_box_flat")).unwrap();
+    let mut w = scene.build_world().unwrap();
+    w.start_ledger();
+    let landing = loop {
+        let r = impulse_lab::microscope::record_step(&mut w).unwrap();
+        if r.has_impulse(None) {
+            break w.step_index;
+        }
+        assert!(w.step_index < 1000, "no landing");
+    };
+
+    // Play, fast: the clock's steps stop at the landing.
+    {
+        let mut control = app.world_mut().resource_mut::<SimControl>();
+        control.time_scale = 4.0;
+        control.paused = false;
+    }
+    for _ in 0..20_000 {
+        app.update();
+        if app.world().resource::<SimControl>().paused {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    app.update();
+    let control = app.world().resource::<SimControl>();
+    assert!(control.paused, "the run paused by itself");
+    assert_eq!(control.impact_paused, Some((landing, 0)));
+    assert_eq!(
+        app.world().resource::<Simulation>().world.step_index,
+        landing
+    );
+    let cm = app.world().resource::<CompareMode>();
+    let c = cm.comparison.as_ref().unwrap();
+    assert!(c.runs.iter().all(|r| r.world.step_index == landing));
+}

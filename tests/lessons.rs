@@ -1,10 +1,13 @@
 //! Lessons (`lessons/*.ron`, `impulse_lab::lesson`): every lesson loads, runs and its
 //! check passes (one test per lesson, so they run in parallel and fail by name); a
 //! malformed lesson file gives an error naming file, line and field; the CLI lists and
-//! runs them.
+//! runs them; the impact watch behind "pause at the next impact" stops at the lessons'
+//! impacts and not at rolling.
 
 use impulse_lab::SolverKind;
 use impulse_lab::lesson::{Check, bundled_lessons, load_lesson, parse_lesson};
+use impulse_lab::microscope::{ImpactWatch, record_step};
+use impulse_lab::scene;
 use std::path::Path;
 use std::process::Command;
 
@@ -136,6 +139,23 @@ fn malformed_lesson_names_file_line_and_field() {
             "scene",
             "scene:",
         ),
+        // Start hints: a time scale the app cannot run at.
+        (
+            edited("time_scale: 0.01", "time_scale: 0.0"),
+            "start.time_scale",
+            "start:",
+        ),
+        // Camera: a radius that is no length; following a body the scene lacks.
+        (
+            edited("radius: 1.0", "radius: -1.0"),
+            "camera.radius",
+            "camera:",
+        ),
+        (
+            edited("radius: 1.0", "radius: 1.0, follow: 7"),
+            "camera.follow",
+            "camera:",
+        ),
     ];
     for (text, field, needle) in cases {
         let e = parse_lesson(&text, file).expect_err("must be refused");
@@ -166,6 +186,13 @@ fn malformed_lesson_names_file_line_and_field() {
     let e = parse_lesson(&text, "box.ron").unwrap_err();
     assert_eq!(e.field, "check.body");
     assert_eq!(e.line, Some(line_of(&text, "body: 9")), "{e}");
+    // Following the static box.
+    let text = std::fs::read_to_string(lesson_path("box_on_box"))
+        .unwrap()
+        .replacen("radius: 1.4)", "radius: 1.4, follow: 0)", 1);
+    let e = parse_lesson(&text, "box.ron").unwrap_err();
+    assert_eq!(e.field, "camera.follow");
+    assert!(e.message.contains("static"), "{e}");
 }
 
 #[test]
@@ -223,4 +250,61 @@ fn cli_lists_lessons_and_runs_one() {
         err.contains("impossible.ron:") && err.contains("check.tol"),
         "{err}"
     );
+}
+
+/// The first step in which the solver gives `body` (any body: `None`) an impulse, from
+/// the solver's trace (the microscope's test), and the first step the impact watch
+/// reports, over `steps` steps of the scene with `solver`.
+fn first_impacts(scene_name: &str, solver: SolverKind, steps: u64) -> (Option<u64>, Option<u64>) {
+    let mut s = scene::load_scene(&scene::resolve_scene(scene_name)).unwrap();
+    s.solver = solver;
+    let mut w = s.build_world().unwrap();
+    w.start_ledger();
+    let mut watch = ImpactWatch::default();
+    let (mut traced, mut watched) = (None, None);
+    for _ in 0..steps {
+        watch.before_step(&w);
+        let r = record_step(&mut w).unwrap();
+        let hit = watch.after_step(&w);
+        if traced.is_none() && r.has_impulse(None) {
+            traced = Some(w.step_index);
+        }
+        if watched.is_none() && hit.is_some() {
+            watched = Some(w.step_index);
+        }
+    }
+    (traced, watched)
+}
+
+/// The watch finds the collisions of the impact lessons at the step the solver's trace
+/// shows the first impulse (every method of the compare presets), and none while a
+/// sphere rests, slides and rolls on a plane under gravity (impulses every step, of the
+/// order m g h: the rolling lesson's scene for the check's 486 steps and beyond).
+#[test]
+fn impact_watch_stops_at_collisions_not_at_rolling() {
+    for (scene_name, solvers) in [
+        (
+            "etm_box_flat",
+            &[SolverKind::Etm, SolverKind::Sqm, SolverKind::Smm][..],
+        ),
+        (
+            "etm_box_on_box",
+            &[SolverKind::Etm, SolverKind::Sqm, SolverKind::Smm][..],
+        ),
+        ("etm_tetrahedra", &[SolverKind::Etm, SolverKind::Sqm][..]),
+        ("mdp_painleve_rod", &[SolverKind::Mdp][..]),
+    ] {
+        for &solver in solvers {
+            let (traced, watched) = first_impacts(scene_name, solver, 300);
+            assert!(traced.is_some(), "{scene_name} ({solver}): an impact");
+            assert_eq!(watched, traced, "{scene_name} ({solver})");
+        }
+    }
+    let (traced, watched) = first_impacts("dda_rolling_sphere", SolverKind::Ccp, 1000);
+    assert_eq!(
+        traced,
+        Some(1),
+        "the spheres rest on the plane from the first step"
+    );
+    assert_eq!(watched, None, "resting, sliding and rolling are no impact");
 }

@@ -54,6 +54,16 @@ pub const KEYS: &[KeyHelp] = &[
         action: "frame every body / the selected body (keeps the direction)",
     },
     KeyHelp {
+        keys: "T",
+        codes: &["KeyT"],
+        action: "camera follows the selected body (again, or with nothing selected: stops)",
+    },
+    KeyHelp {
+        keys: "I",
+        codes: &["KeyI"],
+        action: "pause at the next impact on / off (run controls: \"pause at impact\")",
+    },
+    KeyHelp {
         keys: "1 2 3 4",
         codes: &["Digit1", "Digit2", "Digit3", "Digit4"],
         action: "look from the front, the side, the top, or at an isometric angle",
@@ -103,7 +113,7 @@ pub const MOUSE: &[(&str, &str)] = &[
     ("left-drag empty space", "orbit the camera"),
     ("left-click empty space", "deselect"),
     ("right- or middle-drag", "pan the camera"),
-    ("wheel", "zoom the camera"),
+    ("wheel", "zoom toward the point under the cursor"),
     ("plot: hover", "time and every energy at that step"),
     (
         "plot: drag / wheel",

@@ -2,12 +2,15 @@
 //! bodies at the cursor, and the keyboard shortcuts.
 //!
 //! Mouse: left-drag on a body grabs it with a spring (release to throw it); left-drag on
-//! empty space orbits; right- or middle-drag pans; the wheel zooms; a left click on
-//! empty space clears the selection. Keys: space play/pause, `.` one step, `r` reset,
-//! `c` camera home, `f` frame every body (shift+`f`: the selected one), `1`-`4` look
-//! from the front, side, top or at an isometric angle, `b` spawn a body at the cursor,
-//! F12 screenshot, F9 start/stop
-//! recording a video.
+//! empty space orbits; right- or middle-drag pans; the wheel zooms toward the point under
+//! the cursor; a left click on empty space clears the selection. Drags read the cursor's
+//! position from frame to frame (what remote desktops, VNC and xdotool move), and the
+//! raw mouse motion only when the cursor position is unknown (a grabbed cursor). Keys:
+//! space play/pause, `.` one step, `r` reset, `c` camera home, `f` frame every body
+//! (shift+`f`: the selected one), `t` follow the selected body ([`CameraFollow`]), `i`
+//! pause at the next impact on/off,
+//! `1`-`4` look from the front, side, top or at an isometric angle, `b` spawn a body at
+//! the cursor, F12 screenshot, F9 start/stop recording a video.
 
 use super::render::scene_extent;
 use super::simulation::{GrabSpring, SimControl, Simulation, SimulationSystems};
@@ -121,22 +124,35 @@ impl OrbitCamera {
         }
     }
 
+    /// The distance at which a sphere of `radius` around the target fits a perspective
+    /// view of vertical field of view `fov_y` (rad) and `aspect` = width/height: the
+    /// sphere fits a cone of half-angle θ from distance r / sin θ, θ the smaller
+    /// half-angle of the view (tan θ_x = aspect · tan(fov_y/2)); 5 % margin.
+    pub fn fit_distance(radius: f32, fov_y: f32, aspect: f32) -> f32 {
+        let half_y = 0.5 * fov_y;
+        let half_x = (aspect * half_y.tan()).atan();
+        let theta = half_y.min(half_x).max(1e-3);
+        1.05 * radius.max(1e-3) / theta.sin()
+    }
+
     pub fn go_home(&mut self) {
         (self.target, self.distance, self.yaw, self.pitch) = self.home;
     }
 
     /// Aim at the centre of the box `(lo, hi)` and back off, along the current
-    /// direction, until the box's bounding sphere (radius r) fits a perspective view of
-    /// vertical field of view `fov_y` (rad) and `aspect` = width/height: the sphere fits
-    /// a cone of half-angle θ from distance r / sin θ, θ the smaller half-angle of the
-    /// view (tan θ_x = aspect · tan(fov_y/2)); 5 % margin.
+    /// direction, until the box's bounding sphere fits the view
+    /// ([`OrbitCamera::fit_distance`]).
     pub fn frame(&mut self, lo: Vec3, hi: Vec3, fov_y: f32, aspect: f32) {
-        let half_y = 0.5 * fov_y;
-        let half_x = (aspect * half_y.tan()).atan();
-        let theta = half_y.min(half_x).max(1e-3);
-        let radius = (0.5 * (hi - lo).length()).max(1e-3);
         self.target = 0.5 * (lo + hi);
-        self.distance = 1.05 * radius / theta.sin();
+        self.distance = Self::fit_distance(0.5 * (hi - lo).length(), fov_y, aspect);
+    }
+
+    /// Scale the view about the point `p` by `factor` (< 1 zooms in): target and eye
+    /// move toward `p` by that factor, the direction stays, so `p` stays under the
+    /// same pixel (a homothety about `p` keeps every ray through `p`).
+    pub fn zoom_about(&mut self, p: Vec3, factor: f32) {
+        self.target = p + factor * (self.target - p);
+        self.distance *= factor;
     }
 
     pub fn transform(&self) -> Transform {
@@ -164,6 +180,60 @@ enum Drag {
 #[derive(Resource, Debug, Default)]
 struct PointerState {
     drag: Option<Drag>,
+    /// The cursor position (logical pixels) at the last frame.
+    last_cursor: Option<Vec2>,
+}
+
+/// The camera follows a body: each frame its target is put at the body's centre plus
+/// `offset` (render coordinates), so orbit, zoom and pan go on around the moving body
+/// (whatever moves the target between frames, a pan, a zoom toward the cursor, framing,
+/// moves the offset with it). Stops when the scene file changes or the body is gone.
+#[derive(Resource, Debug, Default, Clone)]
+pub struct CameraFollow {
+    pub body: Option<usize>,
+    /// Target − body centre (m).
+    pub offset: Vec3,
+    /// The scene the body belongs to.
+    scene: Option<std::path::PathBuf>,
+    /// The target as this put it last.
+    placed: Option<Vec3>,
+}
+
+impl CameraFollow {
+    /// Following `body` of `world`, with the camera's `target` kept where it is now
+    /// relative to the body.
+    pub fn on(body: usize, world: &crate::World, target: Vec3) -> Option<Self> {
+        let b = world.bodies.get(body)?;
+        Some(CameraFollow {
+            body: Some(body),
+            offset: target - to_render(&b.position),
+            scene: None,
+            placed: None,
+        })
+    }
+
+    /// Follow `body` of `sim` ([`CameraFollow::on`]).
+    pub fn start(&mut self, body: usize, sim: &Simulation, target: Vec3) {
+        if let Some(f) = Self::on(body, &sim.world, target) {
+            *self = CameraFollow {
+                scene: sim.scene_path.clone(),
+                ..f
+            };
+        }
+    }
+
+    pub fn stop(&mut self) {
+        self.body = None;
+    }
+
+    /// Where the camera's target goes for the world's current state.
+    pub fn target(&self, world: &crate::World) -> Option<Vec3> {
+        let b = world.bodies.get(self.body?)?;
+        b.position
+            .iter()
+            .all(|x| x.is_finite())
+            .then(|| to_render(&b.position) + self.offset)
+    }
 }
 
 /// Requests from keys or buttons that other plugins carry out.
@@ -182,6 +252,8 @@ pub struct Requests {
     pub frame_selection: bool,
     /// Look from a preset direction (keys 1-4: front, side, top, iso), keeping the target.
     pub preset: Option<CameraPreset>,
+    /// Follow the selected body, or stop following (`t`).
+    pub follow_selection: bool,
 }
 
 pub struct LabInteractionPlugin;
@@ -192,6 +264,7 @@ impl Plugin for LabInteractionPlugin {
             .init_resource::<SpawnSettings>()
             .init_resource::<PointerState>()
             .init_resource::<Requests>()
+            .init_resource::<CameraFollow>()
             .add_systems(Startup, spawn_camera)
             .add_systems(
                 Update,
@@ -200,10 +273,15 @@ impl Plugin for LabInteractionPlugin {
                     mouse_input,
                     frame_all_at_step,
                     carry_out_requests,
+                    follow_selection,
                     apply_camera,
                 )
                     .chain()
                     .before(SimulationSystems),
+            )
+            .add_systems(
+                Update,
+                (follow_body, apply_camera).chain().after(SimulationSystems),
             );
     }
 }
@@ -277,6 +355,12 @@ fn keyboard_shortcuts(
     if keys.just_pressed(KeyCode::KeyB) {
         requests.spawn = true;
     }
+    if keys.just_pressed(KeyCode::KeyT) {
+        requests.follow_selection = true;
+    }
+    if keys.just_pressed(KeyCode::KeyI) {
+        control.pause_at_impact = !control.pause_at_impact;
+    }
     if keys.just_pressed(KeyCode::KeyF) {
         if keys.any_pressed([KeyCode::ShiftLeft, KeyCode::ShiftRight]) {
             requests.frame_selection = true;
@@ -330,6 +414,13 @@ fn mouse_input(
     };
     let over_ui = wants.wants_pointer_input() || wants.is_pointer_over_area();
     let ray = cursor_ray(&window, cam, cam_transform);
+    // Pointer motion: the cursor's move since the last frame, else the raw motion.
+    let cursor = window.cursor_position();
+    let delta = match (cursor, pointer.last_cursor) {
+        (Some(now), Some(before)) => now - before,
+        _ => motion.delta,
+    };
+    pointer.last_cursor = cursor;
 
     // Start a drag.
     if pointer.drag.is_none() && !over_ui {
@@ -361,7 +452,6 @@ fn mouse_input(
     }
 
     // Carry on with it.
-    let delta = motion.delta;
     match pointer.drag {
         Some(Drag::Orbit { moved }) => {
             if delta != Vec2::ZERO {
@@ -416,7 +506,79 @@ fn mouse_input(
             MouseScrollUnit::Line => scroll.delta.y,
             MouseScrollUnit::Pixel => scroll.delta.y / 40.0,
         };
-        orbit.distance = (orbit.distance * (-0.12 * lines).exp()).clamp(0.2, 5_000.0);
+        let distance = (orbit.distance * (-0.12 * lines).exp()).clamp(0.2, 5_000.0);
+        let factor = distance / orbit.distance;
+        let p = zoom_point(&sim, ray, &orbit);
+        orbit.zoom_about(p, factor);
+    }
+}
+
+/// The point the wheel zooms toward: where the cursor ray meets a body, else where it
+/// crosses the plane through the target facing the camera, else the target.
+fn zoom_point(sim: &Simulation, ray: Option<(DVec3, DVec3)>, orbit: &OrbitCamera) -> Vec3 {
+    let Some((o, d)) = ray else {
+        return orbit.target;
+    };
+    if let Some((_, t)) = raycast::pick(&sim.world.bodies, &o, &d, false) {
+        return to_render(&(o + t * d));
+    }
+    let (o, d) = (to_render(&o), to_render(&d));
+    let n = orbit.transform().forward();
+    let denom = d.dot(*n);
+    if denom.abs() < 1e-6 {
+        return orbit.target;
+    }
+    let t = (orbit.target - o).dot(*n) / denom;
+    if t > 0.0 { o + t * d } else { orbit.target }
+}
+
+/// `t`: follow the selected body (looking at its centre), or stop following.
+fn follow_selection(
+    mut requests: ResMut<Requests>,
+    sim: Res<Simulation>,
+    selection: Res<Selection>,
+    mut follow: ResMut<CameraFollow>,
+) {
+    if !std::mem::take(&mut requests.follow_selection) {
+        return;
+    }
+    match selection.body {
+        Some(i) if follow.body != Some(i) => {
+            if let Some(b) = sim.world.bodies.get(i) {
+                follow.start(i, &sim, to_render(&b.position));
+            }
+        }
+        _ => follow.stop(),
+    }
+}
+
+/// Put the camera's target on the followed body ([`CameraFollow`]), after the step.
+fn follow_body(
+    sim: Res<Simulation>,
+    mut follow: ResMut<CameraFollow>,
+    mut cameras: Query<&mut OrbitCamera>,
+) {
+    if follow.body.is_none() {
+        return;
+    }
+    if follow.scene != sim.scene_path {
+        follow.stop();
+        return;
+    }
+    let Some(target) = follow.target(&sim.world) else {
+        follow.stop();
+        return;
+    };
+    let Ok(mut orbit) = cameras.single_mut() else {
+        return;
+    };
+    // Moved by something else since the last frame: follow from there.
+    let moved = follow.placed.map_or(Vec3::ZERO, |p| orbit.target - p);
+    follow.offset += moved;
+    let target = target + moved;
+    follow.placed = Some(target);
+    if orbit.target != target {
+        orbit.target = target;
     }
 }
 
@@ -527,8 +689,54 @@ pub fn spawn_point(sim: &Simulation, shape: &Shape, o: &DVec3, d: &DVec3) -> Opt
 
 #[cfg(test)]
 mod tests {
-    use super::OrbitCamera;
+    use super::{CameraFollow, OrbitCamera};
     use bevy::prelude::*;
+
+    fn ndc(cam: &OrbitCamera, p: Vec3, aspect: f32) -> Vec3 {
+        let view = cam.transform().to_matrix().inverse();
+        Mat4::perspective_rh(std::f32::consts::FRAC_PI_4, aspect, 0.1, 1000.0)
+            .project_point3(view.transform_point3(p))
+    }
+
+    /// Zooming about a point keeps it under the same pixel (to f32 rounding) and moves
+    /// the camera closer by the factor; the view's direction stays.
+    #[test]
+    fn zoom_about_keeps_the_point_under_the_cursor() {
+        let mut cam = OrbitCamera::framing(Vec3::new(1.0, 2.0, 0.5), 4.0);
+        for p in [Vec3::new(2.5, 1.0, 1.5), Vec3::new(-1.0, 3.0, 0.0)] {
+            let before = ndc(&cam, p, 1.5);
+            assert!(before.x.abs() < 1.0 && before.y.abs() < 1.0, "{before}");
+            assert!(before.truncate().length() > 0.1, "off-centre: {before}");
+            let (distance, yaw, pitch) = (cam.distance, cam.yaw, cam.pitch);
+            cam.zoom_about(p, 0.6);
+            let after = ndc(&cam, p, 1.5);
+            assert!(
+                (after - before).truncate().length() < 1e-4,
+                "{before} → {after}"
+            );
+            assert!((cam.distance - 0.6 * distance).abs() < 1e-5);
+            assert_eq!((cam.yaw, cam.pitch), (yaw, pitch));
+        }
+    }
+
+    /// A followed body's displacement moves the target with it, keeping the offset.
+    #[test]
+    fn follow_moves_the_target_with_the_body() {
+        let scene =
+            crate::scene::load_scene(&crate::scene::resolve_scene("dda_rolling_sphere")).unwrap();
+        let mut w = scene.build_world().unwrap();
+        let target = Vec3::new(0.3, 2.5, 1.0);
+        let f = CameraFollow::on(1, &w, target).unwrap();
+        assert_eq!(f.target(&w), Some(target));
+        let p0 = w.bodies[1].position;
+        for _ in 0..300 {
+            w.step().unwrap();
+        }
+        let moved = super::to_render(&(w.bodies[1].position - p0));
+        assert!(moved.length() > 0.1, "the sphere rolled: {moved}");
+        assert!((f.target(&w).unwrap() - (target + moved)).length() < 1e-5);
+        assert!(CameraFollow::on(9, &w, target).is_none());
+    }
 
     /// After `frame`, every corner of the box projects inside the view (normalised device
     /// coordinates within ±1) for wide, square and tall views and any direction, and the

@@ -5,16 +5,23 @@
 //! file leaves the current scene running and the error in [`Lessons::error`]), restarts
 //! the energy history, places the camera if the lesson has a hint, and, if the lesson
 //! presets compare solvers, switches the app's world to the first and asks compare mode
-//! ([`super::compare::CompareMode`]) for all of them. The teaching panel shows the
+//! ([`super::compare::CompareMode`]) for all of them. The lesson's start hint sets the
+//! run controls: paused, time scale, pause at the next impact.
+//!
+//! The lesson's camera ([`lesson_orbit`]): at the hint's eye looking at its target,
+//! backed off until the hint's radius fits the 3D view, whose shape changes with the
+//! panels and with side-by-side compare viewports; [`fit_lesson_camera`] fits it again
+//! whenever the view's shape changes, until the user orbits or zooms. A hint that
+//! follows a body hands it to [`CameraFollow`]. The teaching panel shows the
 //! lesson's text; its "Check" button runs [`Lesson::run_check`] on a fresh world in a
 //! background thread ([`Lessons::start_check`]), never on the app's world.
 
 use super::compare::CompareMode;
-use super::interaction::{OrbitCamera, Requests};
+use super::interaction::{CameraFollow, OrbitCamera, Requests};
 use super::sets::SimulationStage;
 use super::simulation::{EnergyHistory, SceneWatcher, SimControl, Simulation};
 use super::view::to_render;
-use crate::lesson::{self, CheckOutcome, Lesson};
+use crate::lesson::{self, CameraHint, CheckOutcome, Lesson};
 use bevy::prelude::*;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -131,8 +138,22 @@ impl Plugin for LessonsPlugin {
         let mut lessons = Lessons::load_bundled();
         lessons.request = self.open.clone();
         app.insert_resource(lessons)
-            .add_systems(Update, apply_lesson_request.in_set(SimulationStage::Open));
+            .init_resource::<LessonCamera>()
+            .add_systems(
+                Update,
+                (apply_lesson_request, fit_lesson_camera)
+                    .chain()
+                    .in_set(SimulationStage::Open),
+            );
     }
+}
+
+/// The open lesson's camera hint while the camera is still the lesson's (module doc).
+#[derive(Resource, Debug, Default)]
+pub struct LessonCamera {
+    pub hint: Option<CameraHint>,
+    /// The view's aspect and the (distance, yaw, pitch) last set for it.
+    applied: Option<(f32, (f32, f32, f32))>,
 }
 
 /// Open the requested lesson (module doc).
@@ -143,9 +164,11 @@ pub fn apply_lesson_request(
     mut control: ResMut<SimControl>,
     mut history: ResMut<EnergyHistory>,
     mut watcher: ResMut<SceneWatcher>,
-    mut cameras: Query<&mut OrbitCamera>,
+    mut cameras: Query<(&mut OrbitCamera, Option<&Projection>)>,
+    mut lesson_camera: ResMut<LessonCamera>,
     compare: Option<ResMut<CompareMode>>,
     requests: Option<ResMut<Requests>>,
+    follow: Option<ResMut<CameraFollow>>,
 ) {
     let Some(name) = lessons.request.take() else {
         return;
@@ -161,10 +184,25 @@ pub fn apply_lesson_request(
     history.restart(sim.last_sample);
     control.clear_backlog();
     watcher.track(sim.scene_path.as_deref());
+    let start = &l.start;
+    control.paused = start.paused;
+    control.time_scale = start.time_scale;
+    control.pause_at_impact = start.pause_at_impact;
+    control.impact_paused = None;
+    let mut follow = follow;
+    if let Some(f) = follow.as_mut() {
+        f.stop();
+    }
+    lesson_camera.hint = l.camera.clone();
+    lesson_camera.applied = None;
     if let Some(hint) = &l.camera {
-        let (eye, target) = (to_render(&hint.eye.vec3()), to_render(&hint.target.vec3()));
-        for mut cam in &mut cameras {
-            *cam = orbit_from(eye, target);
+        for (mut cam, projection) in &mut cameras {
+            let (fov, aspect) = view_shape(projection);
+            *cam = lesson_orbit(hint, fov, aspect);
+            lesson_camera.applied = Some((aspect, (cam.distance, cam.yaw, cam.pitch)));
+            if let (Some(body), Some(f)) = (hint.follow, follow.as_mut()) {
+                f.start(body, &sim, cam.target);
+            }
         }
     } else if let Some(mut r) = requests {
         r.reframe = true;
@@ -178,6 +216,63 @@ pub fn apply_lesson_request(
         }
     }
     lessons.current = Some(l);
+}
+
+/// The vertical field of view and aspect of a camera's projection (Bevy's default
+/// perspective without one).
+fn view_shape(projection: Option<&Projection>) -> (f32, f32) {
+    match projection {
+        Some(Projection::Perspective(p)) => (p.fov, p.aspect_ratio),
+        _ => {
+            let p = PerspectiveProjection::default();
+            (p.fov, p.aspect_ratio)
+        }
+    }
+}
+
+/// Fit the lesson's camera to the view again when the view's shape changed, as long as
+/// the user has not orbited or zoomed since it was placed (module doc).
+pub fn fit_lesson_camera(
+    mut lesson_camera: ResMut<LessonCamera>,
+    mut cameras: Query<(&mut OrbitCamera, &Projection)>,
+) {
+    let Some(hint) = lesson_camera.hint.clone() else {
+        return;
+    };
+    let Ok((mut cam, projection)) = cameras.single_mut() else {
+        return;
+    };
+    let (fov, aspect) = view_shape(Some(projection));
+    if let Some((was, placed)) = lesson_camera.applied {
+        if placed != (cam.distance, cam.yaw, cam.pitch) {
+            // The user moved the camera: it is theirs now.
+            lesson_camera.hint = None;
+            return;
+        }
+        if was == aspect {
+            return;
+        }
+    }
+    debug!("lesson camera: fitting a view of aspect {aspect}");
+    let fitted = lesson_orbit(&hint, fov, aspect);
+    cam.distance = fitted.distance;
+    cam.home.1 = fitted.distance;
+    lesson_camera.applied = Some((aspect, (cam.distance, cam.yaw, cam.pitch)));
+}
+
+/// The orbit camera of a lesson's hint for a perspective view of vertical field of view
+/// `fov` (rad) and `aspect` = width/height: at `eye` looking at `target`, backed off
+/// along eye − target to [`OrbitCamera::fit_distance`] of the hint's radius if that is
+/// further (render coordinates; a followed body then moves it, [`CameraFollow`]).
+pub fn lesson_orbit(hint: &CameraHint, fov: f32, aspect: f32) -> OrbitCamera {
+    let mut cam = orbit_from(to_render(&hint.eye.vec3()), to_render(&hint.target.vec3()));
+    if let Some(r) = hint.radius {
+        cam.distance = cam
+            .distance
+            .max(OrbitCamera::fit_distance(r as f32, fov, aspect));
+        cam.home.1 = cam.distance;
+    }
+    cam
 }
 
 /// Load the lesson `name` and open its scene in `sim` (with the first compare solver,

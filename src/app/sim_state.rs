@@ -259,6 +259,11 @@ pub struct SimControl {
     /// is recorded: the recorder schedules one frame interval of steps per captured
     /// frame (see `record.rs`).
     pub lockstep: bool,
+    /// Pause the run at the next impact ([`crate::microscope::ImpactWatch`]): the physics
+    /// thread stops the clock after the step (requested steps are still taken).
+    pub pause_at_impact: bool,
+    /// The impact that paused the run last: (step, body with the largest speed change).
+    pub impact_paused: Option<(u64, usize)>,
     /// `pending_steps` as last published by the physics thread (what was added since
     /// are new requests).
     pub(super) published_pending: u64,
@@ -277,6 +282,8 @@ impl Default for SimControl {
             frame_budget: Duration::from_millis(25),
             reset_requested: false,
             lockstep: false,
+            pause_at_impact: false,
+            impact_paused: None,
             published_pending: 0,
             clear_requested: false,
             stats: RunStats::default(),

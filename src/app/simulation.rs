@@ -40,6 +40,11 @@
 //! the state a step reads, the continued run is bit-identical to a run that never went
 //! back.
 //!
+//! **Pause at the next impact** ([`SimControl::pause_at_impact`]): the thread watches
+//! each step with [`crate::microscope::ImpactWatch`] and stops the clock after the first
+//! step of an impact; the next frame publishes that step and pauses the run
+//! ([`SimControl::impact_paused`]).
+//!
 //! The achieved real-time factor and the time per frame spent stepping are shown in the
 //! stats line. A solver error or a non-finite state pauses the run and is shown, never
 //! hidden. Compare mode (`compare.rs`) keeps its own clock: its runs are stepped
@@ -211,6 +216,10 @@ struct Core {
     /// Whether the state changed since the last publication.
     dirty: bool,
     history: History,
+    /// Watching for impacts ([`SimControl::pause_at_impact`]).
+    impacts: Option<crate::microscope::ImpactWatch>,
+    /// An impact stopped the clock since the last publication: (step, body).
+    impact_hit: Option<(u64, usize)>,
     quit: bool,
 }
 
@@ -233,10 +242,14 @@ impl Core {
         }
         let h = self.sim.world.dt;
         self.dirty = true;
+        if let Some(watch) = &mut self.impacts {
+            watch.before_step(&self.sim.world);
+        }
         match self.sim.step() {
             Ok(sample) => {
                 self.samples.push(sample);
                 self.history.push(&self.sim);
+                self.stop_at_impact();
             }
             Err(e) => {
                 self.sim.error = Some(e);
@@ -253,6 +266,21 @@ impl Core {
             self.backlog -= h;
         }
         self.steps += 1;
+    }
+}
+
+impl Core {
+    /// After a step: if it was the first of an impact and the run pauses at impacts,
+    /// stop the clock (the app pauses when it publishes `impact_hit`).
+    fn stop_at_impact(&mut self) {
+        let Some(watch) = &mut self.impacts else {
+            return;
+        };
+        if let Some(body) = watch.after_step(&self.sim.world) {
+            self.impact_hit = Some((self.sim.world.step_index, body));
+            self.clock_running = false;
+            self.backlog = 0.0;
+        }
     }
 }
 
@@ -365,6 +393,8 @@ impl PhysicsThread {
                 steps: 0,
                 dirty: false,
                 history,
+                impacts: None,
+                impact_hit: None,
                 quit: false,
             }),
             changed: Condvar::new(),
@@ -497,7 +527,9 @@ pub fn advance_simulation(
         let now = std::mem::take(&mut control.steps_now);
         core.pending += new_requests + now;
         core.blocking += now;
+        take_impact_hit(&mut core, &mut control);
         core.clock_running = !control.paused && !control.lockstep;
+        arm_impact_watch(&mut core, &control);
         let h = core.sim.world.dt;
         control.stats.over_budget = core.clock_running && core.backlog >= h;
         if core.clock_running {
@@ -550,6 +582,7 @@ pub fn advance_simulation(
         core.clock_running = false;
         core.backlog = 0.0;
     }
+    take_impact_hit(&mut core, &mut control);
     if std::mem::take(&mut core.dirty) {
         *sim = core.sim.clone();
     }
@@ -574,6 +607,25 @@ pub fn advance_simulation(
         // Exponential smoothing with a time constant of 0.5 s.
         let alpha = (real_dt / 0.5).min(1.0);
         stats.real_time_factor += alpha * (factor - stats.real_time_factor);
+    }
+}
+
+/// An impact stopped the clock: the run pauses there.
+fn take_impact_hit(core: &mut Core, control: &mut SimControl) {
+    if let Some(hit) = core.impact_hit.take() {
+        control.paused = true;
+        control.impact_paused = Some(hit);
+        core.clock_running = false;
+        core.backlog = 0.0;
+    }
+}
+
+/// Start or stop watching for impacts as [`SimControl::pause_at_impact`] says.
+fn arm_impact_watch(core: &mut Core, control: &SimControl) {
+    match (control.pause_at_impact, core.impacts.is_some()) {
+        (true, false) => core.impacts = Some(Default::default()),
+        (false, true) => core.impacts = None,
+        _ => {}
     }
 }
 

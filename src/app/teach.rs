@@ -248,6 +248,36 @@ fn toolbar(ui: &mut egui::Ui, t: &mut TeachParams, active: bool) {
     }
 }
 
+/// How the lesson starts the run, in words ("Starts paused (space plays), 0.1× (slow
+/// motion), pauses at the next impact, camera follows body 1"); `None` for a plain
+/// start.
+fn start_summary(l: &crate::lesson::Lesson) -> Option<String> {
+    let s = &l.start;
+    let mut parts = Vec::new();
+    if s.paused {
+        parts.push("starts paused (space plays)".to_string());
+    }
+    if s.time_scale < 1.0 {
+        parts.push(format!("{}× (slow motion)", s.time_scale));
+    } else if s.time_scale > 1.0 {
+        parts.push(format!("{}× (fast)", s.time_scale));
+    }
+    if s.pause_at_impact {
+        parts.push("pauses at the next impact".into());
+    }
+    if let Some(b) = l.camera.as_ref().and_then(|c| c.follow) {
+        parts.push(format!("camera follows body {b}"));
+    }
+    if parts.is_empty() {
+        return None;
+    }
+    let mut text = parts.join(", ");
+    if let Some(first) = text.get_mut(0..1) {
+        first.make_ascii_uppercase();
+    }
+    Some(text)
+}
+
 fn lesson_section(ui: &mut egui::Ui, t: &mut TeachParams) {
     let Some(l) = t.lessons.current.clone() else {
         return;
@@ -284,6 +314,10 @@ fn lesson_section(ui: &mut egui::Ui, t: &mut TeachParams) {
         });
     if !l.compare.is_empty() {
         ui.label(format!("Compare preset: {}", l.compare.join(", ")));
+    }
+    if let Some(start) = start_summary(&l) {
+        ui.label(start)
+            .on_hover_text("Set by the lesson when it opens; the run controls above change them");
     }
     ui.add_space(4.0);
     let running = t

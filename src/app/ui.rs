@@ -319,6 +319,7 @@ fn run_control(ui: &mut egui::Ui, p: &mut PanelParams) {
         .on_hover_text(
             "Simulated seconds per real second: 1 is real time, 0.01 is 100× slow motion",
         );
+        impact_toggle(ui, &mut p.control, p.sim.world.step_index);
     });
     ui.horizontal_wrapped(|ui| {
         if p.present.on {
@@ -349,6 +350,21 @@ fn run_control(ui: &mut egui::Ui, p: &mut PanelParams) {
             ms(t.integrate),
         ));
     });
+}
+
+/// The "pause at impact" toggle and, while paused there, which impact it was.
+fn impact_toggle(ui: &mut egui::Ui, control: &mut SimControl, step_index: u64) {
+    ui.checkbox(&mut control.pause_at_impact, "pause at impact")
+        .on_hover_text(
+            "Pause the run at the next impact: a step in which a contact changes a body's \
+             velocity sharply (not resting, sliding or rolling contact)",
+        );
+    if let Some((step, body)) = control
+        .impact_paused
+        .filter(|&(step, _)| control.paused && step == step_index)
+    {
+        ui.label(format!("impact: body {body}, step {step}"));
+    }
 }
 
 /// Status messages over the top-left corner of the 3D view, so that they never move

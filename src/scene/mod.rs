@@ -9,7 +9,8 @@
 //!    (ChaCha8 seeded from the scene `seed`, one stream per generator); nothing is built,
 //!    so overlap checks and previews need no mass properties;
 //! 3. **build** ([`Scene::build_world`]): the [`World`] with its containers and rigid
-//!    bodies (mass properties from [`crate::shapes`]).
+//!    bodies (mass properties from [`crate::shapes`]), and with a saved run's `resume`
+//!    section ([`resume`]) the rest of that run's state, so it continues bit for bit.
 //!
 //! Overlap check: bodies are reported overlapping only when they certainly do, i.e. when
 //! their centres are closer than the sum of their *inscribed* radii (largest ball about

@@ -40,6 +40,7 @@ use crate::dynamics::solver::{
     CollisionSolver, PositionUpdate, SolverContext, SolverError, SolverKind, SolverParams,
     SolverReport, TraceRow, total_kinetic_energy,
 };
+use crate::dynamics::warm_start::ImpulseCache;
 use crate::energy::{EnergyLedger, EnergySample, StateEnergy};
 use crate::math::Vec3;
 use std::time::{Duration, Instant};
@@ -148,6 +149,30 @@ pub struct World {
     acceleration: Vec<Vec3>,
     impact: ImpactTiming,
     wrench: Vec<(Vec3, Vec3)>,
+    /// The ledger was put back from a saved state: the next [`World::start_ledger`]
+    /// keeps it.
+    ledger_resumed: bool,
+}
+
+/// What a world carries from one step to the next besides its bodies, containers,
+/// settings, time and ledger ([`World::carried_state`]): with those, the whole state a
+/// step reads, so a world given it continues bit for bit as the one it was taken from.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct CarriedState {
+    /// Per body: asleep (see the module doc).
+    pub sleeping: Vec<bool>,
+    /// Per body: how long it has been still (s).
+    pub still_time: Vec<f64>,
+    /// The containers or gravity changed since the last step, so the next one wakes
+    /// every body.
+    pub wake_pending: bool,
+    /// The contact pass's warm-start impulses (`dynamics::contact_pass`).
+    pub contact_impulses: ImpulseCache,
+    /// The contact pass's last position projection per body (Δx, Δθ), or empty.
+    pub projection: Vec<(Vec3, Vec3)>,
+    /// The method's own warm-start impulses, for a method that keeps them
+    /// ([`CollisionSolver::warm_state`]).
+    pub solver_impulses: Option<ImpulseCache>,
 }
 
 impl World {
@@ -195,6 +220,7 @@ impl World {
             acceleration: Vec::new(),
             impact: ImpactTiming::default(),
             wrench: Vec::new(),
+            ledger_resumed: false,
         })
     }
 
@@ -238,9 +264,66 @@ impl World {
         self.solver.as_ref()
     }
 
-    /// Switch the collision method; bodies keep their state.
+    /// Switch the collision method; bodies keep their state. The new method starts
+    /// cold; the current one (`kind` unchanged) keeps its warm-start state.
     pub fn set_solver(&mut self, kind: SolverKind) {
-        self.solver = kind.create();
+        if kind != self.solver.kind() {
+            self.solver = kind.create();
+        }
+    }
+
+    /// The state carried from one step to the next besides the bodies (see
+    /// [`CarriedState`]), per-body lists one per body.
+    pub fn carried_state(&self) -> CarriedState {
+        let n = self.bodies.len();
+        let mut sleeping = self.sleeping.clone();
+        sleeping.resize(n, false);
+        let mut still_time = self.still_time.clone();
+        still_time.resize(n, 0.0);
+        let (cache, displacement) = self.contact_pass.warm_state();
+        CarriedState {
+            sleeping,
+            still_time,
+            wake_pending: self.containers != self.containers_seen
+                || self.gravity != self.gravity_seen,
+            contact_impulses: cache.clone(),
+            // The pass reads its displacements only if there is one per body.
+            projection: if displacement.len() == n {
+                displacement.to_vec()
+            } else {
+                Vec::new()
+            },
+            solver_impulses: self.solver.warm_state().cloned(),
+        }
+    }
+
+    /// Put back a state taken by [`World::carried_state`] from a world with the same
+    /// bodies and containers (the caller checks the lengths and indices). The method's
+    /// impulses go to the current method if it keeps any.
+    pub fn set_carried_state(&mut self, state: CarriedState) {
+        self.sleeping = state.sleeping;
+        self.still_time = state.still_time;
+        if state.wake_pending {
+            // Unequal to any containers and gravity: the next step wakes every body.
+            self.containers_seen.clear();
+            self.gravity_seen = Vec3::repeat(f64::NAN);
+        } else {
+            self.containers_seen.clone_from(&self.containers);
+            self.gravity_seen = self.gravity;
+        }
+        self.contact_pass
+            .set_warm_state(state.contact_impulses, state.projection);
+        if let Some(cache) = state.solver_impulses {
+            self.solver.set_warm_state(cache);
+        }
+    }
+
+    /// Put back the ledger of a saved run: the next [`World::start_ledger`] keeps it
+    /// instead of starting a new one, so the loaded run's ledger continues the saved
+    /// run's.
+    pub fn resume_ledger(&mut self, ledger: EnergyLedger) {
+        self.ledger = ledger;
+        self.ledger_resumed = true;
     }
 
     /// Instantaneous energies: (translational KE, rotational KE, potential).
@@ -277,13 +360,16 @@ impl World {
     }
 
     /// Reset the ledger so that the current state is the reference (call once after the
-    /// scene is built) and return the step-0 sample.
+    /// scene is built) and return the current step's sample. A ledger put back by
+    /// [`World::resume_ledger`] is kept by the first call, which only samples it.
     pub fn start_ledger(&mut self) -> EnergySample {
         let e = self.state_energy(0.0);
-        self.ledger = EnergyLedger {
-            initial_total: e.total(),
-            ..Default::default()
-        };
+        if !std::mem::take(&mut self.ledger_resumed) {
+            self.ledger = EnergyLedger {
+                initial_total: e.total(),
+                ..Default::default()
+            };
+        }
         self.ledger.sample(self.step_index, self.time, e, 0)
     }
 

@@ -242,10 +242,11 @@ fn the_history_keeps_to_its_memory_cap() {
 }
 
 /// Save the state at step 300 as a scene: the file loads (through `impulse-lab run`'s own
-/// path) with the app's bodies bit for bit, and `impulse-lab run FILE --steps 200`
-/// continues it bit for bit as the app does after "reset", which returns to the saved
-/// state. Both continuations start cold: a scene carries the bodies, containers, method
-/// and parameters, not the warm-start caches or the ledger (`impulse_lab::scene::save`).
+/// path) as the app's world at step 300, bodies bit for bit, and
+/// `impulse-lab run FILE --steps 200` ends, bit for bit, where the app's own
+/// continuation ends 200 steps later: the scene's `resume` section carries the
+/// warm-start caches, sleep state, step count and ledger (`impulse_lab::scene::save`).
+/// "Reset" returns to the saved state, and the app continues from it to the same end.
 #[test]
 fn a_saved_state_continues_with_impulse_lab_run_as_in_the_app() {
     let _serial = serial();
@@ -260,17 +261,22 @@ fn a_saved_state_continues_with_impulse_lab_run_as_in_the_app() {
     let message = app.world().resource::<TimelineView>().message.clone();
     assert!(matches!(message, Some((_, true))), "{message:?}");
     assert_eq!(shown(&app).scene_path.as_deref(), Some(path.as_path()));
+    assert!(
+        std::fs::read_to_string(&path)
+            .unwrap()
+            .contains("contact_impulses"),
+        "the app writes the resume section"
+    );
 
-    // Loaded as the CLI loads it: the same bodies, bit for bit.
+    // Loaded as the CLI loads it: the same bodies, bit for bit, at the same step.
     let loaded = scene::load_scene(&path).unwrap().build_world().unwrap();
     assert_same_state(&saved, &loaded.bodies, "loaded from the saved scene");
+    assert_eq!(loaded.step_index, 300);
 
-    // Reset returns to the saved state; the app continues from it.
-    app.world_mut().resource_mut::<SimControl>().reset_requested = true;
-    app.update();
-    assert_eq!(shown(&app).world.step_index, 0);
-    assert_same_state(&saved, &shown(&app).world.bodies, "after reset");
+    // The app's own continuation.
     step_app(&mut app, STEPS);
+    assert_eq!(shown(&app).world.step_index, 300 + STEPS);
+    let continued = shown(&app).world.bodies.clone();
 
     let state = dir.path().join("final.json");
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_impulse-lab"))
@@ -286,16 +292,27 @@ fn a_saved_state_continues_with_impulse_lab_run_as_in_the_app() {
     );
     let cli: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&state).unwrap()).unwrap();
-    assert_eq!(cli["step"].as_u64(), Some(STEPS));
+    assert_eq!(cli["step"].as_u64(), Some(300 + STEPS));
     let bodies = cli["bodies"].as_array().unwrap();
-    let app_bodies = &shown(&app).world.bodies;
-    assert_eq!(bodies.len(), app_bodies.len());
+    assert_eq!(bodies.len(), continued.len());
     // Position, orientation and velocity, bit for bit (`json_body_state`).
-    for (i, (j, b)) in bodies.iter().zip(app_bodies).enumerate() {
+    for (i, (j, b)) in bodies.iter().zip(&continued).enumerate() {
         let bits = |x: [f64; 13]| x.map(f64::to_bits)[..10].to_vec();
         let (app_state, cli_state) = (bits(body_state(b)), bits(json_body_state(j)));
         assert_eq!(app_state, cli_state, "body {i} after {STEPS} steps");
     }
+
+    // Reset returns to the saved state; the app continues from it to the same end.
+    app.world_mut().resource_mut::<SimControl>().reset_requested = true;
+    app.update();
+    assert_eq!(shown(&app).world.step_index, 300);
+    assert_same_state(&saved, &shown(&app).world.bodies, "after reset");
+    step_app(&mut app, STEPS);
+    assert_same_state(
+        &continued,
+        &shown(&app).world.bodies,
+        "continued after reset",
+    );
 }
 
 /// Compare mode follows the timeline: scrubbing the app's world back to step 100 brings

@@ -285,9 +285,10 @@ impl TimelineView {
 }
 
 /// Save the state of `sim` as a scene file at `path` ([`crate::scene::save`]: the bodies
-/// exactly, no warm-start state, ledger or time). The file is written whole or not at
-/// all, then loaded back as the app's scene: "reset" returns to it and the file is
-/// watched for edits.
+/// exactly, and in its `resume` section the step, sleep and warm-start state and the
+/// ledger, so `impulse-lab run` continues it as the app does). The file is written
+/// whole or not at all, then loaded back as the app's scene: "reset" returns to it and
+/// the file is watched for edits.
 pub fn save_state(sim: &mut Simulation, path: &std::path::Path) -> Result<(), String> {
     let name = path
         .file_stem()

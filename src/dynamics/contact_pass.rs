@@ -71,7 +71,7 @@ use super::solver::prepared::PreparedContact;
 use super::solver::{ContactFallback, SolverParams, SolverReport, total_kinetic_energy};
 use crate::body::RigidBody;
 use crate::collision::Contact;
-use crate::dynamics::warm_start::{CachedImpulse, ImpulseCache};
+use crate::dynamics::warm_start::{CachedImpulse, ImpulseCache, match_tolerance};
 use crate::math::{Mat3, Quat, Vec3};
 
 /// Scratch space of the pass (kept between steps to avoid allocation).
@@ -802,11 +802,7 @@ impl Row {
             normal: ln,
             tangent: pt,
             ..
-        }) = cache.find(
-            (p.a, p.b, p.container),
-            &here,
-            0.01 * p.r_a.norm().max(1e-6),
-        )
+        }) = cache.find((p.a, p.b, p.container), &here, match_tolerance(&p.r_a))
         else {
             return;
         };
@@ -1000,6 +996,22 @@ fn freeze_b(p: &mut PreparedContact) {
     p.inv_inertia_b = Mat3::zeros();
     let ra = crate::math::skew(&p.r_a);
     p.k = Mat3::identity() * p.inv_mass_a - ra * p.inv_inertia_a * ra;
+}
+
+/// The part of the pass that carries over to the next step (see [`ContactPass`]): a
+/// saved state writes it and a loaded one puts it back (`scene::save`).
+impl ContactPass {
+    /// The warm-start impulses and the last projection's per-body displacements (Δx, Δθ;
+    /// empty, or one per body of the world the pass last ran on).
+    pub fn warm_state(&self) -> (&ImpulseCache, &[(Vec3, Vec3)]) {
+        (&self.cache, &self.displacement)
+    }
+
+    /// Replace what [`Self::warm_state`] returns.
+    pub fn set_warm_state(&mut self, cache: ImpulseCache, displacement: Vec<(Vec3, Vec3)>) {
+        self.cache = cache;
+        self.displacement = displacement;
+    }
 }
 
 #[cfg(test)]

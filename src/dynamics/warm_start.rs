@@ -5,7 +5,9 @@
 //! that moved with body a by less than a tolerance is taken as the same contact (Box2D
 //! matches manifold points by feature ids instead). One flat list sorted by pair, reused
 //! from step to step (no allocation once it has grown to the pile's contact count); the
-//! contact pass and MDP warm-start from it.
+//! contact pass, CCP and MDP warm-start from it, each matching a contact within 1 % of
+//! its lever arm ([`match_tolerance`]). A method's cache is part of the world's state: a
+//! saved state carries it ([`crate::scene::save`]).
 
 use crate::math::Vec3;
 
@@ -13,7 +15,7 @@ use crate::math::Vec3;
 pub type PairKey = (usize, Option<usize>, Option<usize>);
 
 /// One contact's accumulated impulse at the end of the last step.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct CachedImpulse {
     pub key: PairKey,
     /// Order of insertion (ties within a pair keep the contacts' order).
@@ -26,13 +28,34 @@ pub struct CachedImpulse {
     pub tangent: Vec3,
 }
 
+/// How far (m) a contact's body-frame point may have moved and still be taken for the
+/// same contact: 1 % of its lever arm `r_a` (10⁻⁸ m at least).
+pub fn match_tolerance(r_a: &Vec3) -> f64 {
+    0.01 * r_a.norm().max(1e-6)
+}
+
 /// The impulses of the last step, sorted by pair.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ImpulseCache {
     pub(crate) entries: Vec<CachedImpulse>,
 }
 
 impl ImpulseCache {
+    /// Every remembered impulse, sorted by pair (insertion order within a pair): pushing
+    /// them in this order into an empty cache and calling [`Self::finish`] gives back a
+    /// cache whose [`Self::find`] answers the same.
+    pub fn entries(&self) -> &[CachedImpulse] {
+        &self.entries
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
     pub fn clear(&mut self) {
         self.entries.clear();
     }

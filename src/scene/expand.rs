@@ -135,10 +135,10 @@ type Found = Result<(), Bad>;
 /// order of the format (`scenes/README.md`), list items in order, then overlaps, then
 /// bodies reaching through containers.
 #[derive(Default)]
-struct Errors(Vec<Bad>);
+pub(super) struct Errors(Vec<Bad>);
 
 impl Errors {
-    fn push(&mut self, path: &FieldPath, message: String) {
+    pub(super) fn push(&mut self, path: &FieldPath, message: String) {
         self.0.push((path.clone(), message));
     }
 
@@ -155,7 +155,7 @@ impl Errors {
 
     /// The first [`super::MAX_REPORTED`] problems located in the file (one pass over
     /// the text), in check order; the rest counted.
-    fn into_check(self, scene: &Scene) -> Check {
+    pub(super) fn into_check(self, scene: &Scene) -> Check {
         let total = self.0.len();
         let errors = scene.invalid_all(self.0.into_iter().take(super::MAX_REPORTED));
         match SceneError::collect(errors) {

@@ -9,7 +9,8 @@
 //!    (ChaCha8 seeded from the scene `seed`, one stream per generator); nothing is built,
 //!    so overlap checks and previews need no mass properties;
 //! 3. **build** ([`Scene::build_world`]): the [`World`] with its containers and rigid
-//!    bodies (mass properties from [`crate::shapes`]).
+//!    bodies (mass properties from [`crate::shapes`]), and with a saved run's `resume`
+//!    section ([`resume`]) the rest of that run's state, so it continues bit for bit.
 //!
 //! Overlap check: bodies are reported overlapping only when they certainly do, i.e. when
 //! their centres are closer than the sum of their *inscribed* radii (largest ball about
@@ -22,6 +23,7 @@
 mod error;
 mod expand;
 pub mod locate;
+pub mod resume;
 pub mod save;
 mod spec;
 
@@ -120,6 +122,16 @@ pub struct Scene {
     pub bodies: Vec<BodySpec>,
     #[serde(default)]
     pub generators: Vec<GeneratorSpec>,
+    /// A saved run's state besides its bodies (step, time, sleep, warm starts, ledger),
+    /// so the loaded world continues it bit for bit ([`resume`], written by
+    /// [`save::state_scene`]). Written bare. Default: none (the world starts at step 0,
+    /// cold).
+    #[serde(
+        default,
+        with = "spec::bare_option",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub resume: Option<resume::ResumeSpec>,
     /// The text the scene was parsed from, for locating errors.
     #[serde(skip)]
     source: Option<Arc<Source>>,
@@ -249,6 +261,7 @@ impl Scene {
             containers: Vec::new(),
             bodies: Vec::new(),
             generators: Vec::new(),
+            resume: None,
             overlap_check: true,
             source: None,
         }
@@ -264,9 +277,11 @@ impl Scene {
         ron::ser::to_string_pretty(self, ron::ser::PrettyConfig::default().struct_names(true))
     }
 
-    /// Check every field, expand the generators and check for certain overlaps.
+    /// Check every field, expand the generators and check for certain overlaps; the
+    /// `resume` section's method impulses must come from the scene's method.
     pub fn validate(&self) -> Result<(), SceneError> {
-        self.validated_bodies().map(|_| ())
+        let bodies = self.validated_bodies()?;
+        self.check_resume(&bodies, true)
     }
 
     /// Every body of the scene, generators expanded (explicit bodies first, then each
@@ -277,8 +292,9 @@ impl Scene {
         self.expand_checked()
     }
 
-    /// The world described by the scene, its bodies at their initial state. Call
-    /// [`World::start_ledger`] before stepping.
+    /// The world described by the scene, its bodies at their initial state, or at the
+    /// saved run's state with its `resume` section. Call [`World::start_ledger`] before
+    /// stepping (it keeps a resumed ledger).
     pub fn build_world(&self) -> Result<World, SceneError> {
         let bodies = self.validated_bodies()?;
         let mut world = World::new(
@@ -321,6 +337,9 @@ impl Scene {
                 }
             }
         }
+        if let Some(r) = &self.resume {
+            r.apply(&mut world);
+        }
         Ok(world)
     }
 
@@ -329,6 +348,7 @@ impl Scene {
         if self.overlap_check {
             self.check_overlaps(&bodies)?;
         }
+        self.check_resume(&bodies, false)?;
         Ok(bodies)
     }
 

@@ -4,16 +4,26 @@
 //! parameters, time step, gravity and rotation integrator; the rest (name, duration,
 //! seed, packing friction) from the scene the world came from.
 //!
-//! What a scene carries is the state of the bodies, exactly: [`state_scene`] chooses
-//! each number so that building the scene gives back the same bits (it checks this by
-//! building it, and says which body does not round-trip, e.g. a polyhedron, whose
-//! principal frame is recomputed on load). A scene does **not** carry the solver's and
-//! the contact pass's warm-start state, the sleep timers, the energy ledger (it starts
-//! at zero) or the time and step count (the loaded scene starts at t = 0): a run loaded
-//! from it continues as the saved world would after those were cleared (a cold start),
-//! not bit for bit as the saved world itself continues.
+//! The rest of what a step reads goes into the scene's `resume` section
+//! ([`super::resume`]): the step count and time, the sleep settings, sleeping bodies and
+//! still timers, the contact margin and impact timing, the contact pass's warm-start
+//! impulses and last projection, the method's own warm-start impulses (CCP, MDP) and the
+//! energy ledger's totals. With it, the world built from the scene is the saved world:
+//! it continues bit for bit as the saved world itself continues, under every method,
+//! and its ledger continues the saved run's.
+//!
+//! [`state_scene`] chooses each number so that building the scene gives back the same
+//! bits (f64 in RON's shortest round-trip form; it checks this by building the scene
+//! and says which body does not round-trip, e.g. a polyhedron, whose principal frame is
+//! recomputed on load). What a scene does not carry: the mouse spring and other forces
+//! that are not the scene's constant forces, the diagnostics of the last step (its
+//! solver report, phase times and collision trace; ETM's elastic energy left at the end
+//! of the saved step shows in the first sample only, as 0) and the random seed's
+//! stream, which only places generated bodies when a scene is first built (a saved
+//! scene lists every body).
 
 use super::Scene;
+use super::resume::ResumeSpec;
 use super::spec::{BodySpec, ContainerSpec, DividerSpec, OrientationSpec, ShapeSpec, V3, Walls};
 use crate::body::RigidBody;
 use crate::container::Container;
@@ -49,6 +59,8 @@ pub fn state_scene(
     scene.seed = base.seed;
     scene.pack_friction = base.pack_friction;
     scene.overlap_check = false;
+    let resume = ResumeSpec::of_world(world);
+    scene.resume = Some(resume.clone());
     scene.containers = world.containers.iter().map(container_spec).collect();
     scene.bodies = world
         .bodies
@@ -82,6 +94,9 @@ pub fn state_scene(
                 a.shape.kind_name()
             ));
         }
+    }
+    if ResumeSpec::of_world(&built) != resume {
+        return Err("the step, sleep or warm-start state does not load back exactly".into());
     }
     Ok(scene)
 }

@@ -11,7 +11,11 @@
 //!    body indices, the local frame [n, s, t], the lever arms that make up h_ja, h_jb of
 //!    eq. 54, the step A_j of eq. 52 and the contact impulse p_j).
 //! 3. **Initial forces**: p_j⁰ = 0 in the paper; here the impulse of the matching contact
-//!    of the previous step (same body pair, nearby point) when there is one (warm start).
+//!    of the previous step when there is one (warm start): the shared
+//!    [`ImpulseCache`] of every method, matched by body pair and by the contact point in
+//!    a's body frame within 1 % of the lever arm ([`match_tolerance`]), its normal part
+//!    along this step's normal and its shear part projected on this step's [s, t], then
+//!    projected onto the disc (eqs. 56-57).
 //! 4. **Sweep** r = 1 … N_max over the contacts j, Gauss-Seidel (the bodies' velocities,
 //!    hence Δd_a, Δd_b, are updated in real time as in the paper's pointer scheme):
 //!    - gap increment g_j = h_jaᵀ Δd_a + h_jbᵀ Δd_b (eq. 44), the relative displacement of
@@ -93,6 +97,7 @@ use super::{
     TraceRow,
 };
 use crate::body::RigidBody;
+use crate::dynamics::warm_start::{ImpulseCache, match_tolerance};
 use crate::math::{Mat3, Vec3, skew};
 
 /// Per-body data of the iteration (paper 002, Fig. 12), copied from the bodies once per
@@ -129,8 +134,11 @@ pub struct CcpContact {
     /// at mid-step (see "Lever arms" in the module doc).
     pub r_a: Vec3,
     pub r_b: Vec3,
-    /// World contact point (warm-start matching).
+    /// The contact point in a's body frame, R_aᵀ r_a with the start-of-step lever arm
+    /// (warm-start matching, [`ImpulseCache`]).
     pub point: Vec3,
+    /// The warm-start matching tolerance of this contact (m, [`match_tolerance`]).
+    pub match_radius: f64,
     /// Collision matrix K (u⁺ = u⁻ + K P, paper 000 eq. 9).
     pub k: Mat3,
     /// The diagonal of the step matrix A_j of eq. 52 in [n, s, t]: (1/N_nn, a_T, a_T) with
@@ -180,14 +188,6 @@ impl CcpContact {
     }
 }
 
-/// The previous step's impulse at one contact, for warm starting.
-#[derive(Clone, Debug)]
-struct StoredImpulse {
-    key: (usize, Option<usize>, Option<usize>),
-    point: Vec3,
-    impulse: Vec3,
-}
-
 /// CCP solver state: scratch arrays and the previous step's impulses.
 #[derive(Clone, Default)]
 pub struct CcpSolver {
@@ -196,8 +196,8 @@ pub struct CcpSolver {
     /// Start-of-step (v, ω) from [`CollisionSolver::begin_step`], consumed by `resolve`.
     start: Vec<(Vec3, Vec3)>,
     have_start: bool,
-    /// Last step's impulses sorted by key (warm start).
-    previous: Vec<StoredImpulse>,
+    /// Last step's contact impulses (warm start).
+    cache: ImpulseCache,
     /// Contacts of the last step that were warm-started (diagnostics).
     pub warm_started: usize,
 }
@@ -217,18 +217,17 @@ impl CcpSolver {
             .sum()
     }
 
-    /// Impulse of the previous step's contact matching `c` (same pair, point within
-    /// `radius`), nearest first.
-    fn warm_impulse(&self, c: &CcpContact, radius: f64) -> Option<Vec3> {
-        let key = (c.a, c.b, c.container);
-        let start = self.previous.partition_point(|s| s.key < key);
-        self.previous[start..]
-            .iter()
-            .take_while(|s| s.key == key)
-            .map(|s| ((s.point - c.point).norm(), s.impulse))
-            .filter(|(d, _)| *d <= radius)
-            .min_by(|x, y| x.0.total_cmp(&y.0))
-            .map(|(_, p)| p)
+    /// The impulse of the previous step's contact matching `c`, in `c`'s frame
+    /// [n, s, t] (before projection).
+    fn warm_impulse(&self, c: &CcpContact) -> Option<Vec3> {
+        let e = self
+            .cache
+            .find((c.a, c.b, c.container), &c.point, c.match_radius)?;
+        Some(Vec3::new(
+            e.normal,
+            e.tangent.dot(&c.s),
+            e.tangent.dot(&c.t),
+        ))
     }
 }
 
@@ -282,6 +281,14 @@ impl CollisionSolver for CcpSolver {
 
     fn position_update(&self) -> PositionUpdate {
         PositionUpdate::Newmark
+    }
+
+    fn warm_state(&self) -> Option<&ImpulseCache> {
+        Some(&self.cache)
+    }
+
+    fn set_warm_state(&mut self, cache: ImpulseCache) {
+        self.cache = cache;
     }
 
     fn resolve(&mut self, ctx: SolverContext<'_>) -> Result<SolverReport, SolverError> {
@@ -379,7 +386,8 @@ impl CollisionSolver for CcpSolver {
                 t: c.t2,
                 r_a,
                 r_b,
-                point: c.point,
+                point: bodies[c.a].orientation.inverse() * c.r_a,
+                match_radius: match_tolerance(&c.r_a),
                 k,
                 step: Vec3::new(1.0 / n_nn, 2.0 / n_shear, 2.0 / n_shear),
                 g_min,
@@ -401,11 +409,10 @@ impl CollisionSolver for CcpSolver {
         self.warm_started = 0;
         for j in 0..self.contacts.len() {
             let c = &self.contacts[j];
-            let radius = (0.1 * c.r_a.norm()).max(1e-3);
-            let Some(p_world) = self.warm_impulse(c, radius) else {
+            let Some(p_local) = self.warm_impulse(c) else {
                 continue;
             };
-            let p = project(&c.to_local(&p_world), mu, cohesion_impulse, mu_star);
+            let p = project(&p_local, mu, cohesion_impulse, mu_star);
             if p == Vec3::zeros() {
                 continue;
             }
@@ -501,18 +508,13 @@ impl CollisionSolver for CcpSolver {
         }
 
         // Keep this step's impulses for the next one's warm start.
-        self.previous.clear();
-        self.previous.extend(
-            self.contacts
-                .iter()
-                .filter(|c| c.p != Vec3::zeros())
-                .map(|c| StoredImpulse {
-                    key: (c.a, c.b, c.container),
-                    point: c.point,
-                    impulse: c.to_world(&c.p),
-                }),
-        );
-        self.previous.sort_by_key(|s| s.key);
+        self.cache.clear();
+        for c in self.contacts.iter().filter(|c| c.p != Vec3::zeros()) {
+            let shear = c.p.y * c.s + c.p.z * c.t;
+            self.cache
+                .push((c.a, c.b, c.container), c.point, c.p.x, shear);
+        }
+        self.cache.finish();
 
         // Position projection of overlaps, once per pair at its deepest point (paper 001,
         // eq. B.18): not part of paper 002, see the module doc.

@@ -55,7 +55,7 @@ use super::prepared::PreparedContact;
 use super::{
     CollisionSolver, Param, SolverContext, SolverError, SolverKind, SolverReport, TraceRow,
 };
-use crate::dynamics::warm_start::ImpulseCache;
+use crate::dynamics::warm_start::{ImpulseCache, match_tolerance};
 use crate::math::{Mat3, Vec3};
 use nalgebra::{Cholesky, Matrix2, Matrix4, U3, Vector2};
 use serde::{Deserialize, Serialize};
@@ -616,6 +616,14 @@ impl CollisionSolver for MdpSolver {
         true
     }
 
+    fn warm_state(&self) -> Option<&ImpulseCache> {
+        Some(&self.cache)
+    }
+
+    fn set_warm_state(&mut self, cache: ImpulseCache) {
+        self.cache = cache;
+    }
+
     fn resolve(&mut self, ctx: SolverContext<'_>) -> Result<SolverReport, SolverError> {
         let SolverContext {
             bodies,
@@ -669,7 +677,7 @@ impl CollisionSolver for MdpSolver {
             }
             let here = bodies[c.a].orientation.inverse() * c.r_a;
             let key = (c.a, c.b, c.container);
-            let Some(e) = self.cache.find(key, &here, 0.01 * c.r_a.norm().max(1e-6)) else {
+            let Some(e) = self.cache.find(key, &here, match_tolerance(&c.r_a)) else {
                 continue;
             };
             let mut lambda = Vec3::new(e.normal, e.tangent.dot(&c.t1), e.tangent.dot(&c.t2));

@@ -23,6 +23,7 @@ pub mod sqm;
 use crate::body::RigidBody;
 use crate::collision::Contact;
 use crate::dynamics::islands::Islands;
+use crate::dynamics::warm_start::ImpulseCache;
 use crate::math::Vec3;
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -584,6 +585,17 @@ pub trait CollisionSolver: Send + Sync + SolverClone {
     fn resolves_speculative_as_touching(&self) -> bool {
         false
     }
+    /// The impulses the method's contacts ended the last step with, which it
+    /// warm-starts the next step from (`dynamics::warm_start`), if it keeps its own:
+    /// part of the world's state, which a saved state carries
+    /// (`scene::save`). Default: none (the method keeps nothing between steps).
+    fn warm_state(&self) -> Option<&ImpulseCache> {
+        None
+    }
+    /// Replace the warm-start state by `cache` (a saved state's, [`Self::warm_state`]);
+    /// the next step then continues as the run the cache was taken from. Default:
+    /// nothing (a method without one).
+    fn set_warm_state(&mut self, _cache: ImpulseCache) {}
 }
 
 /// Cloning a boxed solver with its state; implemented for every `Clone` solver.

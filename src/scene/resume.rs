@@ -1,0 +1,438 @@
+//! The `resume` section of a scene: what a saved run carries besides its bodies, so that
+//! the loaded world continues bit for bit as the saved one ([`super::save`]).
+//!
+//! It holds the step count and time, the island-sleeping settings and state (which
+//! bodies sleep, each body's still timer, a pending wake), the world's contact margin
+//! and impact timing, the contact pass's warm-start impulses and last projection, the
+//! method's own warm-start impulses (CCP, MDP: [`CollisionSolver::warm_state`]) and the
+//! energy ledger's running totals. Every number is an `f64` written in RON's shortest
+//! round-trip form, so it loads back with the same bits.
+//!
+//! A warm-start impulse is one contact's accumulated impulse at the end of the saved
+//! step (`dynamics::warm_start`): its pair (body `a` and body `b` or a `container`), its
+//! point in a's body frame (m), its normal impulse on a (N s, ≥ 0) and its tangential
+//! impulse on a (N s, world frame).
+//!
+//! [`CollisionSolver::warm_state`]: crate::dynamics::solver::CollisionSolver::warm_state
+
+use super::expand::{Errors, PlacedBody};
+use super::locate::FieldPath;
+use super::spec::{V3, bare_option, solver_name};
+use super::{Scene, SceneError};
+use crate::dynamics::solver::SolverKind;
+use crate::dynamics::warm_start::ImpulseCache;
+use crate::energy::EnergyLedger;
+use crate::world::{CarriedState, SleepParams, World};
+use serde::{Deserialize, Serialize};
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+fn default_margin() -> f64 {
+    0.005
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// The state a saved run carries besides its bodies (module doc).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename = "Resume", deny_unknown_fields)]
+pub struct ResumeSpec {
+    /// Steps taken before the save.
+    pub step: u64,
+    /// Simulated time at the save (s).
+    pub time: f64,
+    /// Island sleeping settings. Default: the world's (enabled, 0.01 m/s, 0.5 s).
+    #[serde(default)]
+    pub sleep: SleepSpec,
+    /// Contact generation distance (m). Default: 0.005.
+    #[serde(default = "default_margin")]
+    pub contact_margin: f64,
+    /// Whether impacts of speculative contacts are timed (`dynamics::impact`).
+    /// Default: true.
+    #[serde(default = "yes")]
+    pub impact_timing: bool,
+    /// Indices of the bodies asleep, increasing. Default: none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub asleep: Vec<usize>,
+    /// Per body: how long it has been still (s); one per body, or empty for all 0.
+    #[serde(default)]
+    pub still_time: Vec<f64>,
+    /// The containers or gravity changed since the last step: the next step wakes every
+    /// body. Default: false.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub wake_pending: bool,
+    /// The contact pass's warm-start impulses. Default: none.
+    #[serde(default)]
+    pub contact_impulses: Vec<ImpulseSpec>,
+    /// The contact pass's last position projection per body, (Δx (m), Δθ (rad)); one per
+    /// body, or empty. Default: empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub projection: Vec<(V3, V3)>,
+    /// The method's own warm-start impulses (CCP and MDP keep them). Default: none.
+    #[serde(default, with = "bare_option", skip_serializing_if = "Option::is_none")]
+    pub solver: Option<SolverWarmSpec>,
+    /// The energy ledger's running totals. Default: none (the ledger starts anew at the
+    /// loaded state).
+    #[serde(default, with = "bare_option", skip_serializing_if = "Option::is_none")]
+    pub ledger: Option<LedgerSpec>,
+}
+
+/// Island sleeping settings (`world::SleepParams`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename = "Sleep", deny_unknown_fields)]
+pub struct SleepSpec {
+    pub enabled: bool,
+    /// m/s.
+    pub velocity: f64,
+    /// s.
+    pub time: f64,
+}
+
+impl Default for SleepSpec {
+    fn default() -> Self {
+        SleepSpec::from(&SleepParams::default())
+    }
+}
+
+impl From<&SleepParams> for SleepSpec {
+    fn from(p: &SleepParams) -> Self {
+        SleepSpec {
+            enabled: p.enabled,
+            velocity: p.velocity,
+            time: p.time,
+        }
+    }
+}
+
+/// One contact's warm-start impulse (module doc).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename = "Impulse", deny_unknown_fields)]
+pub struct ImpulseSpec {
+    pub a: usize,
+    /// The other body (or `container`).
+    #[serde(default, with = "bare_option", skip_serializing_if = "Option::is_none")]
+    pub b: Option<usize>,
+    #[serde(default, with = "bare_option", skip_serializing_if = "Option::is_none")]
+    pub container: Option<usize>,
+    /// The contact point in a's body frame (m).
+    pub point: V3,
+    /// Normal impulse on a (N s, ≥ 0).
+    pub normal: f64,
+    /// Tangential impulse on a (N s, world frame).
+    pub tangent: V3,
+}
+
+/// The method's own warm-start impulses, with the method that made them.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename = "SolverWarmStart", deny_unknown_fields)]
+pub struct SolverWarmSpec {
+    #[serde(with = "solver_name")]
+    pub method: SolverKind,
+    #[serde(default)]
+    pub impulses: Vec<ImpulseSpec>,
+}
+
+/// The energy ledger's running totals (J; `energy::EnergyLedger`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename = "Ledger", deny_unknown_fields)]
+pub struct LedgerSpec {
+    pub initial_total: f64,
+    pub dissipated_restitution: f64,
+    pub dissipated_friction: f64,
+    pub external_work: f64,
+    pub integration: f64,
+    pub projection: f64,
+}
+
+fn impulses_of(cache: &ImpulseCache) -> Vec<ImpulseSpec> {
+    cache
+        .entries()
+        .iter()
+        .map(|e| ImpulseSpec {
+            a: e.key.0,
+            b: e.key.1,
+            container: e.key.2,
+            point: e.point.into(),
+            normal: e.normal,
+            tangent: e.tangent.into(),
+        })
+        .collect()
+}
+
+fn cache_of(impulses: &[ImpulseSpec]) -> ImpulseCache {
+    let mut cache = ImpulseCache::default();
+    for i in impulses {
+        cache.push(
+            (i.a, i.b, i.container),
+            i.point.vec3(),
+            i.normal,
+            i.tangent.vec3(),
+        );
+    }
+    cache.finish();
+    cache
+}
+
+impl ResumeSpec {
+    /// The section for `world`'s current state.
+    pub fn of_world(world: &World) -> ResumeSpec {
+        let carried = world.carried_state();
+        let l = &world.ledger;
+        ResumeSpec {
+            step: world.step_index,
+            time: world.time,
+            sleep: SleepSpec::from(&world.sleep),
+            contact_margin: world.contact_margin,
+            impact_timing: world.impact_timing,
+            asleep: (0..carried.sleeping.len())
+                .filter(|&i| carried.sleeping[i])
+                .collect(),
+            still_time: if carried.still_time.iter().all(|&t| t == 0.0) {
+                Vec::new()
+            } else {
+                carried.still_time
+            },
+            wake_pending: carried.wake_pending,
+            contact_impulses: impulses_of(&carried.contact_impulses),
+            projection: carried
+                .projection
+                .iter()
+                .map(|(dx, dth)| ((*dx).into(), (*dth).into()))
+                .collect(),
+            solver: carried.solver_impulses.map(|cache| SolverWarmSpec {
+                method: world.solver_kind(),
+                impulses: impulses_of(&cache),
+            }),
+            ledger: Some(LedgerSpec {
+                initial_total: l.initial_total,
+                dissipated_restitution: l.dissipated_restitution,
+                dissipated_friction: l.dissipated_friction,
+                external_work: l.external_work,
+                integration: l.integration,
+                projection: l.projection,
+            }),
+        }
+    }
+
+    /// Put the section into `world`, built from the same scene (checked by
+    /// [`Scene::check_resume`]). The method's impulses go to the world's method only if
+    /// it is the one that made them: a run with another method (`--solver`) starts that
+    /// method cold, as switching methods in the app does.
+    pub(super) fn apply(&self, world: &mut World) {
+        let n = world.bodies.len();
+        world.step_index = self.step;
+        world.time = self.time;
+        world.sleep = SleepParams {
+            enabled: self.sleep.enabled,
+            velocity: self.sleep.velocity,
+            time: self.sleep.time,
+        };
+        world.contact_margin = self.contact_margin;
+        world.impact_timing = self.impact_timing;
+        let mut sleeping = vec![false; n];
+        for &i in &self.asleep {
+            sleeping[i] = true;
+        }
+        let still_time = if self.still_time.is_empty() {
+            vec![0.0; n]
+        } else {
+            self.still_time.clone()
+        };
+        let solver_impulses = self
+            .solver
+            .as_ref()
+            .filter(|s| s.method == world.solver_kind())
+            .map(|s| cache_of(&s.impulses));
+        world.set_carried_state(CarriedState {
+            sleeping,
+            still_time,
+            wake_pending: self.wake_pending,
+            contact_impulses: cache_of(&self.contact_impulses),
+            projection: self
+                .projection
+                .iter()
+                .map(|(dx, dth)| (dx.vec3(), dth.vec3()))
+                .collect(),
+            solver_impulses,
+        });
+        if let Some(l) = &self.ledger {
+            world.resume_ledger(EnergyLedger {
+                initial_total: l.initial_total,
+                dissipated_restitution: l.dissipated_restitution,
+                dissipated_friction: l.dissipated_friction,
+                external_work: l.external_work,
+                integration: l.integration,
+                projection: l.projection,
+            });
+        }
+    }
+}
+
+fn finite_at_least(errs: &mut Errors, path: &FieldPath, x: f64, min: f64, unit: &str) {
+    if !(x.is_finite() && x >= min) {
+        errs.push(path, format!("must be finite and ≥ {min}{unit}, got {x}"));
+    }
+}
+
+fn finite3(errs: &mut Errors, path: &FieldPath, v: &V3) {
+    if !v.is_finite() {
+        errs.push(path, format!("must be finite, got {v}"));
+    }
+}
+
+/// The problems of a list of impulses at `path`.
+fn check_impulses(
+    errs: &mut Errors,
+    path: &FieldPath,
+    impulses: &[ImpulseSpec],
+    bodies: usize,
+    containers: usize,
+) {
+    for (k, i) in impulses.iter().enumerate() {
+        let p = path.index(k);
+        if i.a >= bodies {
+            errs.push(
+                &p.field("a"),
+                format!("body {} does not exist (the scene has {bodies})", i.a),
+            );
+        }
+        match (i.b, i.container) {
+            (Some(b), None) if b >= bodies || b == i.a => errs.push(
+                &p.field("b"),
+                format!(
+                    "body {b} is not another body of the scene (a = {}, {bodies} bodies)",
+                    i.a
+                ),
+            ),
+            (None, Some(c)) if c >= containers => errs.push(
+                &p.field("container"),
+                format!("container {c} does not exist (the scene has {containers})"),
+            ),
+            (Some(_), None) | (None, Some(_)) => {}
+            _ => errs.push(&p, "needs exactly one of `b` and `container`".into()),
+        }
+        finite3(errs, &p.field("point"), &i.point);
+        finite_at_least(errs, &p.field("normal"), i.normal, 0.0, " N s");
+        finite3(errs, &p.field("tangent"), &i.tangent);
+    }
+}
+
+impl Scene {
+    /// Check the `resume` section against the scene's `bodies` (expanded) and
+    /// containers; with `method`, also that its method impulses were made by the
+    /// scene's method (a file that says otherwise is inconsistent; a method chosen
+    /// after loading, `--solver`, starts cold instead, [`ResumeSpec::apply`]).
+    pub(super) fn check_resume(
+        &self,
+        bodies: &[PlacedBody],
+        method: bool,
+    ) -> Result<(), SceneError> {
+        let Some(r) = &self.resume else {
+            return Ok(());
+        };
+        let mut errs = Errors::default();
+        let path = FieldPath::root().field("resume");
+        let (n, nc) = (bodies.len(), self.containers.len());
+        finite_at_least(&mut errs, &path.field("time"), r.time, 0.0, " s");
+        let sp = path.field("sleep");
+        finite_at_least(
+            &mut errs,
+            &sp.field("velocity"),
+            r.sleep.velocity,
+            0.0,
+            " m/s",
+        );
+        finite_at_least(&mut errs, &sp.field("time"), r.sleep.time, 0.0, " s");
+        finite_at_least(
+            &mut errs,
+            &path.field("contact_margin"),
+            r.contact_margin,
+            0.0,
+            " m",
+        );
+        for (k, &i) in r.asleep.iter().enumerate() {
+            let p = path.field("asleep").index(k);
+            if i >= n {
+                errs.push(&p, format!("body {i} does not exist (the scene has {n})"));
+            } else if bodies[i].is_static {
+                errs.push(&p, format!("body {i} is static: only moving bodies sleep"));
+            } else if k > 0 && i <= r.asleep[k - 1] {
+                errs.push(&p, "the indices must increase".into());
+            }
+        }
+        if !(r.still_time.is_empty() || r.still_time.len() == n) {
+            errs.push(
+                &path.field("still_time"),
+                format!(
+                    "needs one time per body ({n}) or none, got {}",
+                    r.still_time.len()
+                ),
+            );
+        }
+        for (k, &t) in r.still_time.iter().enumerate() {
+            finite_at_least(&mut errs, &path.field("still_time").index(k), t, 0.0, " s");
+        }
+        check_impulses(
+            &mut errs,
+            &path.field("contact_impulses"),
+            &r.contact_impulses,
+            n,
+            nc,
+        );
+        if !(r.projection.is_empty() || r.projection.len() == n) {
+            errs.push(
+                &path.field("projection"),
+                format!(
+                    "needs one displacement per body ({n}) or none, got {}",
+                    r.projection.len()
+                ),
+            );
+        }
+        for (k, (dx, dth)) in r.projection.iter().enumerate() {
+            if !(dx.is_finite() && dth.is_finite()) {
+                errs.push(
+                    &path.field("projection").index(k),
+                    format!("must be finite, got ({dx}, {dth})"),
+                );
+            }
+        }
+        if let Some(s) = &r.solver {
+            let p = path.field("solver");
+            if method && s.method != self.solver {
+                errs.push(
+                    &p.field("method"),
+                    format!(
+                        "the impulses were saved with {}, but the scene's solver is {}",
+                        s.method, self.solver
+                    ),
+                );
+            } else if s.method.create().warm_state().is_none() {
+                errs.push(
+                    &p.field("method"),
+                    format!("{} keeps no warm-start impulses of its own", s.method),
+                );
+            }
+            check_impulses(&mut errs, &p.field("impulses"), &s.impulses, n, nc);
+        }
+        if let Some(l) = &r.ledger {
+            let p = path.field("ledger");
+            for (field, x) in [
+                ("initial_total", l.initial_total),
+                ("dissipated_restitution", l.dissipated_restitution),
+                ("dissipated_friction", l.dissipated_friction),
+                ("external_work", l.external_work),
+                ("integration", l.integration),
+                ("projection", l.projection),
+            ] {
+                if !x.is_finite() {
+                    errs.push(&p.field(field), format!("must be finite, got {x} J"));
+                }
+            }
+        }
+        errs.into_check(self)
+    }
+}

@@ -163,7 +163,7 @@ pub fn uniform_grid(
 /// copied into cell order so that the pair tests read memory in order.
 ///
 /// Cell coordinates are taken relative to the lowest occupied cell and clamped to
-/// 0..=2²¹ − 1 so that a cell packs into one 64-bit key ([`pack`]); balls beyond that
+/// 0..=2²¹ − 1 so that a cell packs into one 64-bit key (`pack`); balls beyond that
 /// range (more than two million cells from the lowest) share the edge cells. Clamping
 /// is monotonic, so two balls in neighbouring cells stay in the same or neighbouring
 /// cells: slower, still correct.

@@ -288,6 +288,7 @@ pub type MainViewCamera = (
     Without<bevy_egui::PrimaryEguiContext>,
     Without<CompareCamera>,
     Without<super::record::RecordCamera>,
+    Without<super::render::ScaledViewCamera>,
 );
 
 /// Every render layer a run can use (containers and lights are on all of them).

@@ -70,18 +70,38 @@ impl Frame {
                 .collect()
         };
         let (xs, ys) = (taps(width, self.width), taps(height, self.height));
+        // Separable: each source row used is interpolated along x once (values in
+        // 1/256), then each output row blends two such rows.
         let stride = 4 * self.width as usize;
-        let mut rgba = Vec::with_capacity(4 * width as usize * height as usize);
-        for &(y0, y1, wy) in &ys {
-            let (r0, r1) = (&self.rgba[y0 * stride..], &self.rgba[y1 * stride..]);
-            for &(x0, x1, wx) in &xs {
+        let horizontal = |y: usize, out: &mut Vec<u32>| {
+            out.clear();
+            let row = &self.rgba[y * stride..(y + 1) * stride];
+            for &(x0, x1, w) in &xs {
+                let (a, b) = (&row[4 * x0..4 * x0 + 4], &row[4 * x1..4 * x1 + 4]);
                 for c in 0..4 {
-                    let lerp = |row: &[u8]| {
-                        u32::from(row[4 * x0 + c]) * (256 - wx) + u32::from(row[4 * x1 + c]) * wx
-                    };
-                    let v = lerp(r0) * (256 - wy) + lerp(r1) * wy;
-                    rgba.push(((v + (1 << 15)) >> 16) as u8);
+                    out.push(u32::from(a[c]) * (256 - w) + u32::from(b[c]) * w);
                 }
+            }
+        };
+        let (mut upper, mut lower) = (Vec::new(), Vec::new());
+        let (mut have_upper, mut have_lower) = (usize::MAX, usize::MAX);
+        let mut rgba = vec![0u8; 4 * width as usize * height as usize];
+        for (out, &(y0, y1, w)) in rgba.chunks_exact_mut(4 * width as usize).zip(&ys) {
+            if have_upper != y0 {
+                if have_lower == y0 {
+                    std::mem::swap(&mut upper, &mut lower);
+                    have_lower = usize::MAX;
+                } else {
+                    horizontal(y0, &mut upper);
+                }
+                have_upper = y0;
+            }
+            if have_lower != y1 {
+                horizontal(y1, &mut lower);
+                have_lower = y1;
+            }
+            for ((o, &a), &b) in out.iter_mut().zip(&upper).zip(&lower) {
+                *o = ((a * (256 - w) + b * w + (1 << 15)) >> 16) as u8;
             }
         }
         Frame {

@@ -147,7 +147,7 @@ fn fast_mode_draws_the_view_at_the_render_scale() {
             "--quality",
             "fast",
             "--size",
-            "800x500",
+            "1280x800",
             "--screenshot",
             shot.to_str().unwrap(),
             // Shaders compile over the first frames.
@@ -160,7 +160,7 @@ fn fast_mode_draws_the_view_at_the_render_scale() {
             args.extend(["--render-scale", s]);
         }
         let out = Command::new(&xvfb)
-            .args(["-a", "-s", "-screen 0 800x500x24"])
+            .args(["-a", "-s", "-screen 0 1280x800x24"])
             .arg(env!("CARGO_BIN_EXE_impulse-lab"))
             .args(&args)
             .current_dir(env!("CARGO_MANIFEST_DIR"))
@@ -185,8 +185,8 @@ fn fast_mode_draws_the_view_at_the_render_scale() {
             panic!("cannot read the sizes in '{line}'");
         };
         eprintln!("{line}");
-        // The view is what the panels leave of 800x500 (a few hundred pixels each way).
-        assert!(view.0 > 200 && view.1 > 100, "{line}");
+        // The view is what the panels leave of 1280x800 (several hundred pixels each way).
+        assert!(view.0 > 400 && view.1 > 200, "{line}");
         let expected = if halved {
             // round(n / 2) per axis.
             (view.0.div_ceil(2), view.1.div_ceil(2))
@@ -200,8 +200,9 @@ fn fast_mode_draws_the_view_at_the_render_scale() {
             shot.display(),
             100.0 * vivid
         );
-        assert_eq!(size, (800, 500));
-        // The default scene's bodies cover several percent of the view (see above).
+        assert_eq!(size, (WIDTH, HEIGHT));
+        // The 240 bodies of the default scene, a column above the box at t = 0, cover
+        // a few percent of the window (see above).
         assert!(vivid > 0.01, "{args:?}: too few body-coloured pixels");
     }
 }

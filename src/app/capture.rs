@@ -110,7 +110,8 @@ fn take_screenshots(
 
 /// Quit once `--exit-after-frames` frames are done (and the scripted screenshot is
 /// written), printing the frame rate of the frames after [`measured_from`] so that a
-/// run can serve as a rendering benchmark.
+/// run can serve as a rendering benchmark, and the size the 3D view is drawn at.
+#[allow(clippy::too_many_arguments)]
 pub(super) fn exit_when_done(
     frames: Res<FrameCount>,
     automation: Res<Automation>,

@@ -1558,16 +1558,18 @@ fn render_stats_overlay(
         )
         .show(ctx, |ui| {
             egui::Frame::popup(ui.style()).show(ui, |ui| {
+                ui.monospace(format!(
+                    "{:.1} FPS | render {:.0} ms",
+                    stats.fps,
+                    stats.render * 1e3
+                ))
+                .on_hover_text(
+                    "Frames per second of the whole app, and the time the renderer \
+                     takes per frame (preparing, drawing, presenting)",
+                );
+                // The controls on a line of their own: the box stays narrow over a
+                // narrow view.
                 ui.horizontal(|ui| {
-                    ui.monospace(format!(
-                        "{:.1} FPS | render {:.0} ms",
-                        stats.fps,
-                        stats.render * 1e3
-                    ))
-                    .on_hover_text(
-                        "Frames per second of the whole app, and the time the renderer \
-                         takes per frame (preparing, drawing, presenting)",
-                    );
                     let q = settings.quality;
                     let hint = match &settings.adapter {
                         Some((name, true)) => format!("software renderer ({name})"),

@@ -1315,7 +1315,12 @@ fn sync_scaled_view(
         OrbitView,
     >,
     mut scaled: Query<
-        (&mut Transform, &mut GlobalTransform, &mut Projection),
+        (
+            &mut Transform,
+            &mut GlobalTransform,
+            &mut Projection,
+            Option<&bevy::camera::visibility::RenderLayers>,
+        ),
         (
             With<ScaledViewCamera>,
             Without<super::interaction::OrbitCamera>,
@@ -1367,7 +1372,7 @@ fn sync_scaled_view(
         }
     }
     match state.camera.and_then(|e| scaled.get_mut(e).ok()) {
-        Some((mut t, mut g, mut p)) => {
+        Some((mut t, mut g, mut p, seen)) => {
             if *t != *eye {
                 *t = *eye;
             }
@@ -1376,6 +1381,14 @@ fn sync_scaled_view(
             }
             if projection.is_changed() {
                 *p = (*projection).clone();
+            }
+            let layer_0 = bevy::camera::visibility::RenderLayers::default();
+            if seen.unwrap_or(&layer_0) != layers.unwrap_or(&layer_0)
+                && let Some(e) = state.camera
+            {
+                commands
+                    .entity(e)
+                    .insert(layers.cloned().unwrap_or_default());
             }
         }
         None if state.camera.is_none() => {
@@ -1497,11 +1510,17 @@ pub fn scale_label(s: f32) -> String {
     }
 }
 
-/// The render scale menu (module doc).
-fn render_scale_choice(ui: &mut bevy_egui::egui::Ui, settings: &mut RenderSettings) {
+/// The render scale menu (module doc); `scaled`: whether the view is drawn off-screen
+/// now (not side by side, where it is drawn at scale 1).
+fn render_scale_choice(ui: &mut bevy_egui::egui::Ui, settings: &mut RenderSettings, scaled: bool) {
     let current = settings.render_scale();
+    let shown = if scaled || current >= 1.0 {
+        format!("scale {}", scale_label(current))
+    } else {
+        "scale 1 (split)".into()
+    };
     bevy_egui::egui::ComboBox::from_id_salt("render_scale")
-        .selected_text(format!("scale {}", scale_label(current)))
+        .selected_text(shown)
         .show_ui(ui, |ui| {
             for s in RENDER_SCALES {
                 if ui
@@ -1516,16 +1535,19 @@ fn render_scale_choice(ui: &mut bevy_egui::egui::Ui, settings: &mut RenderSettin
         .on_hover_text(
             "Render scale: the 3D view is drawn at this fraction of its width and height \
              and stretched to fit: fewer pixels to shade, a softer picture; the panels \
-             stay sharp. Default: 1/2 at fast quality, 1 at full (--render-scale).",
+             stay sharp. Default: 1/2 at fast quality, 1 at full (--render-scale). \
+             Side by side comparison draws at scale 1.",
         );
 }
 
+#[allow(clippy::too_many_arguments)]
 fn render_stats_overlay(
     mut contexts: bevy_egui::EguiContexts,
     time: Res<Time<Real>>,
     render_time: Res<RenderTime>,
     mut stats: ResMut<FrameStats>,
     mut settings: ResMut<RenderSettings>,
+    scaled_view: Res<ScaledView>,
     camera: Query<&Camera, super::compare::MainViewCamera>,
     window: Single<&Window, With<bevy::window::PrimaryWindow>>,
 ) -> Result {
@@ -1588,7 +1610,7 @@ fn render_stats_overlay(
                         settings.quality = q.toggled();
                         settings.requested = Some(settings.quality);
                     }
-                    render_scale_choice(ui, &mut settings);
+                    render_scale_choice(ui, &mut settings, scaled_view.size().is_some());
                 });
             });
         });

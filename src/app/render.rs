@@ -1616,3 +1616,48 @@ fn render_stats_overlay(
         });
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each side is scaled and rounded on its own (an odd side rounds half up), never
+    /// below one pixel, and scale 1 keeps the size.
+    #[test]
+    fn scaled_sizes() {
+        assert_eq!(scaled_size(1280, 720, 0.5), (640, 360));
+        assert_eq!(scaled_size(790, 466, 0.5), (395, 233));
+        assert_eq!(scaled_size(791, 467, 0.5), (396, 234));
+        assert_eq!(scaled_size(1280, 720, 0.25), (320, 180));
+        assert_eq!(scaled_size(1280, 720, 1.0), (1280, 720));
+        assert_eq!(scaled_size(3, 1, 0.25), (1, 1));
+    }
+
+    /// The command line accepts 0.25 to 1 and names the problem otherwise; the default
+    /// scale follows the quality, a chosen one overrides it.
+    #[test]
+    fn render_scale_parses_and_defaults_by_quality() {
+        assert_eq!(parse_render_scale("0.5"), Ok(0.5));
+        assert_eq!(parse_render_scale("1"), Ok(1.0));
+        assert_eq!(parse_render_scale("0.25"), Ok(0.25));
+        for bad in ["0", "0.2", "1.5", "-1", "NaN", "half", ""] {
+            let e = parse_render_scale(bad).unwrap_err();
+            assert!(e.contains("render scale"), "{bad}: {e}");
+        }
+        let mut s = RenderSettings {
+            quality: RenderQuality::Fast,
+            requested: None,
+            adapter: None,
+            scale: None,
+        };
+        assert_eq!(s.render_scale(), 0.5);
+        s.quality = RenderQuality::Full;
+        assert_eq!(s.render_scale(), 1.0);
+        s.scale = Some(0.75);
+        assert_eq!(s.render_scale(), 0.75);
+        assert_eq!(scale_label(0.5), "1/2");
+        assert_eq!(scale_label(0.75), "3/4");
+        assert_eq!(scale_label(1.0), "1");
+        assert_eq!(scale_label(0.6), "0.6");
+    }
+}

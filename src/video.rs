@@ -44,6 +44,72 @@ impl Frame {
             rgba: rgba.repeat((width * height) as usize),
         }
     }
+
+    /// This frame stretched to `width × height` by bilinear interpolation, as a GPU's
+    /// linear filter samples a texture: output pixel centre x + ½ maps to source
+    /// position (x + ½)·w_src/w − ½, clamped to the edge pixels, and each channel is
+    /// the weighted mean of the 2 × 2 nearest source pixels (weights in 1/256, on the
+    /// sRGB-encoded bytes). The same size returns the frame unchanged.
+    pub fn stretched(&self, width: u32, height: u32) -> Frame {
+        if (width, height) == (self.width, self.height) {
+            return self.clone();
+        }
+        if self.width == 0 || self.height == 0 || width == 0 || height == 0 {
+            return Frame::filled(width, height, [0, 0, 0, 255]);
+        }
+        // Per output column or row: the two source indices and the second's weight.
+        let taps = |n: u32, src: u32| -> Vec<(usize, usize, u32)> {
+            let ratio = src as f64 / n as f64;
+            (0..n)
+                .map(|i| {
+                    let p = ((i as f64 + 0.5) * ratio - 0.5).clamp(0.0, (src - 1) as f64);
+                    let i0 = p.floor() as usize;
+                    let i1 = (i0 + 1).min(src as usize - 1);
+                    (i0, i1, ((p - i0 as f64) * 256.0).round() as u32)
+                })
+                .collect()
+        };
+        let (xs, ys) = (taps(width, self.width), taps(height, self.height));
+        // Separable: each source row used is interpolated along x once (values in
+        // 1/256), then each output row blends two such rows.
+        let stride = 4 * self.width as usize;
+        let horizontal = |y: usize, out: &mut Vec<u32>| {
+            out.clear();
+            let row = &self.rgba[y * stride..(y + 1) * stride];
+            for &(x0, x1, w) in &xs {
+                let (a, b) = (&row[4 * x0..4 * x0 + 4], &row[4 * x1..4 * x1 + 4]);
+                for c in 0..4 {
+                    out.push(u32::from(a[c]) * (256 - w) + u32::from(b[c]) * w);
+                }
+            }
+        };
+        let (mut upper, mut lower) = (Vec::new(), Vec::new());
+        let (mut have_upper, mut have_lower) = (usize::MAX, usize::MAX);
+        let mut rgba = vec![0u8; 4 * width as usize * height as usize];
+        for (out, &(y0, y1, w)) in rgba.chunks_exact_mut(4 * width as usize).zip(&ys) {
+            if have_upper != y0 {
+                if have_lower == y0 {
+                    std::mem::swap(&mut upper, &mut lower);
+                    have_lower = usize::MAX;
+                } else {
+                    horizontal(y0, &mut upper);
+                }
+                have_upper = y0;
+            }
+            if have_lower != y1 {
+                horizontal(y1, &mut lower);
+                have_lower = y1;
+            }
+            for ((o, &a), &b) in out.iter_mut().zip(&upper).zip(&lower) {
+                *o = ((a * (256 - w) + b * w + (1 << 15)) >> 16) as u8;
+            }
+        }
+        Frame {
+            width,
+            height,
+            rgba,
+        }
+    }
 }
 
 /// The container/codec of a recording.
@@ -689,6 +755,38 @@ impl Drop for ThreadedSink {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Stretching a 2-pixel ramp 0 → 255 to 4 pixels samples it at source positions
+    /// −¼ (clamped to 0), ¼, ¾ and 1¼ (clamped to 1): 0, ¼·255, ¾·255, 255; rows are
+    /// interpolated the same way, and the same size is a copy.
+    #[test]
+    fn stretched_is_bilinear_with_pixel_centres() {
+        let mut src = Frame::filled(2, 2, [0, 0, 0, 255]);
+        for y in 0..2 {
+            src.rgba[4 * (2 * y + 1)..4 * (2 * y + 1) + 3].copy_from_slice(&[255, 255, 255]);
+        }
+        let out = src.stretched(4, 4);
+        assert_eq!((out.width, out.height), (4, 4));
+        for y in 0..4 {
+            let row: Vec<u8> = (0..4).map(|x| out.rgba[4 * (4 * y + x)]).collect();
+            // 255 · 64/256 = 63.75 and 255 · 192/256 = 191.25, rounded.
+            assert_eq!(row, [0, 64, 191, 255], "row {y}");
+            assert!((0..4).all(|x| out.rgba[4 * (4 * y + x) + 3] == 255));
+        }
+        // Vertically: a 1-pixel-wide column 0 over 255 stretched to height 4.
+        let mut col = Frame::filled(1, 2, [0, 0, 0, 255]);
+        col.rgba[4..7].copy_from_slice(&[255, 255, 255]);
+        let out = col.stretched(1, 4);
+        let column: Vec<u8> = (0..4).map(|y| out.rgba[4 * y]).collect();
+        assert_eq!(column, [0, 64, 191, 255]);
+        assert_eq!(src.stretched(2, 2), src);
+        // A uniform picture stays uniform at any size.
+        let grey = Frame::filled(3, 5, [90, 120, 200, 255]);
+        assert_eq!(
+            grey.stretched(8, 7),
+            Frame::filled(8, 7, [90, 120, 200, 255])
+        );
+    }
 
     /// A moving gradient with a bright square: every frame differs.
     fn synthetic(width: u32, height: u32, k: u32) -> Frame {

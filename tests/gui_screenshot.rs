@@ -121,3 +121,88 @@ fn default_scene_renders_bodies_under_xvfb() {
         100.0 * vivid
     );
 }
+
+/// The render scale in the app: at fast quality the 3D view is drawn off-screen at half
+/// its size per axis (the app prints "3D view WxH, drawn at wxh" at exit, the orbit
+/// camera's viewport and the scaled camera's target as the renderer has them) and shown
+/// stretched, bodies visible; `--render-scale 1` draws it at its own size.
+#[test]
+fn fast_mode_draws_the_view_at_the_render_scale() {
+    let Some(xvfb) = xvfb_run() else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI must install xvfb (see .ci/run)"
+        );
+        eprintln!("SKIPPED: xvfb-run not found; install xvfb and mesa-vulkan-drivers");
+        return;
+    };
+    let out_dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("gui_scale");
+    std::fs::create_dir_all(&out_dir).unwrap();
+    for (scale, halved) in [(None, true), (Some("1"), false)] {
+        let shot = out_dir.join(format!("scale_{}.png", scale.unwrap_or("default")));
+        let _ = std::fs::remove_file(&shot);
+        let mut args = vec![
+            "gui",
+            "--paused",
+            "--quality",
+            "fast",
+            "--size",
+            "1280x800",
+            "--screenshot",
+            shot.to_str().unwrap(),
+            // Shaders compile over the first frames.
+            "--after-frames",
+            "20",
+            "--exit-after-frames",
+            "24",
+        ];
+        if let Some(s) = scale {
+            args.extend(["--render-scale", s]);
+        }
+        let out = Command::new(&xvfb)
+            .args(["-a", "-s", "-screen 0 1280x800x24"])
+            .arg(env!("CARGO_BIN_EXE_impulse-lab"))
+            .args(&args)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .env("WGPU_BACKEND", "vulkan")
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let log = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "app failed ({}):\n{log}", out.status);
+        let line = log
+            .lines()
+            .find(|l| l.contains("3D view "))
+            .unwrap_or_else(|| panic!("no view sizes in the log:\n{log}"));
+        let sizes: Vec<(u32, u32)> = line
+            .split(|c: char| !(c.is_ascii_digit() || c == 'x'))
+            .filter_map(|w| {
+                let (a, b) = w.split_once('x')?;
+                Some((a.parse().ok()?, b.parse().ok()?))
+            })
+            .collect();
+        let [view, drawn] = sizes[..] else {
+            panic!("cannot read the sizes in '{line}'");
+        };
+        eprintln!("{line}");
+        // The view is what the panels leave of 1280x800 (several hundred pixels each way).
+        assert!(view.0 > 400 && view.1 > 200, "{line}");
+        let expected = if halved {
+            // round(n / 2) per axis.
+            (view.0.div_ceil(2), view.1.div_ceil(2))
+        } else {
+            view
+        };
+        assert_eq!(drawn, expected, "{args:?}: {line}");
+        let (vivid, distinct, size) = colour_stats(&shot);
+        eprintln!(
+            "{}: {:.1}% body-coloured, {distinct} colours",
+            shot.display(),
+            100.0 * vivid
+        );
+        assert_eq!(size, (WIDTH, HEIGHT));
+        // The 240 bodies of the default scene, a column above the box at t = 0, cover
+        // a few percent of the window (see above).
+        assert!(vivid > 0.01, "{args:?}: too few body-coloured pixels");
+    }
+}

@@ -295,6 +295,15 @@ fn bad_arguments_fail_at_once_with_exit_code_2() {
         (&[SCENE, "--out", ok, "--format", "avi"], "avi"),
         (&[SCENE, "--out", &format!("{ok}.avi")], ".avi"),
         (&["no_such_scene", "--out", ok], "no_such_scene"),
+        (&[SCENE, "--out", ok, "--render-scale", "0"], "render scale"),
+        (
+            &[SCENE, "--out", ok, "--render-scale", "1.5"],
+            "render scale",
+        ),
+        (
+            &[SCENE, "--out", ok, "--render-scale", "half"],
+            "render scale",
+        ),
     ];
     for (args, needle) in cases {
         let start = Instant::now();
@@ -315,6 +324,90 @@ fn bad_arguments_fail_at_once_with_exit_code_2() {
     assert!(!Path::new("/nonexistent").exists());
     let left: Vec<_> = std::fs::read_dir(&dir).unwrap().collect();
     assert!(left.is_empty(), "bad runs created files: {left:?}");
+}
+
+/// The size `record` printed that it drew the pictures at ("drawn at WxH"): the size
+/// of the pictures it read back from the renderer.
+fn drawn_at(out: &Output) -> (u32, u32) {
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let size = stdout
+        .split("drawn at ")
+        .nth(1)
+        .and_then(|rest| rest.split(')').next())
+        .unwrap_or_else(|| panic!("no 'drawn at' in {stdout}"));
+    let (w, h) = size.split_once('x').unwrap();
+    (w.parse().unwrap(), h.parse().unwrap())
+}
+
+/// The render scale: fast quality draws at half the frame size per axis by default
+/// (`--render-scale` chooses another) and stretches the pictures to the requested size;
+/// the video has that size and shows the same world as a full-size rendering, softer
+/// along edges.
+#[test]
+fn render_scale_draws_smaller_and_keeps_the_frame_size() {
+    if !vulkan_available() {
+        return;
+    }
+    let dir = out_dir("scale");
+    let mut first_frames = Vec::new();
+    for (scale, drawn) in [
+        (None, (160, 120)),
+        (Some("0.25"), (80, 60)),
+        (Some("1"), (320, 240)),
+    ] {
+        let path = dir.join(format!("scale_{}.mp4", scale.unwrap_or("default")));
+        let mut args = vec![
+            SCENE,
+            "--out",
+            path.to_str().unwrap(),
+            "--quality",
+            "fast",
+            "--size",
+            "320x240",
+            "--fps",
+            "30",
+            "--duration",
+            "0.1",
+        ];
+        if let Some(s) = scale {
+            args.extend(["--render-scale", s]);
+        }
+        let out = record(&args);
+        assert!(out.status.success(), "record {args:?} failed");
+        assert_eq!(drawn_at(&out), drawn, "{args:?}");
+        let (info, frames) = decode_mp4(&path);
+        assert_eq!((info.width, info.height), (320, 240), "{args:?}");
+        assert_eq!(frames.len(), 3, "0.1 s at 30 fps");
+        assert!(distinct_colours(&frames[0]) > 30, "{args:?}: blank frame");
+        write_png(
+            &dir.join(format!("frame0_{}.png", scale.unwrap_or("default"))),
+            320,
+            240,
+            &frames[0],
+        );
+        first_frames.push(frames[0].clone());
+    }
+    // Half scale against scale 1, frame 0 (the same world): they differ by more than the
+    // encoder's rounding (48 of 255) only along the outlines of the ellipsoid, the floor
+    // and the walls, which stretching blurs over about two pixels: a few thousand of the
+    // 76 800 pixels. A picture of another world, a misplaced or wrongly sized stretch
+    // differs over whole bodies and walls.
+    let (half, full) = (&first_frames[0], &first_frames[2]);
+    let differing = half
+        .chunks_exact(4)
+        .zip(full.chunks_exact(4))
+        .filter(|(p, q)| (0..3).any(|c| p[c].abs_diff(q[c]) > 48))
+        .count() as f64
+        / (320.0 * 240.0);
+    eprintln!(
+        "half against full scale: {:.2}% of pixels differ",
+        100.0 * differing
+    );
+    assert!(
+        differing < 0.05,
+        "{:.2}% of pixels differ",
+        100.0 * differing
+    );
 }
 
 /// The app's recorder (`gui --record`, the same as F9) in a real window under Xvfb:

@@ -106,7 +106,8 @@ fn take_screenshots(
 
 /// Quit once `--exit-after-frames` frames are done (and the scripted screenshot is
 /// written), printing the frame rate of the frames after [`measured_from`] so that a
-/// run can serve as a rendering benchmark.
+/// run can serve as a rendering benchmark, and the size the 3D view is drawn at.
+#[allow(clippy::too_many_arguments)]
 pub(super) fn exit_when_done(
     frames: Res<FrameCount>,
     automation: Res<Automation>,
@@ -115,6 +116,7 @@ pub(super) fn exit_when_done(
     record_at_start: Res<super::record::RecordAtStart>,
     mut state: ResMut<CaptureState>,
     mut exit: MessageWriter<AppExit>,
+    views: Query<(&Camera, Has<super::view::ScaledViewCamera>), With<Camera3d>>,
 ) {
     let Some(n) = automation.exit_after_frames else {
         return;
@@ -138,9 +140,29 @@ pub(super) fn exit_when_done(
                 frames.0,
                 f64::from(measured) / secs.max(1e-9)
             );
+            info!("{}", view_sizes(&views));
         }
         exit.write(AppExit::Success);
     }
+}
+
+/// The size of the 3D view in the window and the size its pixels are drawn at, as the
+/// renderer sees them: the orbit camera's viewport and the scaled view camera's target
+/// (see `render`'s render scale), e.g. "3D view 980x500, drawn at 490x250".
+fn view_sizes(
+    views: &Query<(&Camera, Has<super::view::ScaledViewCamera>), With<Camera3d>>,
+) -> String {
+    let size = |s: Option<UVec2>| s.map_or("?".into(), |s| format!("{}x{}", s.x, s.y));
+    let shown = views
+        .iter()
+        .find(|(c, scaled)| !scaled && c.viewport.is_some())
+        .and_then(|(c, _)| c.viewport.as_ref().map(|v| v.physical_size));
+    let drawn = views
+        .iter()
+        .find(|(_, scaled)| *scaled)
+        .and_then(|(c, _)| c.physical_target_size())
+        .or(shown);
+    format!("3D view {}, drawn at {}", size(shown), size(drawn))
 }
 
 /// Write a captured picture as an RGBA PNG, whole or not at all ([`crate::output`]).

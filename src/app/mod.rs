@@ -93,6 +93,8 @@ pub struct AppOptions {
     pub steps: Option<u64>,
     /// Render quality; `None` chooses from the adapter (fast on a software one).
     pub quality: Option<render::RenderQuality>,
+    /// Render scale of the 3D view (per axis); `None`: the quality's default.
+    pub render_scale: Option<f32>,
     /// What `record` records: size, frame rate, duration, caption.
     pub recording: record::AppRecordSettings,
 }
@@ -115,6 +117,7 @@ impl Default for AppOptions {
             microscope: false,
             steps: None,
             quality: None,
+            render_scale: None,
             recording: record::AppRecordSettings::default(),
         }
     }
@@ -172,6 +175,7 @@ pub fn build_app(options: &AppOptions) -> Result<App, String> {
         },
         render::LabRenderPlugin {
             quality: options.quality,
+            scale: options.render_scale,
         },
         repose::LabReposePlugin,
         interaction::LabInteractionPlugin,

@@ -26,7 +26,7 @@
 use super::interaction::{OrbitCamera, Requests, scene_center};
 use super::launch::{Automation, asset_dir};
 use super::messages::StatusMessage;
-use super::render::{LabRenderPlugin, RenderQuality, scene_extent};
+use super::render::{LabRenderPlugin, RenderQuality, RenderSettings, scaled_size, scene_extent};
 use super::sets::ExitSystems;
 use super::simulation::{LabSimulationPlugin, SimControl, Simulation};
 use super::view::Selection;
@@ -118,6 +118,9 @@ pub struct RecordOptions {
     pub camera: CameraPreset,
     /// Render quality; `None` chooses from the adapter (fast on a software one).
     pub quality: Option<RenderQuality>,
+    /// Render scale (per axis): the picture is rendered at this fraction of `size` and
+    /// stretched to it ([`Frame::stretched`]); `None`: the quality's default.
+    pub render_scale: Option<f32>,
     /// Draw the caption ([`caption_lines`]) on every frame.
     pub caption: bool,
 }
@@ -167,6 +170,9 @@ pub struct RecordReport {
     pub render: Duration,
     /// Wall-clock time spent stepping the world between frames.
     pub physics: Duration,
+    /// The size the renderer drew the pictures at (that of the pictures read back),
+    /// before they were stretched to the frame size.
+    pub rendered: (u32, u32),
 }
 
 /// The picture of a screenshot as a tightly packed RGBA frame.
@@ -229,7 +235,7 @@ pub fn crop(frame: &Frame, origin: (u32, u32), size: (u32, u32), visible: (u32, 
 }
 
 /// The renderer without a window: no winit, no display needed (Mesa's lavapipe works).
-fn headless_render_app(sim: Simulation, quality: Option<RenderQuality>) -> App {
+fn headless_render_app(sim: Simulation, quality: Option<RenderQuality>, scale: Option<f32>) -> App {
     let mut app = App::new();
     app.add_plugins(
         DefaultPlugins
@@ -261,7 +267,7 @@ fn headless_render_app(sim: Simulation, quality: Option<RenderQuality>) -> App {
     .init_resource::<Selection>()
     .add_plugins((
         LabSimulationPlugin { paused: true },
-        LabRenderPlugin { quality },
+        LabRenderPlugin { quality, scale },
     ));
     app
 }
@@ -346,7 +352,7 @@ pub fn record_until(
     let (width, height) = options.size;
     let frames = options.frame_count();
     let orbit = options.camera.orbit(&sim);
-    let mut app = headless_render_app(sim, options.quality);
+    let mut app = headless_render_app(sim, options.quality, options.render_scale);
     // As Bevy's schedule runner does: wait for the renderer to initialise.
     let ready_by = Instant::now() + Duration::from_secs(120);
     while app.plugins_state() == PluginsState::Adding {
@@ -358,8 +364,13 @@ pub fn record_until(
     }
     app.finish();
     app.cleanup();
+    // One update without a camera chooses the quality from the adapter, and with it the
+    // render scale.
+    app.update();
+    let scale = app.world().resource::<RenderSettings>().render_scale();
+    let (rw, rh) = scaled_size(width, height, scale);
 
-    let target = Image::new_target_texture(width, height, TextureFormat::Rgba8UnormSrgb, None);
+    let target = Image::new_target_texture(rw, rh, TextureFormat::Rgba8UnormSrgb, None);
     let target = app.world_mut().resource_mut::<Assets<Image>>().add(target);
     app.world_mut().spawn((
         Camera3d::default(),
@@ -370,6 +381,7 @@ pub fn record_until(
 
     // Warm-up (see the module doc).
     let mut previous = capture(&mut app, &target)?;
+    let rendered = (previous.width, previous.height);
     let mut warmup = 1;
     while warmup < MAX_WARMUP_FRAMES {
         let next = capture(&mut app, &target)?;
@@ -390,9 +402,9 @@ pub fn record_until(
     for k in 0..frames {
         let started = Instant::now();
         let mut frame = if k == 0 {
-            previous.clone()
+            previous.stretched(width, height)
         } else {
-            capture(&mut app, &target)?
+            capture(&mut app, &target)?.stretched(width, height)
         };
         if k > 0 {
             render += started.elapsed();
@@ -432,6 +444,7 @@ pub fn record_until(
             wall: start.elapsed(),
             render,
             physics,
+            rendered,
         },
         sim,
     ))
@@ -764,6 +777,7 @@ fn toggle_recording(
     mut images: ResMut<Assets<Image>>,
     window: Single<&Window, With<bevy::window::PrimaryWindow>>,
     main: Query<&Transform, With<OrbitCamera>>,
+    render: Res<RenderSettings>,
 ) {
     if !std::mem::take(&mut requests.record) {
         return;
@@ -801,9 +815,11 @@ fn toggle_recording(
     let source = if whole_window {
         Source::Window
     } else {
+        // At the render scale, stretched to the frame size as `record` does.
+        let (w, h) = scaled_size(size.0, size.1, render.render_scale());
         let target = images.add(Image::new_target_texture(
-            size.0,
-            size.1,
+            w,
+            h,
             TextureFormat::Rgba8UnormSrgb,
             None,
         ));
@@ -883,12 +899,10 @@ fn capture_recording_frame(
         };
         active.waiting = None;
         let size = active.size;
-        let frame = image_to_frame(&image).map(|f| {
-            if f.width == size.0 && f.height == size.1 {
-                f
-            } else {
-                crop(&f, (0, 0), size, size)
-            }
+        let frame = image_to_frame(&image).map(|f| match active.source {
+            Source::View { .. } => f.stretched(size.0, size.1),
+            Source::Window if (f.width, f.height) == size => f,
+            Source::Window => crop(&f, (0, 0), size, size),
         });
         let frame = match frame {
             Ok(f) => f,

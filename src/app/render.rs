@@ -11,6 +11,21 @@
 //! Without `--quality` the app picks fast on a CPU adapter
 //! (`RenderAdapterInfo::device_type == Cpu`) and full otherwise.
 //!
+//! # Render scale
+//!
+//! A software rasteriser's time goes mostly into fragments, whose number grows with the
+//! area of the 3D view. The render scale s (per axis, [`RENDER_SCALES`]; by default
+//! [`RenderQuality::default_scale`]: ½ at fast quality, 1 at full) draws the 3D view
+//! into an off-screen image of round(s·w) × round(s·h) pixels, s² of the fragments, and
+//! shows it stretched over the w × h view with bilinear filtering: the window's
+//! [`ScaledViewCamera`] follows the app's camera, which then draws nothing itself but
+//! keeps its viewport, so picking and every overlay work in window pixels as before.
+//! The image is painted as the bottom layer of egui's pass, under every panel and
+//! overlay, which stay at the window's resolution. Side-by-side comparison draws at
+//! scale 1 (its cameras draw over the main one's viewport). Recordings scale the same
+//! way and stretch the picture back to the frame size on the CPU
+//! (`record::upscale`), before the caption is drawn.
+//!
 //! The core's world is z-up in metres, and so is the scene here: the camera's up vector
 //! is +z, so positions and orientations pass to Bevy unchanged, converted from f64 to
 //! f32 at this boundary only. Each body's mesh is built in its principal frame, the frame
@@ -61,6 +76,15 @@ impl RenderQuality {
         }
     }
 
+    /// The render scale (per axis) used unless one is asked for: ½ at fast quality (a
+    /// quarter of the fragments), 1 at full quality.
+    pub fn default_scale(self) -> f32 {
+        match self {
+            RenderQuality::Fast => 0.5,
+            RenderQuality::Full => 1.0,
+        }
+    }
+
     /// The MSAA of a 3D camera at this quality.
     pub fn msaa(self) -> Msaa {
         match self {
@@ -86,6 +110,36 @@ impl std::fmt::Display for RenderQuality {
     }
 }
 
+/// The render scales the app offers (the UI's choices; any value in
+/// [`MIN_RENDER_SCALE`]..=1 is accepted by `--render-scale`).
+pub const RENDER_SCALES: [f32; 4] = [0.25, 0.5, 0.75, 1.0];
+
+/// The smallest render scale: below it the bodies of the default scene are a few
+/// pixels wide.
+pub const MIN_RENDER_SCALE: f32 = 0.25;
+
+/// A render scale from the command line: a number in [`MIN_RENDER_SCALE`]..=1.
+pub fn parse_render_scale(s: &str) -> Result<f32, String> {
+    let v: f32 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("render scale must be a number, got '{s}'"))?;
+    if (MIN_RENDER_SCALE..=1.0).contains(&v) {
+        Ok(v)
+    } else {
+        Err(format!(
+            "render scale must be between {MIN_RENDER_SCALE} and 1, got {s}"
+        ))
+    }
+}
+
+/// The size a `w` × `h` view is drawn at with render scale `scale`: each side
+/// round(scale · side), at least 1 pixel; scale 1 keeps the size.
+pub fn scaled_size(w: u32, h: u32, scale: f32) -> (u32, u32) {
+    let side = |n: u32| ((n as f32 * scale).round() as u32).clamp(1, n.max(1));
+    (side(w), side(h))
+}
+
 /// The render quality in use and how it was chosen.
 #[derive(Resource, Debug, Clone)]
 pub struct RenderSettings {
@@ -94,6 +148,18 @@ pub struct RenderSettings {
     pub requested: Option<RenderQuality>,
     /// The adapter's name and whether it is a software (CPU) one, once known.
     pub adapter: Option<(String, bool)>,
+    /// The render scale asked for (`--render-scale`, the UI); `None`: the quality's
+    /// [`RenderQuality::default_scale`].
+    pub scale: Option<f32>,
+}
+
+impl RenderSettings {
+    /// The render scale in use (module doc).
+    pub fn render_scale(&self) -> f32 {
+        self.scale
+            .unwrap_or_else(|| self.quality.default_scale())
+            .clamp(MIN_RENDER_SCALE, 1.0)
+    }
 }
 
 /// Wall-clock time of the render world's schedule in the last frame (extract commands to
@@ -157,10 +223,12 @@ const BODY_SHADES: u32 = 4;
 /// Steps of the speed / energy ramp in the fast palette.
 const RAMP_STEPS: u32 = 16;
 
-/// Renders with the given quality, or chooses it from the adapter when `None`.
+/// Renders with the given quality, or chooses it from the adapter when `None`, and with
+/// the given render scale, or the quality's default when `None`.
 #[derive(Default)]
 pub struct LabRenderPlugin {
     pub quality: Option<RenderQuality>,
+    pub scale: Option<f32>,
 }
 
 impl Plugin for LabRenderPlugin {
@@ -192,6 +260,7 @@ impl Plugin for LabRenderPlugin {
                 quality: self.quality.unwrap_or_default(),
                 requested: self.quality,
                 adapter: None,
+                scale: self.scale,
             })
             .init_resource::<DisplaySettings>()
             .init_resource::<VisualState>()
@@ -268,13 +337,7 @@ fn apply_quality(
             commands.entity(e).insert(q.msaa());
         }
     }
-    // Fast: no tone mapping (a 3D lookup per pixel) and no deband dithering; the
-    // colours are those of a display-referred renderer, and the unlit surfaces show their
-    // base colours exactly.
-    let (tonemapping, dither) = match q {
-        RenderQuality::Fast => (Tonemapping::None, DebandDither::Disabled),
-        RenderQuality::Full => (Tonemapping::default(), DebandDither::Enabled),
-    };
+    let (tonemapping, dither) = view_colour(q);
     for (e, t) in &views {
         if *t != tonemapping {
             commands.entity(e).insert((tonemapping, dither));
@@ -288,6 +351,16 @@ fn apply_quality(
     }
     if state.quality.is_some_and(|built| built != q) {
         state.generation = None;
+    }
+}
+
+/// Tone mapping and dithering at quality `q`. Fast: no tone mapping (a 3D lookup per
+/// pixel) and no deband dithering; the colours are those of a display-referred renderer,
+/// and the unlit surfaces show their base colours exactly.
+fn view_colour(q: RenderQuality) -> (Tonemapping, DebandDither) {
+    match q {
+        RenderQuality::Fast => (Tonemapping::None, DebandDither::Disabled),
+        RenderQuality::Full => (Tonemapping::default(), DebandDither::Enabled),
     }
 }
 
@@ -1085,18 +1158,224 @@ fn container_edges(c: &Container, gizmos: &mut Gizmos) {
 }
 
 /// The frame rate, the render time and the quality toggle, drawn over the 3D view's
-/// top-right corner (windowed app only; F8 toggles the quality too).
+/// top-right corner, and the 3D view drawn at the render scale (windowed app only; F8
+/// toggles the quality too).
 pub struct RenderStatsPlugin;
 
 impl Plugin for RenderStatsPlugin {
     fn build(&self, app: &mut App) {
         app.init_resource::<FrameStats>()
+            .init_resource::<ScaledView>()
             .add_systems(Update, toggle_quality_key)
             .add_systems(
                 bevy_egui::EguiPrimaryContextPass,
-                render_stats_overlay.in_set(UiSystems::Overlays),
+                (render_stats_overlay, paint_scaled_view).in_set(UiSystems::Overlays),
+            )
+            .add_systems(
+                PostUpdate,
+                sync_scaled_view
+                    .after(bevy_egui::EguiPostUpdateSet::EndPass)
+                    .after(bevy::transform::TransformSystems::Propagate),
             );
     }
+}
+
+pub use super::view::ScaledViewCamera;
+
+/// The off-screen 3D view at the render scale: its camera, its image and the image's
+/// egui texture; no camera while the scale is 1 (the app's camera draws the view).
+#[derive(Resource, Debug, Default)]
+pub struct ScaledView {
+    camera: Option<Entity>,
+    target: Option<Handle<Image>>,
+    /// The image's size (physical pixels).
+    size: UVec2,
+    texture: Option<(AssetId<Image>, bevy_egui::egui::TextureId)>,
+}
+
+impl ScaledView {
+    /// The size the 3D view is drawn at, while it is drawn off-screen.
+    pub fn size(&self) -> Option<UVec2> {
+        self.target.as_ref().map(|_| self.size)
+    }
+}
+
+/// The app's orbit camera: the main view's (not egui's, a compare, record or the scaled
+/// view's camera).
+type OrbitView = MainViewCamera;
+
+/// Keep the off-screen camera on the orbit camera's eye and its image at the scaled
+/// size of the orbit camera's viewport, which then stops drawing; at scale 1 (or side
+/// by side) remove it and let the orbit camera draw again.
+#[allow(clippy::type_complexity)]
+fn sync_scaled_view(
+    mut commands: Commands,
+    settings: Res<RenderSettings>,
+    mut state: ResMut<ScaledView>,
+    mut images: ResMut<Assets<Image>>,
+    mut main: Query<
+        (
+            &mut Camera,
+            &Transform,
+            &GlobalTransform,
+            Ref<Projection>,
+            Option<&bevy::camera::visibility::RenderLayers>,
+        ),
+        OrbitView,
+    >,
+    mut scaled: Query<
+        (
+            &mut Transform,
+            &mut GlobalTransform,
+            &mut Projection,
+            Option<&bevy::camera::visibility::RenderLayers>,
+        ),
+        With<ScaledViewCamera>,
+    >,
+    side_by_side: Query<&Camera, (With<super::view::CompareCamera>, Without<ScaledViewCamera>)>,
+) {
+    let Ok((mut cam, eye, global, projection, layers)) = main.single_mut() else {
+        return;
+    };
+    let scale = settings.render_scale();
+    let split = side_by_side.iter().any(|c| c.is_active);
+    let size = match cam.viewport.as_ref() {
+        Some(v) if scale < 1.0 && !split => {
+            let (w, h) = scaled_size(v.physical_size.x, v.physical_size.y, scale);
+            UVec2::new(w, h)
+        }
+        _ => {
+            if let Some(e) = state.camera.take() {
+                commands.entity(e).despawn();
+            }
+            state.target = None;
+            if !cam.is_active {
+                cam.is_active = true;
+            }
+            return;
+        }
+    };
+    if state.target.is_none() || state.size != size {
+        let target = images.add(Image::new_target_texture(
+            size.x,
+            size.y,
+            bevy::render::render_resource::TextureFormat::Rgba8UnormSrgb,
+            None,
+        ));
+        state.size = size;
+        state.target = Some(target.clone());
+        if let Some(e) = state.camera {
+            commands
+                .entity(e)
+                .insert(bevy::camera::RenderTarget::from(target));
+        }
+    }
+    match state.camera.and_then(|e| scaled.get_mut(e).ok()) {
+        Some((mut t, mut g, mut p, seen)) => {
+            if *t != *eye {
+                *t = *eye;
+            }
+            if *g != *global {
+                *g = *global;
+            }
+            if projection.is_changed() {
+                *p = (*projection).clone();
+            }
+            let layer_0 = bevy::camera::visibility::RenderLayers::default();
+            if seen.unwrap_or(&layer_0) != layers.unwrap_or(&layer_0)
+                && let Some(e) = state.camera
+            {
+                commands
+                    .entity(e)
+                    .insert(layers.cloned().unwrap_or_default());
+            }
+        }
+        None if state.camera.is_none() => {
+            let q = settings.quality;
+            let (tonemapping, dither) = view_colour(q);
+            let target = state.target.clone().unwrap_or_default();
+            let camera = commands
+                .spawn((
+                    ScaledViewCamera,
+                    Camera3d::default(),
+                    Camera {
+                        // Before the window's cameras; it has a target of its own.
+                        order: -50,
+                        ..default()
+                    },
+                    bevy::camera::RenderTarget::from(target),
+                    q.msaa(),
+                    tonemapping,
+                    dither,
+                    (
+                        *eye,
+                        *global,
+                        (*projection).clone(),
+                        layers.cloned().unwrap_or_default(),
+                    ),
+                ))
+                .id();
+            state.camera = Some(camera);
+        }
+        // Spawned this frame.
+        None => {}
+    }
+    if cam.is_active {
+        cam.is_active = false;
+    }
+}
+
+/// Show the off-screen 3D view stretched over the orbit camera's viewport, in a layer
+/// of its own that egui draws before its other background layers (the panels' and the
+/// body labels'): layers in egui's area order come first within an [`egui::Order`].
+fn paint_scaled_view(
+    mut contexts: bevy_egui::EguiContexts,
+    mut state: ResMut<ScaledView>,
+    main: Query<&Camera, OrbitView>,
+    window: Single<&Window, With<bevy::window::PrimaryWindow>>,
+) -> Result {
+    use bevy_egui::egui;
+    let Some(target) = state.target.as_ref().map(|t| t.id()) else {
+        if let Some((id, _)) = state.texture.take() {
+            contexts.remove_image(id);
+        }
+        return Ok(());
+    };
+    let Ok(cam) = main.single() else {
+        return Ok(());
+    };
+    let Some(vp) = cam.viewport.as_ref().filter(|_| !cam.is_active) else {
+        return Ok(());
+    };
+    let texture = match state.texture {
+        Some((id, texture)) if id == target => texture,
+        old => {
+            if let Some((id, _)) = old {
+                contexts.remove_image(id);
+            }
+            let texture = contexts.add_image(bevy_egui::EguiTextureHandle::Weak(target));
+            state.texture = Some((target, texture));
+            texture
+        }
+    };
+    let s = window.scale_factor();
+    let rect = egui::Rect::from_min_size(
+        egui::pos2(
+            vp.physical_position.x as f32 / s,
+            vp.physical_position.y as f32 / s,
+        ),
+        egui::vec2(vp.physical_size.x as f32 / s, vp.physical_size.y as f32 / s),
+    );
+    let ctx = contexts.ctx_mut()?;
+    let layer = egui::LayerId::new(egui::Order::Background, egui::Id::new("scaled_3d_view"));
+    ctx.memory_mut(|m| m.areas_mut().move_to_top(layer));
+    ctx.layer_painter(layer).image(
+        texture,
+        rect,
+        egui::Rect::from_min_max(egui::pos2(0.0, 0.0), egui::pos2(1.0, 1.0)),
+        egui::Color32::WHITE,
+    );
+    Ok(())
 }
 
 /// Frames per second and render time, smoothed over about half a second.
@@ -1119,12 +1398,55 @@ fn toggle_quality_key(
     }
 }
 
+/// A render scale as the UI shows it: "1/4", "1/2", "3/4", "1", or the number.
+pub fn scale_label(s: f32) -> String {
+    match (s * 4.0).round() as u32 {
+        n @ 1..=3 if (s * 4.0 - n as f32).abs() < 1e-3 => match n {
+            2 => "1/2".into(),
+            n => format!("{n}/4"),
+        },
+        _ => format!("{s}"),
+    }
+}
+
+/// The render scale menu (module doc); `scaled`: whether the view is drawn off-screen
+/// now (not side by side, where it is drawn at scale 1).
+fn render_scale_choice(ui: &mut bevy_egui::egui::Ui, settings: &mut RenderSettings, scaled: bool) {
+    let current = settings.render_scale();
+    let shown = if scaled || current >= 1.0 {
+        format!("scale {}", scale_label(current))
+    } else {
+        "scale 1 (split)".into()
+    };
+    bevy_egui::egui::ComboBox::from_id_salt("render_scale")
+        .selected_text(shown)
+        .show_ui(ui, |ui| {
+            for s in RENDER_SCALES {
+                if ui
+                    .selectable_label((s - current).abs() < 1e-3, scale_label(s))
+                    .clicked()
+                {
+                    settings.scale = Some(s);
+                }
+            }
+        })
+        .response
+        .on_hover_text(
+            "Render scale: the 3D view is drawn at this fraction of its width and height \
+             and stretched to fit: fewer pixels to shade, a softer picture; the panels \
+             stay sharp. Default: 1/2 at fast quality, 1 at full (--render-scale). \
+             Side by side comparison draws at scale 1.",
+        );
+}
+
+#[allow(clippy::too_many_arguments)]
 fn render_stats_overlay(
     mut contexts: bevy_egui::EguiContexts,
     time: Res<Time<Real>>,
     render_time: Res<RenderTime>,
     mut stats: ResMut<FrameStats>,
     mut settings: ResMut<RenderSettings>,
+    scaled_view: Res<ScaledView>,
     camera: Query<&Camera, MainViewCamera>,
     window: Single<&Window, With<bevy::window::PrimaryWindow>>,
 ) -> Result {
@@ -1157,16 +1479,18 @@ fn render_stats_overlay(
         )
         .show(ctx, |ui| {
             egui::Frame::popup(ui.style()).show(ui, |ui| {
+                ui.monospace(format!(
+                    "{:.1} FPS | render {:.0} ms",
+                    stats.fps,
+                    stats.render * 1e3
+                ))
+                .on_hover_text(
+                    "Frames per second of the whole app, and the time the renderer \
+                     takes per frame (preparing, drawing, presenting)",
+                );
+                // The controls on a line of their own: the box stays narrow over a
+                // narrow view.
                 ui.horizontal(|ui| {
-                    ui.monospace(format!(
-                        "{:.1} FPS | render {:.0} ms",
-                        stats.fps,
-                        stats.render * 1e3
-                    ))
-                    .on_hover_text(
-                        "Frames per second of the whole app, and the time the renderer \
-                         takes per frame (preparing, drawing, presenting)",
-                    );
                     let q = settings.quality;
                     let hint = match &settings.adapter {
                         Some((name, true)) => format!("software renderer ({name})"),
@@ -1185,8 +1509,54 @@ fn render_stats_overlay(
                         settings.quality = q.toggled();
                         settings.requested = Some(settings.quality);
                     }
+                    render_scale_choice(ui, &mut settings, scaled_view.size().is_some());
                 });
             });
         });
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each side is scaled and rounded on its own (an odd side rounds half up), never
+    /// below one pixel, and scale 1 keeps the size.
+    #[test]
+    fn scaled_sizes() {
+        assert_eq!(scaled_size(1280, 720, 0.5), (640, 360));
+        assert_eq!(scaled_size(790, 466, 0.5), (395, 233));
+        assert_eq!(scaled_size(791, 467, 0.5), (396, 234));
+        assert_eq!(scaled_size(1280, 720, 0.25), (320, 180));
+        assert_eq!(scaled_size(1280, 720, 1.0), (1280, 720));
+        assert_eq!(scaled_size(3, 1, 0.25), (1, 1));
+    }
+
+    /// The command line accepts 0.25 to 1 and names the problem otherwise; the default
+    /// scale follows the quality, a chosen one overrides it.
+    #[test]
+    fn render_scale_parses_and_defaults_by_quality() {
+        assert_eq!(parse_render_scale("0.5"), Ok(0.5));
+        assert_eq!(parse_render_scale("1"), Ok(1.0));
+        assert_eq!(parse_render_scale("0.25"), Ok(0.25));
+        for bad in ["0", "0.2", "1.5", "-1", "NaN", "half", ""] {
+            let e = parse_render_scale(bad).unwrap_err();
+            assert!(e.contains("render scale"), "{bad}: {e}");
+        }
+        let mut s = RenderSettings {
+            quality: RenderQuality::Fast,
+            requested: None,
+            adapter: None,
+            scale: None,
+        };
+        assert_eq!(s.render_scale(), 0.5);
+        s.quality = RenderQuality::Full;
+        assert_eq!(s.render_scale(), 1.0);
+        s.scale = Some(0.75);
+        assert_eq!(s.render_scale(), 0.75);
+        assert_eq!(scale_label(0.5), "1/2");
+        assert_eq!(scale_label(0.75), "3/4");
+        assert_eq!(scale_label(1.0), "1");
+        assert_eq!(scale_label(0.6), "0.6");
+    }
 }

@@ -187,13 +187,19 @@ pub struct RecordCamera;
 #[derive(Component, Debug, Clone, Copy)]
 pub struct CompareCamera(pub usize);
 
-/// The app's own 3D camera: not egui's, not a compare camera.
+/// The app's own 3D camera: not egui's, not a compare camera, not the off-screen one.
 pub type MainViewCamera = (
     With<Camera3d>,
     Without<bevy_egui::PrimaryEguiContext>,
     Without<CompareCamera>,
     Without<RecordCamera>,
+    Without<ScaledViewCamera>,
 );
+
+/// The camera that draws the 3D view off-screen at the render scale (`render.rs`'s
+/// module doc); it sees what the app's orbit camera sees.
+#[derive(Component, Debug)]
+pub struct ScaledViewCamera;
 
 /// The rectangle of the 3D view in egui points (window logical pixels), as the panels
 /// left it this frame: overlays (inspector, status, colour bar, labels) are drawn in it.

@@ -633,6 +633,7 @@ fn run_point_recorded(
         camera: CameraPreset::Default,
         // Chosen from the adapter (fast on a software renderer).
         quality: None,
+        render_scale: None,
         // The phase and parameters on every frame: the video documents the run.
         caption: true,
     };

@@ -22,7 +22,6 @@ use impulse_lab::math::{Quat, Vec3};
 use impulse_lab::scene;
 use impulse_lab::shapes::Shape;
 use std::path::Path;
-use std::process::Command;
 use std::time::Duration;
 
 fn step_index(app: &App) -> u64 {
@@ -33,21 +32,10 @@ fn step_index(app: &App) -> u64 {
 fn simulation_plugin_steps_the_core_exactly_as_the_cli_does() {
     const STEPS: u64 = 150;
     let dir = tempfile::tempdir().unwrap();
-    let state = dir.path().join("state.json");
-    let out = Command::new(env!("CARGO_BIN_EXE_impulse-lab"))
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .args(["run", "pour_mixed", "--steps", &STEPS.to_string()])
-        .arg("--final-state")
-        .arg(&state)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let cli = common::cli_final_state(
+        &["run", "pour_mixed", "--steps", &STEPS.to_string()],
+        dir.path(),
     );
-    let cli: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&state).unwrap()).unwrap();
 
     let mut app = headless_app(sim("pour_mixed"));
     step_app(&mut app, STEPS);

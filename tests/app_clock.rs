@@ -278,20 +278,10 @@ fn a_saved_state_continues_with_impulse_lab_run_as_in_the_app() {
     assert_eq!(shown(&app).world.step_index, 300 + STEPS);
     let continued = shown(&app).world.bodies.clone();
 
-    let state = dir.path().join("final.json");
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_impulse-lab"))
-        .args(["run", path.to_str().unwrap(), "--steps", &STEPS.to_string()])
-        .arg("--final-state")
-        .arg(&state)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let cli = common::cli_final_state(
+        &["run", path.to_str().unwrap(), "--steps", &STEPS.to_string()],
+        dir.path(),
     );
-    let cli: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&state).unwrap()).unwrap();
     assert_eq!(cli["step"].as_u64(), Some(300 + STEPS));
     let bodies = cli["bodies"].as_array().unwrap();
     assert_eq!(bodies.len(), continued.len());

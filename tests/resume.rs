@@ -308,20 +308,10 @@ fn impulse_lab_run_continues_a_saved_state_bit_for_bit() {
         for _ in 0..M {
             original.step().unwrap();
         }
-        let state = dir.path().join("final.json");
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_impulse-lab"))
-            .args(["run", path.to_str().unwrap(), "--steps", &M.to_string()])
-            .arg("--final-state")
-            .arg(&state)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
+        let cli = common::cli_final_state(
+            &["run", path.to_str().unwrap(), "--steps", &M.to_string()],
+            dir.path(),
         );
-        let cli: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(&state).unwrap()).unwrap();
         assert_eq!(cli["step"].as_u64(), Some(N as u64 + M), "{kind}");
         let bodies = cli["bodies"].as_array().unwrap();
         assert_eq!(bodies.len(), original.bodies.len());

@@ -293,6 +293,26 @@ pub fn json_body_state(j: &serde_json::Value) -> [f64; 13] {
     ]
 }
 
+/// Run `impulse-lab ARGS --final-state FILE` in the crate's directory (so bundled scene
+/// names resolve), with FILE in `dir`; panic with its stderr if it fails; the parsed JSON.
+pub fn cli_final_state(args: &[&str], dir: &std::path::Path) -> serde_json::Value {
+    let state = dir.join("final-state.json");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_impulse-lab"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(args)
+        .arg("--final-state")
+        .arg(&state)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "impulse-lab {}: {}",
+        args.join(" "),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_str(&std::fs::read_to_string(&state).unwrap()).unwrap()
+}
+
 /// Helpers of the app's headless tests.
 #[cfg(feature = "app")]
 pub mod app {

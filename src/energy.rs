@@ -16,7 +16,7 @@
 //!   *solver* created (> 0) or destroyed (< 0) that none of these explains, e.g. by
 //!   inexact iterations.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// One row of the energy trace (all energies in J, cumulative quantities since step 0).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
@@ -38,8 +38,10 @@ pub struct EnergySample {
     pub contacts: usize,
 }
 
-/// Running totals behind the samples.
-#[derive(Clone, Debug, Default)]
+/// Running totals behind the samples (J). A saved state carries them as its `ledger`
+/// (`scene::resume`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename = "Ledger", deny_unknown_fields)]
 pub struct EnergyLedger {
     /// Total energy at step 0 (reference for the residual).
     pub initial_total: f64,

@@ -78,7 +78,7 @@ pub struct ResumeSpec {
     /// The energy ledger's running totals. Default: none (the ledger starts anew at the
     /// loaded state).
     #[serde(default, with = "bare_option", skip_serializing_if = "Option::is_none")]
-    pub ledger: Option<LedgerSpec>,
+    pub ledger: Option<EnergyLedger>,
 }
 
 /// Island sleeping settings (`world::SleepParams`).
@@ -134,18 +134,6 @@ pub struct SolverWarmSpec {
     pub method: SolverKind,
     #[serde(default)]
     pub impulses: Vec<ImpulseSpec>,
-}
-
-/// The energy ledger's running totals (J; `energy::EnergyLedger`).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(rename = "Ledger", deny_unknown_fields)]
-pub struct LedgerSpec {
-    pub initial_total: f64,
-    pub dissipated_restitution: f64,
-    pub dissipated_friction: f64,
-    pub external_work: f64,
-    pub integration: f64,
-    pub projection: f64,
 }
 
 fn impulses_of(cache: &ImpulseCache) -> Vec<ImpulseSpec> {
@@ -207,14 +195,7 @@ impl ResumeSpec {
                 method: world.solver_kind(),
                 impulses: impulses_of(&cache),
             }),
-            ledger: Some(LedgerSpec {
-                initial_total: l.initial_total,
-                dissipated_restitution: l.dissipated_restitution,
-                dissipated_friction: l.dissipated_friction,
-                external_work: l.external_work,
-                integration: l.integration,
-                projection: l.projection,
-            }),
+            ledger: Some(l.clone()),
         }
     }
 
@@ -260,14 +241,7 @@ impl ResumeSpec {
             solver_impulses,
         });
         if let Some(l) = &self.ledger {
-            world.resume_ledger(EnergyLedger {
-                initial_total: l.initial_total,
-                dissipated_restitution: l.dissipated_restitution,
-                dissipated_friction: l.dissipated_friction,
-                external_work: l.external_work,
-                integration: l.integration,
-                projection: l.projection,
-            });
+            world.resume_ledger(l.clone());
         }
     }
 }

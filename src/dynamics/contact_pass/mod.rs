@@ -1,0 +1,665 @@
+//! Resolve contacts: the contact pass that makes piles come to rest, run by the world
+//! after the collision solver (ETM, SQM, SMM or jolt). It follows Guendelman, Bridson
+//! and Fedkiw (2003), "Nonconvex rigid bodies with stacking" (paper 000, ref. 54):
+//! separate **collision** and **contact** passes.
+//!
+//! **Why.** Paper 000's methods resolve impacts; on a resting pile every step's gravity
+//! kick makes every support contact "approach" at g h (0.016 m/s at h = 1/600), and a
+//! sequential method then spends its increments propagating the pile's weight down one
+//! layer per sweep (on the 1,080-sphere pile it hits the iteration cap; figures in
+//! `docs/results/contact-pass.md`) while leaving small approach velocities that become
+//! jitter and sinking. So:
+//! - **collision pass** (the method): ETM, SQM and SMM resolve only approaches faster
+//!   than `rest_velocity` (`SolverParams::resting_speed`); slower approaches get e = 0
+//!   anyway ("restitution only above a velocity threshold") and are left to this pass.
+//!   With `rest_velocity = 0` (paper 000's §7 scenes) the methods resolve everything and
+//!   this pass only cleans up what they left approaching;
+//! - **contact pass** (here), perfectly inelastic with Coulomb friction, in five steps:
+//!
+//! 1. **Levels** (Guendelman's contact graph): bodies resting on a static container or
+//!    a static body (contact normal within 60° of `up`, the direction opposite to
+//!    gravity: a wall does not support a column leaning on it) get level 0; a body
+//!    touching a level-k body gets level k + 1 (breadth-first over the contacts). Groups
+//!    resting on nothing static get no level (they go last).
+//! 2. **Order**: contacts bottom up, by the higher level of their two bodies (a static
+//!    side ranks below level 0; ties by contact index: deterministic).
+//! 3. **Warm start** (Box2D/Rapier; only when `rest_velocity > 0`): each contact gets
+//!    the accumulated impulse the same contact point (same pair, same point in a's body
+//!    frame within 1 % of the lever arm) carried at the end of the last step, so a
+//!    resting pile starts each step almost at its solution.
+//! 4. **Projected Gauss-Seidel** sweeps in that order (at most [`PGS_SWEEPS`]), with
+//!    accumulated impulses (Catto's sequential impulses): normal λ_n ≥ 0 targeting
+//!    u_n⁺ = 0 (u_n⁺ = −gap/h for a speculative contact, gap > 0, which may close its gap
+//!    in the step; the gap less what the last projection opened: `speculative_gap`),
+//!    then the tangential impulse that stops the slip (Δλ_t = −K_tt⁻¹ u_t), or, when
+//!    that leaves the cone |λ_t| ≤ μ λ_n, the cone's impulse nearest to it in K_tt's
+//!    metric, which is opposite the slip it leaves (Coulomb with maximum dissipation,
+//!    [`nearest_in_disk`]); optionally rolling and spinning resistance
+//!    (`SolverParams::rolling_friction`, `spinning_friction`), angular impulses clamped
+//!    to μ_r λ_n and μ_s λ_n. Accumulating lets a sweep take back an impulse an earlier
+//!    one over-applied, which a one-way "push while approaching" sweep cannot (it
+//!    launches bodies: jitter). Only contacts that approach (u_n < −tol) or were warm
+//!    started take part, so contacts a converged solver left separating are not
+//!    touched. The sweeps are momentum-conserving.
+//! 5. **Shock propagation**: one last bottom-up sweep over what still approaches, with
+//!    the lower-level body of each pair treated as infinitely heavy (left out of K), so
+//!    a support's reaction cannot push the settled layers below back into the ground. It
+//!    is a single sweep on purpose: iterated to convergence with frozen supports it
+//!    diverges when two frozen bodies squeeze one between them (no finite impulse stops
+//!    the approach).
+//!
+//! Then [`ContactPass::project`] applies paper 001's **position projection** (k_p,
+//! eqs. 5.27-5.28, B.18) to what still overlaps, bottom up, for the methods that have
+//! none of their own (all but jolt and MDP), over all of a body's contacts at once and
+//! with rotation (Cline and Pai's post-stabilisation).
+//!
+//! Then the pass checks that it dissipated: its exact solution cannot gain kinetic energy,
+//! and a result that did (an unconverged one, at high μ) is redone without the warm
+//! start or scaled back ([`DISSIPATION_SLACK`]).
+//!
+//! Energy: the kinetic-energy change of the warm start and the sweeps, Πᵀ(w⁻ + w⁺)/2 for
+//! the accumulated impulses Π and their velocities w at the start and end of the pass
+//! (paper 000, eq. 16, summed over the contacts; `ContactPass::book_net_work`), is
+//! booked, normal part as restitution and tangential part (and rolling/spinning) as
+//! friction dissipation, with its sign; each shock-propagation impulse's change
+//! P·(v⁻ + v⁺)/2 (v the moving body's point velocity when the other side is frozen) is
+//! booked as it is applied. Freezing does not conserve momentum (the support absorbs the
+//! reaction, as the ground would). Projection moves bodies without forces: its
+//! potential-energy change (and the spin `RigidBody::displace` hands over) is booked as
+//! the ledger's `projection`.
+//!
+//! **Files.** This module holds the pass's state and its order of work ([`ContactPass::run`]:
+//! levels, order, the sweeps and the shock-propagation sweep); `row.rs` one contact's
+//! projected Gauss-Seidel update and warm start; `friction.rs` the friction cone's
+//! nearest impulse ([`nearest_in_disk`]); `projection.rs` the position projection and
+//! the speculative gap it opens; `safeguard.rs` the booking of the pass's work and the
+//! fallback when a result gains energy.
+
+use super::solver::prepared::PreparedContact;
+use super::solver::{ContactFallback, SolverParams, SolverReport, total_kinetic_energy};
+use crate::body::RigidBody;
+use crate::collision::Contact;
+use crate::dynamics::warm_start::ImpulseCache;
+use crate::math::Vec3;
+
+mod friction;
+mod projection;
+mod row;
+mod safeguard;
+
+pub use friction::nearest_in_disk;
+use projection::{ProjectionRow, speculative_gap};
+use row::{Row, freeze_a, freeze_b};
+
+/// Scratch space of the pass (kept between steps to avoid allocation).
+///
+/// Of it, only the warm-start cache and the last projection's displacements carry over
+/// to the next step; the rest is rebuilt before it is read. A clone (a saved state, the
+/// app's timeline) copies those two and starts the rest empty, and continues exactly as
+/// the original.
+#[derive(Default)]
+pub struct ContactPass {
+    level: Vec<u32>,
+    adjacency: Vec<Vec<usize>>,
+    order: Vec<(u64, usize)>,
+    queue: std::collections::VecDeque<usize>,
+    rows: Vec<Row>,
+    cache: ImpulseCache,
+    projection: Vec<ProjectionRow>,
+    /// Per body: the projection's translation Δx and rotation vector Δθ.
+    displacement: Vec<(Vec3, Vec3)>,
+    /// Per body: v and ω before the pass (see [`DISSIPATION_SLACK`]).
+    saved: Vec<(Vec3, Vec3)>,
+}
+
+impl Clone for ContactPass {
+    fn clone(&self) -> Self {
+        ContactPass {
+            cache: self.cache.clone(),
+            displacement: self.displacement.clone(),
+            ..Default::default()
+        }
+    }
+}
+
+const NO_LEVEL: u32 = u32::MAX;
+
+/// Resting contacts count as approaching when faster than this fraction of
+/// `rest_velocity` (see [`ContactPass::run`]).
+pub const REST_TOLERANCE: f64 = 1e-3;
+
+/// Most sweeps of projected Gauss-Seidel per step (also capped by
+/// `SolverParams::max_iterations`; they stop earlier once no update changes a contact
+/// velocity by more than the tolerance); the warm start carries the rest of the
+/// convergence across steps and the shock-propagation sweep removes what is left
+/// approaching. Box2D's default of 8 is enough for its stacks, not for a 35 m pile of
+/// 325 crosses (13 contact levels, long lever arms coupling friction to the normal):
+/// at μ = 0.6 under ETM, 12-14 s after the drop, 59-158 crosses still moved by more
+/// than 1 cm per second with 25 sweeps, 1-3 with 100.
+pub const PGS_SWEEPS: u32 = 100;
+
+/// How much kinetic energy, relative to its value before the pass, the contact pass may
+/// gain to rounding before its result is rejected.
+///
+/// The pass is perfectly inelastic with Coulomb friction, and its exact solution never
+/// gains energy: with P the contacts' impulses, u⁻ and u⁺ their relative velocities
+/// before and after, and A the Delassus matrix (u⁺ = u⁻ + A P), summing paper 000's
+/// eq. 16 over the contacts gives ΔK = Pᵀ(u⁻ + u⁺)/2 = Pᵀu⁺ − ½ PᵀAP, where
+/// λ_n u_n⁺ = 0 (or λ_n ≥ 0 against u_n⁺ = −gap/h < 0 for a speculative contact),
+/// λ_t·u_t⁺ ≤ 0 (friction opposes the slip it leaves) and PᵀAP ≥ 0: ΔK ≤ 0. An
+/// unconverged pass can gain: at high μ on long-armed bodies (crosses at μ = 5) the
+/// sweeps do not converge, the arms couple friction to the normal, and the warm start
+/// carries impulses that grow step after step without bound (figures in
+/// `docs/results/contact-pass.md`). So a pass that ends with
+/// K > (1 + `DISSIPATION_SLACK`) K₀ is redone without the warm start, and if that one
+/// gains too, scaled back to its most dissipative multiple
+/// (`ContactPass::scale_back`); [`SolverReport::contact_fallback`] says which. When
+/// neither triggers, the pass's result is its own, bit for bit.
+pub const DISSIPATION_SLACK: f64 = 1e-9;
+
+/// Most projected Gauss-Seidel sweeps of the position projection per step.
+pub const PROJECTION_SWEEPS: u32 = 50;
+
+impl ContactPass {
+    /// Run the pass over `contacts` (friction μ = `params.friction`, at most
+    /// min(`params.max_iterations`, [`PGS_SWEEPS`]) sweeps); adds its dissipation to
+    /// `report`.
+    ///
+    /// A contact counts as approaching (and the sweeps stop when no update changes a
+    /// contact velocity by more than) tol = max(`tolerance` × v_ref,
+    /// [`REST_TOLERANCE`] × `rest_velocity`), v_ref the fastest approach at the start of
+    /// the pass: Gauss-Seidel reaches an exact u_n ≥ 0 only geometrically. A resting
+    /// contact left approaching at 10⁻³ of the rest velocity sinks by at most
+    /// 10⁻³ `rest_velocity` h per step (0.17 µm at 0.1 m/s and h = 1/600 s), which the
+    /// position projection removes, and a body moving at that speed has
+    /// ½ m (10⁻⁴ m/s)² of kinetic energy, far below the settle criterion.
+    pub fn run(
+        &mut self,
+        bodies: &mut [RigidBody],
+        contacts: &[Contact],
+        params: &SolverParams,
+        up: Vec3,
+        dt: f64,
+        report: &mut SolverReport,
+    ) {
+        let n = bodies.len();
+        self.level.clear();
+        self.level.resize(n, NO_LEVEL);
+        self.adjacency.resize_with(n, Vec::new);
+        for a in &mut self.adjacency {
+            a.clear();
+        }
+        self.queue.clear();
+        // 1. levels
+        // A static side supports a body when the normal pushes it against gravity
+        // (within 60° of `up`); any static contact does without gravity.
+        let supports = |n: &Vec3| up == Vec3::zeros() || n.dot(&up) >= 0.5;
+        for c in contacts {
+            let b_static = c.b.is_none_or(|b| bodies[b].is_static());
+            if b_static && !bodies[c.a].is_static() && supports(&c.normal) && self.level[c.a] != 0 {
+                self.level[c.a] = 0;
+                self.queue.push_back(c.a);
+            } else if let Some(b) = c.b {
+                if bodies[c.a].is_static()
+                    && !bodies[b].is_static()
+                    && supports(&-c.normal)
+                    && self.level[b] != 0
+                {
+                    self.level[b] = 0;
+                    self.queue.push_back(b);
+                }
+                if !bodies[c.a].is_static() && !bodies[b].is_static() {
+                    self.adjacency[c.a].push(b);
+                    self.adjacency[b].push(c.a);
+                }
+            }
+        }
+        while let Some(i) = self.queue.pop_front() {
+            for k in 0..self.adjacency[i].len() {
+                let j = self.adjacency[i][k];
+                if self.level[j] == NO_LEVEL {
+                    self.level[j] = self.level[i] + 1;
+                    self.queue.push_back(j);
+                }
+            }
+        }
+        // 2. order: by the higher rank of the pair (the level being solved; the lower
+        // side, a support or a static body, is frozen while it is solved).
+        self.order.clear();
+        for (k, c) in contacts.iter().enumerate() {
+            let rb = c.b.map_or(0, |b| self.rank(bodies, b));
+            self.order.push((self.rank(bodies, c.a).max(rb), k));
+        }
+        self.order.sort_unstable();
+
+        // Approach tolerance (see the doc above).
+        let mut v_ref: f64 = 0.0;
+        self.rows.clear();
+        let warm = params.rest_velocity > 0.0;
+        // The last projection's displacements (none if it did not run since the last
+        // pass, or the bodies changed): a gap it opened is not room to fall into.
+        let last = std::mem::take(&mut self.displacement);
+        let opened: &[(Vec3, Vec3)] = if last.len() == n { &last } else { &[] };
+        for c in contacts {
+            let mut p = PreparedContact::new(bodies, c);
+            p.gap = speculative_gap(c, opened);
+            v_ref = v_ref.max(-p.relative_velocity(bodies).dot(&p.n));
+            self.rows.push(Row::new(p, bodies));
+        }
+        self.displacement = last;
+        self.displacement.clear();
+        let tol = (params.tolerance * v_ref).max(REST_TOLERANCE * params.rest_velocity);
+
+        // 3-5, then the dissipation check (see `DISSIPATION_SLACK`).
+        self.saved.clear();
+        self.saved
+            .extend(bodies.iter().map(|b| (b.velocity, b.angular_velocity)));
+        let k0 = total_kinetic_energy(bodies);
+        let booked = (
+            report.dissipated_restitution,
+            report.dissipated_friction,
+            report.impulses,
+        );
+        let slack = DISSIPATION_SLACK * k0;
+        self.solve_rows(bodies, contacts, params, dt, tol, warm, report);
+        let mut scale = 1.0;
+        if total_kinetic_energy(bodies) > k0 + slack {
+            if warm {
+                // The warm start carried an unconverged step's impulses: start cold.
+                self.restore(bodies);
+                (
+                    report.dissipated_restitution,
+                    report.dissipated_friction,
+                    report.impulses,
+                ) = booked;
+                for row in &mut self.rows {
+                    row.reset();
+                }
+                self.solve_rows(bodies, contacts, params, dt, tol, false, report);
+                report.contact_fallback = ContactFallback::Cold;
+            }
+            if total_kinetic_energy(bodies) > k0 + slack {
+                scale = self.scale_back(bodies);
+                // The pass's net work, booked whole as friction (the normal/tangential
+                // split of the sweeps' bookings no longer applies to the scaled sum).
+                report.dissipated_restitution = booked.0;
+                report.dissipated_friction = booked.1 + k0 - total_kinetic_energy(bodies);
+                report.contact_fallback = ContactFallback::Scaled;
+            }
+        }
+        // Remember the accumulated impulses (as applied) for the next warm start.
+        self.cache.clear();
+        if warm {
+            for (c, row) in contacts.iter().zip(&self.rows) {
+                if row.lambda_n > 0.0 && scale > 0.0 {
+                    let body_frame = bodies[c.a].orientation.inverse() * c.r_a;
+                    let pt = row.lambda_t.x * row.p.t1 + row.lambda_t.y * row.p.t2;
+                    self.cache.push(
+                        (c.a, c.b, c.container),
+                        body_frame,
+                        scale * row.lambda_n,
+                        scale * pt,
+                    );
+                }
+            }
+        }
+        self.cache.finish();
+    }
+
+    /// Steps 3-5 of the pass over the rows built by [`Self::run`]: the warm start (if
+    /// `warm`), the projected Gauss-Seidel sweeps and the shock-propagation sweep.
+    #[allow(clippy::too_many_arguments)]
+    fn solve_rows(
+        &mut self,
+        bodies: &mut [RigidBody],
+        contacts: &[Contact],
+        params: &SolverParams,
+        dt: f64,
+        tol: f64,
+        warm: bool,
+        report: &mut SolverReport,
+    ) {
+        let friction = params.friction;
+        let max_sweeps = params.max_iterations;
+        // 3. warm start
+        if warm {
+            for row in &mut self.rows {
+                row.warm_start(bodies, &self.cache, friction, report);
+            }
+        }
+        // 4. projected Gauss-Seidel sweeps over all contacts, bottom up
+        for _ in 0..max_sweeps.min(PGS_SWEEPS) {
+            report.contact_sweeps += 1;
+            let mut change: f64 = 0.0;
+            for &(_, k) in &self.order {
+                change = change.max(self.rows[k].solve(bodies, friction, dt, tol, report));
+                if params.rolling_friction > 0.0 || params.spinning_friction > 0.0 {
+                    self.rows[k].resist_rotation(bodies, params);
+                }
+            }
+            if change <= tol {
+                break;
+            }
+        }
+        self.book_net_work(bodies, report);
+        // 5. one shock-propagation sweep, bottom up, lower side frozen
+        for &(_, k) in &self.order {
+            let c = &contacts[k];
+            let un = self.rows[k].p.relative_velocity(bodies).dot(&c.normal);
+            let gap = self.rows[k].p.gap;
+            let floor = if gap > 0.0 { -gap / dt } else { 0.0 };
+            if un >= floor - tol {
+                continue;
+            }
+            let mut p = self.rows[k].p.clone();
+            let mut moving = None;
+            if let Some(b) = c.b {
+                let (la, lb) = (self.rank(bodies, c.a), self.rank(bodies, b));
+                if la < lb {
+                    freeze_a(&mut p);
+                    moving = Some((b, p.r_b, -1.0));
+                } else if lb < la {
+                    freeze_b(&mut p);
+                    moving = Some((c.a, p.r_a, 1.0));
+                }
+            }
+            let mut row = Row::new(p, bodies);
+            row.moving = moving;
+            row.book_each = true;
+            row.solve(bodies, friction, dt, tol, report);
+        }
+    }
+}
+
+impl ContactPass {
+    /// Rank of body `i` in the bottom-up order: 0 for a static body, level + 1 for a
+    /// dynamic one (u64::MAX for a group touching nothing static).
+    fn rank(&self, bodies: &[RigidBody], i: usize) -> u64 {
+        let level = self.level.get(i).copied().unwrap_or(NO_LEVEL);
+        if bodies[i].is_static() {
+            0
+        } else if level == NO_LEVEL {
+            u64::MAX
+        } else {
+            u64::from(level) + 1
+        }
+    }
+}
+
+/// The part of the pass that carries over to the next step (see [`ContactPass`]): a
+/// saved state writes it and a loaded one puts it back (`scene::save`).
+impl ContactPass {
+    /// The warm-start impulses and the last projection's per-body displacements (Δx, Δθ;
+    /// empty, or one per body of the world the pass last ran on).
+    pub fn warm_state(&self) -> (&ImpulseCache, &[(Vec3, Vec3)]) {
+        (&self.cache, &self.displacement)
+    }
+
+    /// Replace what [`Self::warm_state`] returns.
+    pub fn set_warm_state(&mut self, cache: ImpulseCache, displacement: Vec<(Vec3, Vec3)>) {
+        self.cache = cache;
+        self.displacement = displacement;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::shapes::Shape;
+
+    use crate::math::Quat;
+
+    /// A contact of body 0 with a static side, at offset `r` from its centre.
+    fn static_contact(bodies: &[RigidBody], r: Vec3, normal: Vec3, gap: f64) -> Contact {
+        let p = bodies[0].position + r;
+        crate::collision::make_contact(bodies, 0, None, p, p, normal, gap)
+    }
+
+    /// The ghost-velocity loop [`speculative_gap`] breaks. A 1 m cube is pushed out of
+    /// a wall tilted 45° (normal n₁ up and to +x, 2 cm deep) by the projection, which
+    /// lifts it by Δz. Next step a support below it is found Δz away, the cube falling
+    /// at Δz/h. With the projection's opening taken off, the
+    /// velocity pass stops the fall (u_n⁺ = 0); read as free space it would let the cube
+    /// fall back where it was, at Δz/h, step after step, its velocity growing under
+    /// gravity while it stands still. A gap the projection did not make (a fresh pass)
+    /// still lets the cube land within the step.
+    #[test]
+    fn a_gap_the_projection_opened_is_not_room_to_fall_into() {
+        let dt = 1.0 / 600.0;
+        let shape = Shape::Cuboid {
+            half_extents: Vec3::new(0.5, 0.5, 0.5),
+        };
+        let alpha = 45f64.to_radians();
+        let n1 = Vec3::new(alpha.cos(), 0.0, alpha.sin());
+        let cube = || {
+            vec![RigidBody::new(
+                &shape,
+                1000.0,
+                Vec3::new(0.0, 0.0, 1.0),
+                Quat::identity(),
+            )]
+        };
+        // The projection: out of the tilted wall, through the cube's −x face centre.
+        let mut projected = cube();
+        let wall = static_contact(&projected, Vec3::new(-0.5, 0.0, 0.0), n1, -0.02);
+        let mut pass = ContactPass::default();
+        pass.project(&mut projected, &[wall], 0.2, &Vec3::zeros());
+        let lift = projected[0].position.z - 1.0;
+        // k_p × 2 cm = 4 mm along n₁, 57 % of it as translation (the rest turns the
+        // cube): Δz = 4 mm × 0.57 × sin 45° = 1.6 mm.
+        assert!(lift > 1e-3 && lift < 5e-3, "lift {lift}");
+        // The next step: a support under the cube's centre, `lift` below it, the cube
+        // falling at lift/h. Returns the cube's vertical velocity after the pass.
+        let fall = |pass: &mut ContactPass, mut bodies: Vec<RigidBody>| {
+            bodies[0].velocity = Vec3::new(0.0, 0.0, -lift / dt);
+            let support = static_contact(&bodies, Vec3::new(0.0, 0.0, -0.5), Vec3::z(), lift);
+            let params = SolverParams {
+                rest_velocity: 0.1,
+                ..SolverParams::default()
+            };
+            let mut report = SolverReport::default();
+            pass.run(&mut bodies, &[support], &params, Vec3::z(), dt, &mut report);
+            bodies[0].velocity.z
+        };
+        let vz = fall(&mut pass, projected);
+        assert!(
+            vz.abs() < 1e-12,
+            "the fall into the opened gap was not stopped: {vz}"
+        );
+        // Without the projection the same gap is real: the cube may close it.
+        let vz = fall(&mut ContactPass::default(), cube());
+        assert!(
+            (vz + lift / dt).abs() < 1e-12,
+            "a real gap must stay room to land in: {vz}"
+        );
+    }
+
+    /// A unit cube resting flat on the floor (a static support under each bottom
+    /// corner, gap 0) after a step's gravity kick, at μ = 5.
+    fn kicked_cube(dt: f64) -> (Vec<RigidBody>, Vec<Contact>) {
+        let shape = Shape::Cuboid {
+            half_extents: Vec3::new(0.5, 0.5, 0.5),
+        };
+        let mut bodies = vec![RigidBody::new(
+            &shape,
+            1000.0,
+            Vec3::new(0.0, 0.0, 0.5),
+            Quat::identity(),
+        )];
+        bodies[0].velocity = Vec3::new(0.0, 0.0, -9.81 * dt);
+        let contacts = [(-0.5, -0.5), (0.5, -0.5), (0.5, 0.5), (-0.5, 0.5)]
+            .iter()
+            .map(|&(x, y)| static_contact(&bodies, Vec3::new(x, y, -0.5), Vec3::z(), 0.0))
+            .collect();
+        (bodies, contacts)
+    }
+
+    /// A pass whose warm start holds, at each of the cube's `contacts`, the normal
+    /// impulse `normal` and a tangential one of `ratio` × `normal` turning the cube
+    /// about z (at the cone's edge when `ratio` = μ).
+    fn runaway_warm_start(contacts: &[Contact], normal: f64, ratio: f64) -> ContactPass {
+        let mut pass = ContactPass::default();
+        for c in contacts {
+            let turn = Vec3::z().cross(&c.r_a).normalize();
+            pass.cache
+                .push((0, None, None), c.r_a, normal, ratio * normal * turn);
+        }
+        pass.cache.finish();
+        pass
+    }
+
+    fn kinetic(bodies: &[RigidBody]) -> f64 {
+        total_kinetic_energy(bodies)
+    }
+
+    /// A warm start carrying impulses that grew without bound (as an unconverged pass
+    /// leaves them at μ = 5) and one sweep to take them back: the pass's result would
+    /// gain kinetic energy, so it is redone from zero impulses, bit for bit the pass
+    /// with nothing to warm-start from, and what is remembered for the next step is
+    /// that pass's impulses, not the runaway ones.
+    #[test]
+    fn a_warm_start_that_gains_energy_is_dropped() {
+        let dt = 1.0 / 600.0;
+        let params = SolverParams {
+            rest_velocity: 0.1,
+            friction: 5.0,
+            max_iterations: 1,
+            ..SolverParams::default()
+        };
+        let (bodies, contacts) = kicked_cube(dt);
+        let weight_impulse = bodies[0].mass * 9.81 * dt;
+        let k0 = kinetic(&bodies);
+
+        // The cold pass: nothing to warm-start from.
+        let mut cold = bodies.clone();
+        let mut report = SolverReport::default();
+        ContactPass::default().run(&mut cold, &contacts, &params, Vec3::z(), dt, &mut report);
+        assert_eq!(report.contact_fallback, ContactFallback::None);
+        assert!(kinetic(&cold) <= k0);
+
+        // Runaway impulses at the same four points: 10³ times the weight's, tangential
+        // at the cone's edge, all turning the cube the same way about z.
+        let mut pass = runaway_warm_start(&contacts, 1e3 * weight_impulse, 5.0);
+        let mut warm = bodies.clone();
+        let mut report = SolverReport::default();
+        pass.run(&mut warm, &contacts, &params, Vec3::z(), dt, &mut report);
+        assert_eq!(report.contact_fallback, ContactFallback::Cold);
+        assert!(kinetic(&warm) <= k0, "{} > {k0}", kinetic(&warm));
+        assert_eq!(warm[0].velocity, cold[0].velocity);
+        assert_eq!(warm[0].angular_velocity, cold[0].angular_velocity);
+        let remembered: f64 = pass.cache.entries.iter().map(|e| e.normal).sum();
+        assert!(
+            remembered <= 2.0 * weight_impulse,
+            "remembered {remembered}, the weight's impulse is {weight_impulse}"
+        );
+    }
+
+    /// K(s) = ½ m |v₀ + sΔv|² + ½ (ω₀ + sΔω)ᵀ I (ω₀ + sΔω) is smallest at
+    /// s* = −a/(2c); a pass whose change only adds energy (a ≥ 0) is undone.
+    #[test]
+    fn scale_back_takes_the_most_dissipative_multiple() {
+        let shape = Shape::Cuboid {
+            half_extents: Vec3::new(0.5, 1.0, 1.5),
+        };
+        let mut bodies = vec![RigidBody::new(
+            &shape,
+            1000.0,
+            Vec3::zeros(),
+            Quat::from_axis_angle(&Vec3::x_axis(), 0.3),
+        )];
+        let (v0, w0) = (Vec3::new(1.0, 0.0, 2.0), Vec3::new(0.0, 1.0, 0.0));
+        let (dv, dw) = (Vec3::new(-3.0, 0.0, -6.0), Vec3::new(0.0, -3.0, 0.0));
+        let pass = ContactPass {
+            saved: vec![(v0, w0)],
+            ..ContactPass::default()
+        };
+        let set = |bodies: &mut Vec<RigidBody>, s: f64| {
+            bodies[0].velocity = v0 + s * dv;
+            bodies[0].angular_velocity = w0 + s * dw;
+        };
+        // Δ = −3 × (v₀, ω₀): K(s) = (1 − 3s)² K₀, smallest (0) at s = 1/3.
+        set(&mut bodies, 1.0);
+        let k0 = 0.5 * bodies[0].mass * v0.norm_squared()
+            + 0.5 * w0.dot(&(bodies[0].inertia_world() * w0));
+        assert!(kinetic(&bodies) > k0);
+        let s = pass.scale_back(&mut bodies);
+        assert!((s - 1.0 / 3.0).abs() < 1e-15, "s = {s}");
+        assert!(kinetic(&bodies) <= 1e-28 * k0, "{}", kinetic(&bodies));
+        // Δ = +(v₀, ω₀) only adds energy: s = 0, the saved velocities come back.
+        bodies[0].velocity = 2.0 * v0;
+        bodies[0].angular_velocity = 2.0 * w0;
+        assert_eq!(pass.scale_back(&mut bodies), 0.0);
+        assert_eq!((bodies[0].velocity, bodies[0].angular_velocity), (v0, w0));
+    }
+
+    /// The booked restitution and friction work add up to the pass's kinetic-energy
+    /// change (rolling and spinning resistance included), and without friction nothing
+    /// is booked as friction. A cube landing flat while it slides and spins.
+    #[test]
+    fn booked_work_is_the_kinetic_energy_the_pass_removes() {
+        let dt = 1.0 / 600.0;
+        for (mu, rolling) in [(0.0, 0.0), (0.4, 0.0), (0.4, 0.05), (5.0, 0.05)] {
+            let params = SolverParams {
+                rest_velocity: 0.1,
+                friction: mu,
+                rolling_friction: rolling,
+                spinning_friction: rolling,
+                ..SolverParams::default()
+            };
+            let (mut bodies, contacts) = kicked_cube(dt);
+            bodies[0].velocity = Vec3::new(0.7, -0.2, -0.5);
+            bodies[0].angular_velocity = Vec3::new(0.3, 0.1, 2.0);
+            let k0 = kinetic(&bodies);
+            let mut report = SolverReport::default();
+            let mut pass = ContactPass::default();
+            // Two steps (the second warm-started), booked into one report.
+            for _ in 0..2 {
+                pass.run(&mut bodies, &contacts, &params, Vec3::z(), dt, &mut report);
+            }
+            let booked = report.dissipated_restitution + report.dissipated_friction;
+            assert!(
+                (booked - (k0 - kinetic(&bodies))).abs() <= 1e-12 * k0,
+                "μ = {mu}: booked {booked}, removed {}",
+                k0 - kinetic(&bodies)
+            );
+            assert!(report.dissipated_restitution > 0.0);
+            if mu == 0.0 {
+                assert_eq!(report.dissipated_friction, 0.0);
+            } else {
+                assert!(report.dissipated_friction > 0.0, "μ = {mu}");
+            }
+        }
+    }
+
+    /// A warm start 10³ times too large that the sweeps take back (they converge, so the
+    /// pass stands): booked increment by increment, its normal and tangential parts
+    /// would cancel only in their sum (±10¹ J here, a pass that removes 10⁻² J); the
+    /// net work of the accumulated impulses splits into a restitution and a friction
+    /// part that are each a dissipation no larger than what the pass removed.
+    #[test]
+    fn a_warm_start_taken_back_leaves_no_trace_in_the_split() {
+        let dt = 1.0 / 600.0;
+        let params = SolverParams {
+            rest_velocity: 0.1,
+            friction: 0.4,
+            ..SolverParams::default()
+        };
+        let (mut bodies, contacts) = kicked_cube(dt);
+        bodies[0].velocity.x = 0.05;
+        let weight_impulse = bodies[0].mass * 9.81 * dt;
+        let mut pass = runaway_warm_start(&contacts, 1e3 * weight_impulse, 0.4);
+        let k0 = kinetic(&bodies);
+        let mut report = SolverReport::default();
+        pass.run(&mut bodies, &contacts, &params, Vec3::z(), dt, &mut report);
+        assert_eq!(report.contact_fallback, ContactFallback::None);
+        let removed = k0 - kinetic(&bodies);
+        let (r, f) = (report.dissipated_restitution, report.dissipated_friction);
+        assert!(removed > 0.0 && (r + f - removed).abs() <= 1e-9 * k0);
+        for part in [r, f] {
+            assert!(
+                part >= -1e-9 * k0 && part <= removed + 1e-9 * k0,
+                "restitution {r}, friction {f}, removed {removed}"
+            );
+        }
+    }
+}

@@ -1,0 +1,310 @@
+//! One contact of the velocity pass: its prepared data, accumulated impulses and the
+//! projected Gauss-Seidel update (steps 3-5 of the `contact_pass` module doc).
+
+use super::friction::nearest_in_disk;
+use crate::body::RigidBody;
+use crate::dynamics::solver::prepared::PreparedContact;
+use crate::dynamics::solver::{SolverParams, SolverReport};
+use crate::dynamics::warm_start::{CachedImpulse, ImpulseCache, match_tolerance};
+use crate::math::{Mat3, Vec3};
+
+/// One contact of the pass: its prepared data and accumulated impulses.
+#[derive(Clone)]
+pub(super) struct Row {
+    pub(super) p: PreparedContact,
+    /// 1/(nᵀKn), 0 if the contact cannot take an impulse.
+    pub(super) normal_mass: f64,
+    /// K_tt, the tangent-plane block of K in (t₁, t₂), and its inverse if invertible.
+    pub(super) tangent_k: nalgebra::Matrix2<f64>,
+    pub(super) tangent_mass: Option<nalgebra::Matrix2<f64>>,
+    /// Whether the contact takes part (it approached, or was warm started).
+    pub(super) started: bool,
+    pub(super) lambda_n: f64,
+    pub(super) lambda_t: nalgebra::Vector2<f64>,
+    /// Accumulated spinning (about n) and rolling (tangent plane) angular impulses.
+    pub(super) spin: f64,
+    pub(super) roll: Vec3,
+    /// (body, lever arm, sign of P on it) of the single moving side, if one is frozen.
+    pub(super) moving: Option<(usize, Vec3, f64)>,
+    /// Relative velocity and relative angular velocity ω_a − ω_b at the start of the
+    /// pass (for [`ContactPass::book_net_work`]).
+    pub(super) u_start: Vec3,
+    pub(super) w_start: Vec3,
+    /// Book each impulse's work as it is applied (the shock-propagation rows), instead
+    /// of the net work of the accumulated impulses at the end of the sweeps.
+    pub(super) book_each: bool,
+    /// K t₁, K t₂ and (t₁·Kn, t₂·Kn), copied next to the row so that a sweep does no
+    /// 3 × 3 product (Box2D keeps its rows' effective masses the same way).
+    pub(super) k_t: [Vec3; 2],
+    pub(super) kn_t: nalgebra::Vector2<f64>,
+    /// I⁻¹ (r × d) of side a and of side b for d = n, t₁, t₂: the change of ω per unit
+    /// impulse along d (zero for a static or frozen side).
+    pub(super) turn_a: [Vec3; 3],
+    pub(super) turn_b: [Vec3; 3],
+}
+
+impl Row {
+    pub(super) fn new(p: PreparedContact, bodies: &[RigidBody]) -> Self {
+        let knn = p.n.dot(&(p.k * p.n));
+        let (t1, t2) = (p.t1, p.t2);
+        let ktt = nalgebra::Matrix2::new(
+            t1.dot(&(p.k * t1)),
+            t1.dot(&(p.k * t2)),
+            t2.dot(&(p.k * t1)),
+            t2.dot(&(p.k * t2)),
+        );
+        let usable = knn > 0.0 && knn.is_finite();
+        let k_n = p.k * p.n;
+        let dirs = [p.n, t1, t2];
+        let turn_a = dirs.map(|d| p.inv_inertia_a * p.r_a.cross(&d));
+        let turn_b = dirs.map(|d| p.inv_inertia_b * p.r_b.cross(&d));
+        Row {
+            k_t: [p.k * t1, p.k * t2],
+            kn_t: nalgebra::Vector2::new(t1.dot(&k_n), t2.dot(&k_n)),
+            turn_a,
+            turn_b,
+            normal_mass: if usable { 1.0 / knn } else { 0.0 },
+            tangent_mass: ktt
+                .try_inverse()
+                .filter(|m| m.iter().all(|x| x.is_finite())),
+            tangent_k: ktt,
+            started: false,
+            lambda_n: 0.0,
+            lambda_t: nalgebra::Vector2::zeros(),
+            spin: 0.0,
+            roll: Vec3::zeros(),
+            moving: None,
+            u_start: p.relative_velocity(bodies),
+            w_start: relative_angular_velocity(&p, bodies),
+            book_each: false,
+            p,
+        }
+    }
+
+    /// Forget the accumulated impulses (for a pass that starts again).
+    pub(super) fn reset(&mut self) {
+        self.started = false;
+        self.lambda_n = 0.0;
+        self.lambda_t = nalgebra::Vector2::zeros();
+        self.spin = 0.0;
+        self.roll = Vec3::zeros();
+    }
+
+    /// Apply the impulse the same contact point carried at the end of the last step
+    /// (matched by pair and by position in a's body frame, within 1 % of the lever arm).
+    pub(super) fn warm_start(
+        &mut self,
+        bodies: &mut [RigidBody],
+        cache: &ImpulseCache,
+        mu: f64,
+        report: &mut SolverReport,
+    ) {
+        if self.normal_mass == 0.0 {
+            return;
+        }
+        let p = &self.p;
+        let here = bodies[p.a].orientation.inverse() * p.r_a;
+        let Some(&CachedImpulse {
+            normal: ln,
+            tangent: pt,
+            ..
+        }) = cache.find((p.a, p.b, p.container), &here, match_tolerance(&p.r_a))
+        else {
+            return;
+        };
+        let mut lt = nalgebra::Vector2::new(pt.dot(&p.t1), pt.dot(&p.t2));
+        if mu == 0.0 {
+            lt = nalgebra::Vector2::zeros();
+        } else if lt.norm() > mu * ln {
+            lt *= mu * ln / lt.norm();
+        }
+        self.started = true;
+        self.lambda_n = ln;
+        self.lambda_t = lt;
+        let impulse = ln * p.n + lt.x * p.t1 + lt.y * p.t2;
+        self.apply(bodies, &impulse, report);
+    }
+
+    /// One projected Gauss-Seidel update (see the module doc); returns the largest
+    /// velocity change it made at the contact (m/s).
+    pub(super) fn solve(
+        &mut self,
+        bodies: &mut [RigidBody],
+        mu: f64,
+        dt: f64,
+        tol: f64,
+        report: &mut SolverReport,
+    ) -> f64 {
+        if self.normal_mass == 0.0 {
+            return 0.0;
+        }
+        let p = &self.p;
+        let u = p.relative_velocity(bodies);
+        let un = u.dot(&p.n);
+        // Speculative contact: it may close its gap within the step, u_n ≥ −gap/h.
+        let floor = if p.gap > 0.0 { -p.gap / dt } else { 0.0 };
+        if !self.started {
+            if un >= floor - tol {
+                return 0.0;
+            }
+            self.started = true;
+        }
+        // Normal row: λ_n ≥ 0, u_n⁺ = floor while pushing.
+        let new_n = (self.lambda_n + self.normal_mass * (floor - un)).max(0.0);
+        let dn = new_n - self.lambda_n;
+        self.lambda_n = new_n;
+        let mut change = (dn / self.normal_mass).abs();
+        // Tangent rows: stop the slip, |λ_t| ≤ μ λ_n; if the cone does not allow it,
+        // the nearest impulse of the cone in K_tt's metric (friction opposite the slip
+        // it leaves: see `nearest_in_disk`). The slip after the normal impulse is
+        // u_t + dn (t·K n).
+        let mut dt = nalgebra::Vector2::zeros();
+        if mu > 0.0
+            && let Some(m) = self.tangent_mass
+        {
+            let ut = nalgebra::Vector2::new(u.dot(&p.t1), u.dot(&p.t2)) + dn * self.kn_t;
+            let mut new_t = self.lambda_t - m * ut;
+            let limit = mu * self.lambda_n;
+            if new_t.norm_squared() > limit * limit {
+                new_t = nearest_in_disk(&self.tangent_k, &new_t, limit);
+            }
+            dt = new_t - self.lambda_t;
+            self.lambda_t = new_t;
+            change = change.max((dt.x * self.k_t[0] + dt.y * self.k_t[1]).norm());
+        }
+        if dn == 0.0 && dt == nalgebra::Vector2::zeros() {
+            return 0.0;
+        }
+        if self.book_each {
+            let impulse = dn * p.n + dt.x * p.t1 + dt.y * p.t2;
+            self.apply(bodies, &impulse, report);
+        } else {
+            self.apply_components(bodies, dn, dt, report);
+        }
+        change
+    }
+
+    /// Apply the impulse dn n + dt₁ t₁ + dt₂ t₂ (on a; its opposite on b) through the
+    /// row's copied I⁻¹ (r × d), without booking (the sweeps book their net work).
+    pub(super) fn apply_components(
+        &self,
+        bodies: &mut [RigidBody],
+        dn: f64,
+        dt: nalgebra::Vector2<f64>,
+        report: &mut SolverReport,
+    ) {
+        let p = &self.p;
+        report.impulses += 1;
+        let impulse = dn * p.n + dt.x * p.t1 + dt.y * p.t2;
+        let ba = &mut bodies[p.a];
+        ba.velocity += impulse * p.inv_mass_a;
+        ba.angular_velocity += dn * self.turn_a[0] + dt.x * self.turn_a[1] + dt.y * self.turn_a[2];
+        if let Some(b) = p.b {
+            let bb = &mut bodies[b];
+            bb.velocity -= impulse * p.inv_mass_b;
+            bb.angular_velocity -=
+                dn * self.turn_b[0] + dt.x * self.turn_b[1] + dt.y * self.turn_b[2];
+        }
+    }
+
+    /// Rolling and spinning resistance (see `SolverParams::rolling_friction`): angular
+    /// impulses τ on a (−τ on b) that stop the relative rotation, clamped to
+    /// |τ_n| ≤ μ_s λ_n about the normal and |τ_t| ≤ μ_r λ_n about the tangent plane.
+    /// Their work τ·(ω_rel⁻ + ω_rel⁺)/2 is booked as friction dissipation, with the
+    /// pass's net work ([`ContactPass::book_net_work`]).
+    pub(super) fn resist_rotation(&mut self, bodies: &mut [RigidBody], params: &SolverParams) {
+        if self.lambda_n <= 0.0 {
+            return;
+        }
+        let p = &self.p;
+        let inv = p.inv_inertia_a + p.inv_inertia_b;
+        let w = relative_angular_velocity(p, bodies);
+        let n = p.n;
+        let mut tau = Vec3::zeros();
+        // Spin about n.
+        let kn = n.dot(&(inv * n));
+        if params.spinning_friction > 0.0 && kn > 0.0 {
+            let limit = params.spinning_friction * self.lambda_n;
+            let new = (self.spin - n.dot(&w) / kn).clamp(-limit, limit);
+            tau += (new - self.spin) * n;
+            self.spin = new;
+        }
+        // Rolling about the tangent plane.
+        let wt = w - n.dot(&w) * n;
+        let slip = wt.norm();
+        if params.rolling_friction > 0.0 && slip > 0.0 {
+            let d = wt / slip;
+            let kt = d.dot(&(inv * d));
+            if kt > 0.0 {
+                let limit = params.rolling_friction * self.lambda_n;
+                let mut new = self.roll - wt / kt;
+                if new.norm() > limit {
+                    new *= limit / new.norm();
+                }
+                tau += new - self.roll;
+                self.roll = new;
+            }
+        }
+        if tau == Vec3::zeros() {
+            return;
+        }
+        bodies[p.a].angular_velocity += p.inv_inertia_a * tau;
+        if let Some(b) = p.b {
+            bodies[b].angular_velocity -= p.inv_inertia_b * tau;
+        }
+    }
+
+    /// Apply `impulse` and book its work against the moving side's point velocity (one
+    /// side frozen) or the relative velocity: ΔK = P·(v⁻ + v⁺)/2 (paper 000, eq. 16).
+    pub(super) fn apply(
+        &self,
+        bodies: &mut [RigidBody],
+        impulse: &Vec3,
+        report: &mut SolverReport,
+    ) {
+        let p = &self.p;
+        report.impulses += 1;
+        if !self.book_each {
+            p.apply_impulse(bodies, impulse);
+            return;
+        }
+        let moving = self.moving;
+        let point_velocity = |bodies: &[RigidBody]| match moving {
+            Some((i, r, _)) => bodies[i].velocity + bodies[i].angular_velocity.cross(&r),
+            None => p.relative_velocity(bodies),
+        };
+        let sign = moving.map_or(1.0, |m| m.2);
+        let v_before = point_velocity(bodies);
+        p.apply_impulse(bodies, impulse);
+        // The moving point's velocity changes by K (sign P) (the row's K has the frozen
+        // side left out), so the mean of before and after is v⁻ + ½ K (sign P).
+        let pw = sign * impulse;
+        let pn = pw.dot(&p.n) * p.n;
+        let avg = v_before + 0.5 * (p.k * pw);
+        let w_normal = pn.dot(&avg);
+        let w_total = pw.dot(&avg);
+        report.dissipated_restitution -= w_normal;
+        report.dissipated_friction -= w_total - w_normal;
+    }
+}
+
+/// ω_a − ω_b of a contact's bodies (ω_b = 0 for a container).
+pub(super) fn relative_angular_velocity(p: &PreparedContact, bodies: &[RigidBody]) -> Vec3 {
+    bodies[p.a].angular_velocity - p.b.map_or(Vec3::zeros(), |b| bodies[b].angular_velocity)
+}
+
+/// Leave body a out of the contact's collision matrix (treat it as infinitely heavy).
+pub(super) fn freeze_a(p: &mut PreparedContact) {
+    p.inv_mass_a = 0.0;
+    p.inv_inertia_a = Mat3::zeros();
+    let rb = crate::math::skew(&p.r_b);
+    p.k = Mat3::identity() * p.inv_mass_b - rb * p.inv_inertia_b * rb;
+}
+
+/// Leave body b out of the contact's collision matrix (treat it as infinitely heavy).
+pub(super) fn freeze_b(p: &mut PreparedContact) {
+    p.inv_mass_b = 0.0;
+    p.inv_inertia_b = Mat3::zeros();
+    let ra = crate::math::skew(&p.r_a);
+    p.k = Mat3::identity() * p.inv_mass_a - ra * p.inv_inertia_a * ra;
+}

@@ -34,7 +34,7 @@ use crate::collision::{CollisionPipeline, Contact, relative_velocity};
 use crate::container::Container;
 use crate::dynamics::contact_pass::ContactPass;
 use crate::dynamics::impact::ImpactTiming;
-use crate::dynamics::islands::{Islands, UnionFind};
+use crate::dynamics::islands::Islands;
 use crate::dynamics::rotation::RotationIntegrator;
 use crate::dynamics::solver::{
     CollisionSolver, PositionUpdate, SolverContext, SolverError, SolverKind, SolverParams,
@@ -129,9 +129,10 @@ pub struct World {
     /// Containers and gravity when the sleep state was last checked (a change wakes all).
     containers_seen: Vec<Container>,
     gravity_seen: Vec3,
-    islands: UnionFind,
-    /// The islands of the contacts the solver is handed (built each step).
-    solver_islands: Islands,
+    /// The islands of this step's contacts (sleeping, and the solver's when none sleep).
+    islands: Islands,
+    /// The islands of the awake contacts (the solver's when some islands sleep).
+    awake_islands: Islands,
     /// Scratch: one flag per island root.
     island_flag: Vec<bool>,
     /// The step's contacts that involve an awake dynamic body (what the solver sees).
@@ -207,8 +208,8 @@ impl World {
             still_time: Vec::new(),
             containers_seen: Vec::new(),
             gravity_seen: gravity,
-            islands: UnionFind::default(),
-            solver_islands: Islands::default(),
+            islands: Islands::default(),
+            awake_islands: Islands::default(),
             island_flag: Vec::new(),
             awake_contacts: Vec::new(),
             solver: solver.create(),
@@ -406,17 +407,8 @@ impl World {
             }
             self.gravity_seen = self.gravity;
         }
+        self.islands.build(&self.bodies, &self.contacts);
         let bodies = &self.bodies;
-        let dynamic = |i: usize| !bodies[i].is_static();
-        self.islands.reset(n);
-        for c in &self.contacts {
-            if let Some(b) = c.b
-                && dynamic(c.a)
-                && dynamic(b)
-            {
-                self.islands.union(c.a, b);
-            }
-        }
         if !self.sleeping.iter().any(|&s| s) {
             return false;
         }
@@ -431,12 +423,12 @@ impl World {
             }
             let moved = b.velocity != Vec3::zeros() || b.angular_velocity != Vec3::zeros();
             if !self.sleeping[i] || moved {
-                wake_root[self.islands.find(i)] = true;
+                wake_root[self.islands.root(i)] = true;
             }
         }
         let mut any = false;
         for i in 0..n {
-            if self.sleeping[i] && wake_root[self.islands.find(i)] {
+            if self.sleeping[i] && wake_root[self.islands.root(i)] {
                 self.sleeping[i] = false;
                 self.still_time[i] = 0.0;
             }
@@ -487,12 +479,12 @@ impl World {
         island_ready.resize(n, true);
         for i in 0..n {
             if !self.bodies[i].is_static() && self.still_time[i] < self.sleep.time {
-                island_ready[self.islands.find(i)] = false;
+                island_ready[self.islands.root(i)] = false;
             }
         }
         for i in 0..n {
             let b = &mut self.bodies[i];
-            if !b.is_static() && !self.sleeping[i] && island_ready[self.islands.find(i)] {
+            if !b.is_static() && !self.sleeping[i] && island_ready[self.islands.root(i)] {
                 self.sleeping[i] = true;
                 b.velocity = Vec3::zeros();
                 b.angular_velocity = Vec3::zeros();
@@ -612,11 +604,16 @@ impl World {
         } else {
             0.0
         };
-        self.solver_islands.build(&self.bodies, contacts);
+        let islands = if some_asleep {
+            self.awake_islands.build(&self.bodies, contacts);
+            &self.awake_islands
+        } else {
+            &self.islands
+        };
         let mut report = self.solver.resolve(SolverContext {
             bodies: &mut self.bodies,
             contacts,
-            islands: &self.solver_islands,
+            islands,
             params: &self.params,
             dt: h,
             trace: if recording {

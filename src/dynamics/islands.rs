@@ -4,8 +4,9 @@
 //! be solved independently, in any order, with the same result (Box2D's and Rapier's
 //! islands; paper 000 solves each island of touching bodies on its own).
 //!
-//! The world builds the islands of the contacts it hands the collision solver once a
-//! step ([`Islands::build`]) and passes them in `SolverContext::islands`. Islands are
+//! The world builds the islands of the step's contacts once ([`Islands::build`]): it uses
+//! them for sleeping and passes them to the collision solver in `SolverContext::islands`
+//! (rebuilt over the awake contacts only when some islands sleep). Islands are
 //! numbered in the order of their first contact and list their contacts in increasing
 //! index, so the grouping is deterministic whatever the union-find's internals.
 
@@ -15,18 +16,18 @@ use crate::collision::Contact;
 /// Disjoint sets over body indices with path halving; the root of a set is its
 /// smallest index.
 #[derive(Clone, Debug, Default)]
-pub struct UnionFind {
+struct UnionFind {
     parent: Vec<usize>,
 }
 
 impl UnionFind {
     /// `n` singletons.
-    pub fn reset(&mut self, n: usize) {
+    fn reset(&mut self, n: usize) {
         self.parent.clear();
         self.parent.extend(0..n);
     }
 
-    pub fn find(&mut self, mut x: usize) -> usize {
+    fn find(&mut self, mut x: usize) -> usize {
         while self.parent[x] != x {
             self.parent[x] = self.parent[self.parent[x]];
             x = self.parent[x];
@@ -34,7 +35,7 @@ impl UnionFind {
         x
     }
 
-    pub fn union(&mut self, a: usize, b: usize) {
+    fn union(&mut self, a: usize, b: usize) {
         let (ra, rb) = (self.find(a), self.find(b));
         if ra != rb {
             self.parent[ra.max(rb)] = ra.min(rb);
@@ -120,6 +121,13 @@ impl Islands {
             self.start[k] = self.start[k - 1];
         }
         self.start[0] = 0;
+    }
+
+    /// The set of bodies joined with `body` by the last build, by its smallest index (a
+    /// body in no island is its own); the sets also hold bodies whose contacts are all
+    /// with static bodies or containers.
+    pub fn root(&mut self, body: usize) -> usize {
+        self.sets.find(body)
     }
 
     /// Number of islands.

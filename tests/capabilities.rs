@@ -83,7 +83,8 @@ fn perturb(params: &mut SolverParams, p: Param) {
         Param::Friction => params.friction = 0.05,
         Param::Lambda => params.lambda = 3.0,
         Param::Kp => params.kp = 0.45,
-        Param::MaxIterations => params.max_iterations = 3,
+        Param::MaxIterations => params.max_iterations = 1,
+        Param::ContactSweeps => params.contact_sweeps = 2,
         Param::Tolerance => params.tolerance = 1e-2,
         Param::RestVelocity => params.rest_velocity = 0.5,
         Param::ContactPass => params.contact_pass = !params.contact_pass,
@@ -98,12 +99,13 @@ fn perturb(params: &mut SolverParams, p: Param) {
     }
 }
 
-const ALL_PARAMS: [Param; 16] = [
+const ALL_PARAMS: [Param; 17] = [
     Param::Restitution,
     Param::Friction,
     Param::Lambda,
     Param::Kp,
     Param::MaxIterations,
+    Param::ContactSweeps,
     Param::Tolerance,
     Param::RestVelocity,
     Param::ContactPass,

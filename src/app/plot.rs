@@ -477,6 +477,7 @@ fn param_name(field: &str) -> String {
         "lambda" => "λ".into(),
         "kp" => "k_p".into(),
         "max_iterations" => "iterations".into(),
+        "contact_sweeps" => "sweeps".into(),
         "cohesion" => "c".into(),
         "equivalent_friction" => "μ*".into(),
         "ccp_omega" => "ω".into(),

@@ -652,6 +652,14 @@ fn solver_section(ui: &mut egui::Ui, p: &mut PanelParams) {
         )
         .on_hover_text("Iteration cap of the solver's sweeps; the stats report when it is hit.");
     }
+    if reads(Param::ContactSweeps) {
+        ui.add(
+            egui::Slider::new(&mut params.contact_sweeps, 1..=1000)
+                .logarithmic(true)
+                .text("contact sweeps"),
+        )
+        .on_hover_text("Most Gauss-Seidel sweeps of the shared contact pass per step (resting contacts and friction); the warm start carries the rest to the next step. More settles tall piles of long-armed bodies faster, and costs time.");
+    }
     if reads(Param::Tolerance) {
         ui.add(
             egui::Slider::new(&mut params.tolerance, 1e-12..=1e-2)

@@ -27,7 +27,8 @@
 //!    the accumulated impulse the same contact point (same pair, same point in a's body
 //!    frame within 1 % of the lever arm) carried at the end of the last step, so a
 //!    resting pile starts each step almost at its solution.
-//! 4. **Projected Gauss-Seidel** sweeps in that order (at most [`PGS_SWEEPS`]), with
+//! 4. **Projected Gauss-Seidel** sweeps in that order (at most
+//!    `SolverParams::contact_sweeps`), with
 //!    accumulated impulses (Catto's sequential impulses): normal λ_n ≥ 0 targeting
 //!    u_n⁺ = 0 (u_n⁺ = −gap/h for a speculative contact, gap > 0, which may close its gap
 //!    in the step; the gap less what the last projection opened: `speculative_gap`),
@@ -128,15 +129,20 @@ const NO_LEVEL: u32 = u32::MAX;
 /// `rest_velocity` (see [`ContactPass::run`]).
 pub const REST_TOLERANCE: f64 = 1e-3;
 
-/// Most sweeps of projected Gauss-Seidel per step (also capped by
-/// `SolverParams::max_iterations`; they stop earlier once no update changes a contact
-/// velocity by more than the tolerance); the warm start carries the rest of the
-/// convergence across steps and the shock-propagation sweep removes what is left
-/// approaching. Box2D's default of 8 is enough for its stacks, not for a 35 m pile of
-/// 325 crosses (13 contact levels, long lever arms coupling friction to the normal):
-/// at μ = 0.6 under ETM, 12-14 s after the drop, 59-158 crosses still moved by more
-/// than 1 cm per second with 25 sweeps, 1-3 with 100.
-pub const PGS_SWEEPS: u32 = 100;
+/// Default of `SolverParams::contact_sweeps`, the most projected Gauss-Seidel sweeps
+/// of the pass per step; the sweeps stop earlier once no update changes a contact
+/// velocity by more than the tolerance, and the warm start carries the rest of the
+/// convergence across steps (Box2D and Rapier run 4 substeps of one iteration each and
+/// leave the rest to the next step the same way).
+///
+/// In a forming pile the sweeps rarely reach the tolerance: the largest change falls
+/// by 2-5 % a sweep after the first 15-20, so the cap sets the cost of the pass. With
+/// 25, a column of 36 cubes under SMM settles in 1.7-4.3 s over eight seeds (100:
+/// 2.0-4.4 s; 20: 2.4-6.0 s). Long-armed bodies at high friction need more: 325 crosses
+/// at μ = 0.6 keep tens to hundreds of times the kinetic energy they have with 100
+/// sweeps 10-16 s after the drop (`docs/results/contact-pass.md`). Scenes that
+/// reproduce the papers' piles (repose, packing) set 100 explicitly.
+pub const DEFAULT_SWEEPS: u32 = 25;
 
 /// How much kinetic energy, relative to its value before the pass, the contact pass may
 /// gain to rounding before its result is rejected.
@@ -162,7 +168,7 @@ pub const PROJECTION_SWEEPS: u32 = 50;
 
 impl ContactPass {
     /// Run the pass over `contacts` (friction μ = `params.friction`, at most
-    /// min(`params.max_iterations`, [`PGS_SWEEPS`]) sweeps); adds its dissipation to
+    /// `params.contact_sweeps` sweeps); adds its dissipation to
     /// `report`.
     ///
     /// A contact counts as approaching (and the sweeps stop when no update changes a
@@ -320,7 +326,7 @@ impl ContactPass {
         report: &mut SolverReport,
     ) {
         let friction = params.friction;
-        let max_sweeps = params.max_iterations;
+        let max_sweeps = params.contact_sweeps;
         // 3. warm start
         if warm {
             for row in &mut self.rows {
@@ -328,7 +334,7 @@ impl ContactPass {
             }
         }
         // 4. projected Gauss-Seidel sweeps over all contacts, bottom up
-        for _ in 0..max_sweeps.min(PGS_SWEEPS) {
+        for _ in 0..max_sweeps {
             report.contact_sweeps += 1;
             let mut change: f64 = 0.0;
             for &(_, k) in &self.order {
@@ -523,7 +529,7 @@ mod tests {
         let params = SolverParams {
             rest_velocity: 0.1,
             friction: 5.0,
-            max_iterations: 1,
+            contact_sweeps: 1,
             ..SolverParams::default()
         };
         let (bodies, contacts) = kicked_cube(dt);

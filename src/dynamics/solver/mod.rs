@@ -112,6 +112,12 @@ pub struct SolverParams {
     pub kp: f64,
     /// Iteration cap of iterative solvers (sweeps). Default: 100.
     pub max_iterations: u32,
+    /// Most projected Gauss-Seidel sweeps of the shared contact pass per step
+    /// (`dynamics::contact_pass`); the sweeps stop earlier once no update changes a
+    /// contact velocity by more than the pass's tolerance, and the warm start carries the
+    /// rest of the convergence to the next step. Default: 25 (see
+    /// `contact_pass::DEFAULT_SWEEPS`).
+    pub contact_sweeps: u32,
     /// Convergence tolerance of iterative solvers (relative). Default: 1e-8.
     pub tolerance: f64,
     /// Approach speeds (m/s) below this are treated as resting contact: restitution is not
@@ -168,6 +174,7 @@ impl Default for SolverParams {
             lambda: 30.0,
             kp: 0.2,
             max_iterations: 100,
+            contact_sweeps: crate::dynamics::contact_pass::DEFAULT_SWEEPS,
             tolerance: 1e-8,
             rest_velocity: 0.05,
             contact_pass: true,
@@ -241,6 +248,11 @@ impl SolverParams {
             self.max_iterations >= 1,
             "max_iterations",
             "max_iterations must be ≥ 1".into(),
+        );
+        check(
+            self.contact_sweeps >= 1,
+            "contact_sweeps",
+            "contact_sweeps must be ≥ 1".into(),
         );
         let t = self.tolerance;
         check(
@@ -484,6 +496,7 @@ pub enum Param {
     Lambda,
     Kp,
     MaxIterations,
+    ContactSweeps,
     Tolerance,
     RestVelocity,
     ContactPass,
@@ -501,7 +514,7 @@ pub enum Param {
 const CONTACT_PASS_PARAMS: [Param; 7] = [
     Param::ContactPass,
     Param::Friction,
-    Param::MaxIterations,
+    Param::ContactSweeps,
     Param::Tolerance,
     Param::RestVelocity,
     Param::RollingFriction,

@@ -16,59 +16,102 @@
 /// of mass K_tt is not, and the friction then leans sideways: a cube sliding on a face
 /// at μ = 0.2 decelerated at 0.187 g instead of 0.2 g.
 ///
-/// x(γ) = (K + γ I)⁻¹ K x*, and γ solves the secular equation 1/|x(γ)| = 1/r, whose
-/// left side is concave and increasing in γ: Newton's method from any γ₀ below the
-/// root climbs to it from below without overshooting (Moré and Sorensen, 1983). γ₀ is
-/// the lower bound |K x*|/r − κ_max (or 0), which is nearly the root when K is nearly
-/// isotropic. The result is scaled onto the circle exactly.
+/// In K's eigenbasis (K = Q diag(κ₁, κ₂) Qᵀ, y = Qᵀ K x*) the candidate is
+/// x(γ) = (K + γ I)⁻¹ K x*, componentwise x_i = y_i/(κ_i + γ), and γ solves the secular
+/// equation ψ(γ) = 1/|x(γ)| = 1/r, whose left side is concave and increasing in γ:
+/// Newton's method from any γ₀ below the root climbs to it from below without
+/// overshooting (Moré and Sorensen, 1983). γ₀ is the lower bound |K x*|/r − κ_max (or 0),
+/// which is nearly the root when K is nearly isotropic. The result is scaled onto the
+/// circle exactly.
 pub fn nearest_in_disk(
     k: &nalgebra::Matrix2<f64>,
     target: &nalgebra::Vector2<f64>,
     r: f64,
 ) -> nalgebra::Vector2<f64> {
-    let norm = target.norm();
-    if norm <= r {
-        return *target;
+    TangentMetric::new(k).nearest_in_disk(target, r)
+}
+
+/// The eigen-decomposition K = Q diag(κ₁, κ₂) Qᵀ of a contact's symmetric positive
+/// definite tangential block K_tt, Q the rotation by the angle whose cosine and sine are
+/// `cos`, `sin`: computed once per contact and step, so that each friction update of
+/// [`Self::nearest_in_disk`] is a scalar Newton iteration.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TangentMetric {
+    cos: f64,
+    sin: f64,
+    kappa: [f64; 2],
+}
+
+impl TangentMetric {
+    /// From K's symmetric part [[a, b], [b, d]]: the rotation angle θ = ½ atan2(2b, a − d)
+    /// diagonalises it, κ₁ = a cos²θ + 2b cosθ sinθ + d sin²θ, κ₂ = a + d − κ₁.
+    pub fn new(k: &nalgebra::Matrix2<f64>) -> Self {
+        let (a, b, d) = (k[(0, 0)], 0.5 * (k[(0, 1)] + k[(1, 0)]), k[(1, 1)]);
+        if b == 0.0 {
+            return TangentMetric {
+                cos: 1.0,
+                sin: 0.0,
+                kappa: [a, d],
+            };
+        }
+        let theta = 0.5 * (2.0 * b).atan2(a - d);
+        let (sin, cos) = theta.sin_cos();
+        let k1 = a * cos * cos + 2.0 * b * cos * sin + d * sin * sin;
+        TangentMetric {
+            cos,
+            sin,
+            kappa: [k1, a + d - k1],
+        }
     }
-    if r <= 0.0 {
-        return nalgebra::Vector2::zeros();
-    }
-    let radial = target * (r / norm);
-    // Isotropic K (to rounding): the radial scaling is the answer.
-    let kx = k * target;
-    let along = kx.dot(target) / (norm * norm);
-    if (kx - along * target).norm() <= 1e-12 * kx.norm() {
-        return radial;
-    }
-    // Start from a lower bound of the root: |x(γ)| ≥ |K x*| / (κ_max + γ), κ_max the
-    // larger eigenvalue of K, so |x(γ₀)| ≥ r at γ₀ = |K x*|/r − κ_max (when positive)
-    // and Newton still climbs from below; for a nearly isotropic K, γ₀ is nearly the
-    // root.
-    let (a, b, d) = (k[(0, 0)], 0.5 * (k[(0, 1)] + k[(1, 0)]), k[(1, 1)]);
-    let kappa_max = 0.5 * (a + d) + (0.25 * (a - d) * (a - d) + b * b).sqrt();
-    let mut gamma = (kx.norm() / r - kappa_max).max(0.0);
-    let mut x = *target;
-    for _ in 0..50 {
-        let shifted = k + nalgebra::Matrix2::identity() * gamma;
-        let Some(inv) = shifted.try_inverse() else {
-            return radial;
-        };
-        x = inv * kx;
-        let nx = x.norm();
-        if !(nx.is_finite() && nx > 0.0) {
+
+    /// [`nearest_in_disk`] in this metric.
+    pub fn nearest_in_disk(
+        &self,
+        target: &nalgebra::Vector2<f64>,
+        r: f64,
+    ) -> nalgebra::Vector2<f64> {
+        let norm = target.norm();
+        if norm <= r {
+            return *target;
+        }
+        if r <= 0.0 {
+            return nalgebra::Vector2::zeros();
+        }
+        let radial = target * (r / norm);
+        let [k1, k2] = self.kappa;
+        // Isotropic K (to rounding): the radial scaling is the answer.
+        if (k1 - k2).abs() <= 1e-12 * k1.abs().max(k2.abs()) {
             return radial;
         }
-        if (nx - r).abs() <= 1e-12 * r {
-            break;
+        let (c, s) = (self.cos, self.sin);
+        // y = Qᵀ K x* = diag(κ) Qᵀ x*.
+        let y = [
+            k1 * (c * target.x + s * target.y),
+            k2 * (-s * target.x + c * target.y),
+        ];
+        let y_norm = (y[0] * y[0] + y[1] * y[1]).sqrt();
+        let mut gamma = (y_norm / r - k1.max(k2)).max(0.0);
+        let mut x = [0.0; 2];
+        for _ in 0..50 {
+            let (d1, d2) = (k1 + gamma, k2 + gamma);
+            x = [y[0] / d1, y[1] / d2];
+            let nx = (x[0] * x[0] + x[1] * x[1]).sqrt();
+            if !(nx.is_finite() && nx > 0.0) {
+                return radial;
+            }
+            if (nx - r).abs() <= 1e-12 * r {
+                break;
+            }
+            // ψ(γ) = 1/|x(γ)|, ψ'(γ) = xᵀ (K + γI)⁻¹ x / |x|³.
+            let slope = (x[0] * x[0] / d1 + x[1] * x[1] / d2) / (nx * nx * nx);
+            if !(slope.is_finite() && slope > 0.0) {
+                return radial;
+            }
+            gamma += (1.0 / r - 1.0 / nx) / slope;
         }
-        // ψ(γ) = 1/|x(γ)|, ψ'(γ) = xᵀ (K + γI)⁻¹ x / |x|³.
-        let slope = x.dot(&(inv * x)) / (nx * nx * nx);
-        if !(slope.is_finite() && slope > 0.0) {
-            return radial;
-        }
-        gamma += (1.0 / r - 1.0 / nx) / slope;
+        let scale = r / (x[0] * x[0] + x[1] * x[1]).sqrt();
+        nalgebra::Vector2::new(scale * (c * x[0] - s * x[1]), scale * (s * x[0] + c * x[1]))
     }
-    x * (r / x.norm())
 }
 
 #[cfg(test)]

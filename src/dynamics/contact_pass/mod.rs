@@ -246,7 +246,10 @@ impl ContactPass {
         // pass, or the bodies changed): a gap it opened is not room to fall into.
         let last = std::mem::take(&mut self.displacement);
         let opened: &[(Vec3, Vec3)] = if last.len() == n { &last } else { &[] };
-        for c in contacts {
+        // Rows in the order the sweeps visit them (`rows[i]` is contact `order[i].1`),
+        // so that a sweep reads them front to back.
+        for &(_, k) in &self.order {
+            let c = &contacts[k];
             let mut p = PreparedContact::new(bodies, c);
             p.gap = speculative_gap(c, opened);
             v_ref = v_ref.max(-p.relative_velocity(bodies).dot(&p.n));
@@ -296,7 +299,8 @@ impl ContactPass {
         // Remember the accumulated impulses (as applied) for the next warm start.
         self.cache.clear();
         if warm {
-            for (c, row) in contacts.iter().zip(&self.rows) {
+            for (&(_, k), row) in self.order.iter().zip(&self.rows) {
+                let c = &contacts[k];
                 if row.lambda_n > 0.0 && scale > 0.0 {
                     let body_frame = bodies[c.a].orientation.inverse() * c.r_a;
                     let pt = row.lambda_t.x * row.p.t1 + row.lambda_t.y * row.p.t2;
@@ -336,28 +340,29 @@ impl ContactPass {
         // 4. projected Gauss-Seidel sweeps over all contacts, bottom up
         for _ in 0..max_sweeps {
             report.contact_sweeps += 1;
+            // The largest squared velocity change of the sweep (`Row::solve`).
             let mut change: f64 = 0.0;
-            for &(_, k) in &self.order {
-                change = change.max(self.rows[k].solve(bodies, friction, dt, tol, report));
+            for row in &mut self.rows {
+                change = change.max(row.solve(bodies, friction, dt, tol, report));
                 if params.rolling_friction > 0.0 || params.spinning_friction > 0.0 {
-                    self.rows[k].resist_rotation(bodies, params);
+                    row.resist_rotation(bodies, params);
                 }
             }
-            if change <= tol {
+            if change <= tol * tol {
                 break;
             }
         }
         self.book_net_work(bodies, report);
         // 5. one shock-propagation sweep, bottom up, lower side frozen
-        for &(_, k) in &self.order {
+        for (&(_, k), row) in self.order.iter().zip(&self.rows) {
             let c = &contacts[k];
-            let un = self.rows[k].p.relative_velocity(bodies).dot(&c.normal);
-            let gap = self.rows[k].p.gap;
+            let un = row.p.relative_velocity(bodies).dot(&c.normal);
+            let gap = row.p.gap;
             let floor = if gap > 0.0 { -gap / dt } else { 0.0 };
             if un >= floor - tol {
                 continue;
             }
-            let mut p = self.rows[k].p.clone();
+            let mut p = row.p.clone();
             let mut moving = None;
             if let Some(b) = c.b {
                 let (la, lb) = (self.rank(bodies, c.a), self.rank(bodies, b));

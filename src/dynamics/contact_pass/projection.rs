@@ -87,9 +87,10 @@ impl ContactPass {
                 self.rank(bodies, c.a),
                 c.b.map_or(0, |b| self.rank(bodies, b)),
             );
-            // The velocity pass's prepared data for this contact, if it ran on them.
+            // The velocity pass's prepared data for this contact, if it ran on them (its
+            // rows are in its order).
             let fresh;
-            let p = match self.rows.get(k) {
+            let p = match self.rows.get(if bottom_up { i } else { usize::MAX }) {
                 Some(row) if row.p.a == c.a && row.p.b == c.b => &row.p,
                 _ => {
                     fresh = PreparedContact::new(bodies, c);

@@ -1,7 +1,7 @@
 //! One contact of the velocity pass: its prepared data, accumulated impulses and the
 //! projected Gauss-Seidel update (steps 3-5 of the `contact_pass` module doc).
 
-use super::friction::nearest_in_disk;
+use super::friction::TangentMetric;
 use crate::body::RigidBody;
 use crate::dynamics::solver::prepared::PreparedContact;
 use crate::dynamics::solver::{SolverParams, SolverReport};
@@ -14,8 +14,11 @@ pub(super) struct Row {
     pub(super) p: PreparedContact,
     /// 1/(nᵀKn), 0 if the contact cannot take an impulse.
     pub(super) normal_mass: f64,
-    /// K_tt, the tangent-plane block of K in (t₁, t₂), and its inverse if invertible.
-    pub(super) tangent_k: nalgebra::Matrix2<f64>,
+    /// nᵀKn: the change of u_n per unit normal impulse.
+    pub(super) k_nn: f64,
+    /// K_tt, the tangent-plane block of K in (t₁, t₂), as its eigen-decomposition, and
+    /// its inverse if invertible.
+    pub(super) tangent_k: TangentMetric,
     pub(super) tangent_mass: Option<nalgebra::Matrix2<f64>>,
     /// Whether the contact takes part (it approached, or was warm started).
     pub(super) started: bool,
@@ -64,10 +67,11 @@ impl Row {
             turn_a,
             turn_b,
             normal_mass: if usable { 1.0 / knn } else { 0.0 },
+            k_nn: knn,
             tangent_mass: ktt
                 .try_inverse()
                 .filter(|m| m.iter().all(|x| x.is_finite())),
-            tangent_k: ktt,
+            tangent_k: TangentMetric::new(&ktt),
             started: false,
             lambda_n: 0.0,
             lambda_t: nalgebra::Vector2::zeros(),
@@ -125,8 +129,9 @@ impl Row {
         self.apply(bodies, &impulse, report);
     }
 
-    /// One projected Gauss-Seidel update (see the module doc); returns the largest
-    /// velocity change it made at the contact (m/s).
+    /// One projected Gauss-Seidel update (see the module doc); returns the square of the
+    /// largest velocity change it made at the contact ((m/s)²; squared, so that a
+    /// sweep takes no square root per contact).
     pub(super) fn solve(
         &mut self,
         bodies: &mut [RigidBody],
@@ -153,7 +158,8 @@ impl Row {
         let new_n = (self.lambda_n + self.normal_mass * (floor - un)).max(0.0);
         let dn = new_n - self.lambda_n;
         self.lambda_n = new_n;
-        let mut change = (dn / self.normal_mass).abs();
+        let du_n = dn * self.k_nn;
+        let mut change = du_n * du_n;
         // Tangent rows: stop the slip, |λ_t| ≤ μ λ_n; if the cone does not allow it,
         // the nearest impulse of the cone in K_tt's metric (friction opposite the slip
         // it leaves: see `nearest_in_disk`). The slip after the normal impulse is
@@ -166,11 +172,11 @@ impl Row {
             let mut new_t = self.lambda_t - m * ut;
             let limit = mu * self.lambda_n;
             if new_t.norm_squared() > limit * limit {
-                new_t = nearest_in_disk(&self.tangent_k, &new_t, limit);
+                new_t = self.tangent_k.nearest_in_disk(&new_t, limit);
             }
             dt = new_t - self.lambda_t;
             self.lambda_t = new_t;
-            change = change.max((dt.x * self.k_t[0] + dt.y * self.k_t[1]).norm());
+            change = change.max((dt.x * self.k_t[0] + dt.y * self.k_t[1]).norm_squared());
         }
         if dn == 0.0 && dt == nalgebra::Vector2::zeros() {
             return 0.0;

@@ -57,6 +57,7 @@ impl PreparedContact {
     }
 
     /// Relative velocity of a with respect to b at the contact point.
+    #[inline]
     pub fn relative_velocity(&self, bodies: &[RigidBody]) -> Vec3 {
         let ba = &bodies[self.a];
         let va = ba.velocity + ba.angular_velocity.cross(&self.r_a);
@@ -67,6 +68,7 @@ impl PreparedContact {
     }
 
     /// Apply impulse `p` to a at the contact point and `−p` to b.
+    #[inline]
     pub fn apply_impulse(&self, bodies: &mut [RigidBody], p: &Vec3) {
         let ba = &mut bodies[self.a];
         ba.velocity += p * self.inv_mass_a;

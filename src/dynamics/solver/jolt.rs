@@ -32,13 +32,25 @@
 
 use super::prepared::PreparedContact;
 use super::{CollisionSolver, Param, SolverContext, SolverError, SolverKind, SolverReport};
+use crate::collision::{Contact, relative_velocity};
 
 #[derive(Clone, Default)]
 pub struct JoltSolver {
+    /// The contacts that impacted this step, prepared when they first did
+    /// (`slot[ci]` is contact ci's index here, [`UNPREPARED`] if it has not impacted).
     prepared: Vec<PreparedContact>,
+    slot: Vec<u32>,
     /// Approach speed −u_n first seen at each contact this step (0 = not yet impacted).
     approach: Vec<f64>,
+    /// When each contact was last looked at and each body last changed velocity, in
+    /// one count of contact visits: a contact whose bodies have not changed since it was
+    /// found not impacting has the same u_n, and a sweep skips it.
+    seen: Vec<u64>,
+    changed: Vec<u64>,
 }
+
+/// `JoltSolver::slot` of a contact that has not impacted this step.
+const UNPREPARED: u32 = u32::MAX;
 
 impl CollisionSolver for JoltSolver {
     fn kind(&self) -> SolverKind {
@@ -79,35 +91,46 @@ impl CollisionSolver for JoltSolver {
             ..
         } = ctx;
         self.prepared.clear();
-        self.prepared
-            .extend(contacts.iter().map(|c| PreparedContact::new(bodies, c)));
+        self.slot.clear();
+        self.slot.resize(contacts.len(), UNPREPARED);
         self.approach.clear();
         self.approach.resize(contacts.len(), 0.0);
+        self.seen.clear();
+        self.seen.resize(contacts.len(), 0);
+        self.changed.clear();
+        self.changed.resize(bodies.len(), 0);
+        let mut visit: u64 = 1;
         let mut report = SolverReport::default();
 
         // Convergence: stop when no contact approaches faster than `tolerance` times the
         // fastest approach at the start of the step.
-        let v_scale = self
-            .prepared
+        let v_scale = contacts
             .iter()
-            .map(|c| -c.relative_velocity(bodies).dot(&c.n))
+            .map(|c| -relative_velocity(bodies, c).dot(&c.normal))
             .fold(0.0, f64::max);
         // Approaches up to the resting speed are the contact pass's (as for ETM, SQM, SMM).
         let v_tol = (params.tolerance * v_scale).max(params.resting_speed());
         for sweep in 1..=params.max_iterations {
             report.iterations = sweep;
             let mut applied = false;
-            for (ci, (c, approach)) in self
-                .prepared
-                .iter()
-                .zip(self.approach.iter_mut())
-                .enumerate()
-            {
-                let u = c.relative_velocity(bodies);
-                let un = u.dot(&c.n);
+            for (ci, c) in contacts.iter().enumerate() {
+                let seen = self.seen[ci];
+                if seen > self.changed[c.a] && c.b.is_none_or(|b| seen > self.changed[b]) {
+                    continue;
+                }
+                self.seen[ci] = visit;
+                visit += 1;
+                let u = relative_velocity(bodies, c);
+                let un = u.dot(&c.normal);
                 if un >= -v_tol || (c.gap > 0.0 && c.gap + dt * un >= 0.0) {
                     continue;
                 }
+                if self.slot[ci] == UNPREPARED {
+                    self.slot[ci] = self.prepared.len() as u32;
+                    self.prepared.push(PreparedContact::new(bodies, c));
+                }
+                let c = &self.prepared[self.slot[ci] as usize];
+                let approach = &mut self.approach[ci];
                 if *approach == 0.0 {
                     *approach = -un;
                 }
@@ -136,6 +159,10 @@ impl CollisionSolver for JoltSolver {
                     });
                 }
                 c.apply_and_book(bodies, &p, &u, ci, &mut report, trace.as_deref_mut());
+                self.changed[c.a] = self.seen[ci];
+                if let Some(b) = c.b {
+                    self.changed[b] = self.seen[ci];
+                }
                 applied = true;
             }
             if !applied {
@@ -148,30 +175,34 @@ impl CollisionSolver for JoltSolver {
 
         // Position projection, once per pair with its deepest overlap (eqs. B.17-B.18).
         if params.kp > 0.0 {
+            let same_pair =
+                |x: &Contact, y: &Contact| x.a == y.a && x.b == y.b && x.container == y.container;
             let mut k = 0;
-            while k < self.prepared.len() {
+            while k < contacts.len() {
                 let mut deepest = k;
                 let mut end = k + 1;
-                while end < self.prepared.len() && self.prepared[end].same_pair(&self.prepared[k]) {
-                    if self.prepared[end].gap < self.prepared[deepest].gap {
+                while end < contacts.len() && same_pair(&contacts[end], &contacts[k]) {
+                    if contacts[end].gap < contacts[deepest].gap {
                         deepest = end;
                     }
                     end += 1;
                 }
-                let c = &self.prepared[deepest];
+                let c = &contacts[deepest];
                 if c.gap < 0.0 {
                     let overlap = -c.gap;
-                    let inv_sum = c.inv_mass_a + c.inv_mass_b;
+                    let inv_mass_a = bodies[c.a].inv_mass;
+                    let inv_mass_b = c.b.map_or(0.0, |b| bodies[b].inv_mass);
+                    let inv_sum = inv_mass_a + inv_mass_b;
                     if inv_sum > 0.0 {
                         let a = &mut bodies[c.a];
                         report.projection_work += a.displace(
-                            &(params.kp * (c.inv_mass_a / inv_sum) * overlap * c.n),
+                            &(params.kp * (inv_mass_a / inv_sum) * overlap * c.normal),
                             a.orientation,
                         );
                         if let Some(b) = c.b {
                             let b = &mut bodies[b];
                             report.projection_work += b.displace(
-                                &(-params.kp * (c.inv_mass_b / inv_sum) * overlap * c.n),
+                                &(-params.kp * (inv_mass_b / inv_sum) * overlap * c.normal),
                                 b.orientation,
                             );
                         }

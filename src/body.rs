@@ -62,12 +62,21 @@ impl RigidBody {
 
     /// World-frame inverse inertia tensor `R diag(1/I) Rᵀ`.
     pub fn inv_inertia_world(&self) -> Mat3 {
+        // Isotropic inertia (spheres, cubes, crosses, regular tetrahedra): R (s 1) Rᵀ = s 1.
+        let d = self.inv_inertia;
+        if d.x == d.y && d.y == d.z {
+            return Mat3::from_diagonal_element(d.x);
+        }
         let r = self.orientation.to_rotation_matrix();
         r.matrix() * Mat3::from_diagonal(&self.inv_inertia) * r.matrix().transpose()
     }
 
     /// World-frame inertia tensor `R diag(I) Rᵀ`.
     pub fn inertia_world(&self) -> Mat3 {
+        let d = self.inertia;
+        if d.x == d.y && d.y == d.z {
+            return Mat3::from_diagonal_element(d.x);
+        }
         let r = self.orientation.to_rotation_matrix();
         r.matrix() * Mat3::from_diagonal(&self.inertia) * r.matrix().transpose()
     }

@@ -28,7 +28,7 @@ pub fn nearest_in_disk(
     target: &nalgebra::Vector2<f64>,
     r: f64,
 ) -> nalgebra::Vector2<f64> {
-    TangentMetric::new(k).nearest_in_disk(target, r)
+    TangentMetric::new(k).nearest_in_disk(target, r, 0.0).0
 }
 
 /// The eigen-decomposition K = Q diag(κ₁, κ₂) Qᵀ of a contact's symmetric positive
@@ -64,24 +64,31 @@ impl TangentMetric {
         }
     }
 
-    /// [`nearest_in_disk`] in this metric.
+    /// [`nearest_in_disk`] in this metric, and the multiplier γ of the answer (0 when the
+    /// disk does not bind or K is isotropic). `gamma_hint` is where Newton's method
+    /// starts if it is above the lower bound γ₀: the γ of the same contact's last
+    /// update, close to the root when the sweeps converge. A start above the root is
+    /// safe: ψ is concave, so the first Newton step lands at or below the root, and
+    /// every step is kept at or above γ₀ (a lower bound of the root), where K + γ I is
+    /// positive definite; from there the iteration climbs to the root.
     pub fn nearest_in_disk(
         &self,
         target: &nalgebra::Vector2<f64>,
         r: f64,
-    ) -> nalgebra::Vector2<f64> {
+        gamma_hint: f64,
+    ) -> (nalgebra::Vector2<f64>, f64) {
         let norm = target.norm();
         if norm <= r {
-            return *target;
+            return (*target, 0.0);
         }
         if r <= 0.0 {
-            return nalgebra::Vector2::zeros();
+            return (nalgebra::Vector2::zeros(), 0.0);
         }
         let radial = target * (r / norm);
         let [k1, k2] = self.kappa;
         // Isotropic K (to rounding): the radial scaling is the answer.
         if (k1 - k2).abs() <= 1e-12 * k1.abs().max(k2.abs()) {
-            return radial;
+            return (radial, 0.0);
         }
         let (c, s) = (self.cos, self.sin);
         // y = Qᵀ K x* = diag(κ) Qᵀ x*.
@@ -90,14 +97,15 @@ impl TangentMetric {
             k2 * (-s * target.x + c * target.y),
         ];
         let y_norm = (y[0] * y[0] + y[1] * y[1]).sqrt();
-        let mut gamma = (y_norm / r - k1.max(k2)).max(0.0);
+        let gamma_low = (y_norm / r - k1.max(k2)).max(0.0);
+        let mut gamma = gamma_low.max(gamma_hint);
         let mut x = [0.0; 2];
         for _ in 0..50 {
             let (d1, d2) = (k1 + gamma, k2 + gamma);
             x = [y[0] / d1, y[1] / d2];
             let nx = (x[0] * x[0] + x[1] * x[1]).sqrt();
             if !(nx.is_finite() && nx > 0.0) {
-                return radial;
+                return (radial, 0.0);
             }
             if (nx - r).abs() <= 1e-12 * r {
                 break;
@@ -105,12 +113,14 @@ impl TangentMetric {
             // ψ(γ) = 1/|x(γ)|, ψ'(γ) = xᵀ (K + γI)⁻¹ x / |x|³.
             let slope = (x[0] * x[0] / d1 + x[1] * x[1] / d2) / (nx * nx * nx);
             if !(slope.is_finite() && slope > 0.0) {
-                return radial;
+                return (radial, 0.0);
             }
-            gamma += (1.0 / r - 1.0 / nx) / slope;
+            gamma = (gamma + (1.0 / r - 1.0 / nx) / slope).max(gamma_low);
         }
         let scale = r / (x[0] * x[0] + x[1] * x[1]).sqrt();
-        nalgebra::Vector2::new(scale * (c * x[0] - s * x[1]), scale * (s * x[0] + c * x[1]))
+        let x =
+            nalgebra::Vector2::new(scale * (c * x[0] - s * x[1]), scale * (s * x[0] + c * x[1]));
+        (x, gamma)
     }
 }
 

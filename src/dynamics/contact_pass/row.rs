@@ -19,6 +19,9 @@ pub(super) struct Row {
     /// K_tt, the tangent-plane block of K in (t₁, t₂), as its eigen-decomposition, and
     /// its inverse if invertible.
     pub(super) tangent_k: TangentMetric,
+    /// The multiplier γ of the last friction update that met the cone's edge
+    /// ([`TangentMetric::nearest_in_disk`]), where the next one starts.
+    pub(super) gamma: f64,
     pub(super) tangent_mass: Option<nalgebra::Matrix2<f64>>,
     /// Whether the contact takes part (it approached, or was warm started).
     pub(super) started: bool,
@@ -72,6 +75,7 @@ impl Row {
                 .try_inverse()
                 .filter(|m| m.iter().all(|x| x.is_finite())),
             tangent_k: TangentMetric::new(&ktt),
+            gamma: 0.0,
             started: false,
             lambda_n: 0.0,
             lambda_t: nalgebra::Vector2::zeros(),
@@ -172,7 +176,7 @@ impl Row {
             let mut new_t = self.lambda_t - m * ut;
             let limit = mu * self.lambda_n;
             if new_t.norm_squared() > limit * limit {
-                new_t = self.tangent_k.nearest_in_disk(&new_t, limit);
+                (new_t, self.gamma) = self.tangent_k.nearest_in_disk(&new_t, limit, self.gamma);
             }
             dt = new_t - self.lambda_t;
             self.lambda_t = new_t;

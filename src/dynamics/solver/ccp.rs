@@ -60,25 +60,26 @@
 //! solve differs by T(p*) − T(p) = δp·u⁺ + ½ δpᵀ K δp (K the Delassus matrix on
 //! impulses), and u⁺ ≠ 0 at an impact (Newmark returns the approach speed), so a chain
 //! of elastic balls stopped at a 1e-8 increment loses several times 1e-8 of its energy,
-//! booked as dissipation. So the stop also bounds δp·u⁺. The
-//! iteration converges linearly: when the largest increments contract at a rate ρ,
+//! booked as dissipation. So the stop also bounds δp·u⁺. The iteration converges
+//! linearly: when the largest increments contract at a rate ρ,
 //! the increments still to come sum to Δp_r ρ/(1 − ρ), and their first-order work to
 //! S_r ρ/(1 − ρ), S_r = Σ_j |Δp_j| |u_j⁺| the work bound of sweep r (Cauchy-Schwarz,
 //! u_j⁺ the contact's velocity after its update). Gauss-Seidel on coupled contacts can
 //! alternate large and small increments from sweep to sweep, so ρ is measured over two
 //! sweeps, ρ₂ = Δp_r/Δp_{r−2}, and the tail is (S_r + S_{r−1}) ρ₂/(1 − ρ₂) (which is
-//! S_r ρ/(1 − ρ) when the increments fall steadily by ρ). The second-order term is that
-//! tail squared over the energy and is left out. The test asks this estimate to be at
+//! S_r ρ/(1 − ρ) when the increments fall steadily by ρ). The second-order term
+//! ½ δpᵀ K δp is the energy times the square of the relative impulse error, and is left
+//! out. The test asks this estimate to be at
 //! most `ENERGY_SHARE` (1/100) × tolerance × E_s, where E_s is the energy at stake: the
 //! kinetic energy after the solve plus that of the velocity jump (so a pile at rest,
 //! whose kinetic energy is nearly zero, is measured against the energy its contacts
 //! exchange in the step, and near-rest contacts, u⁺ ≈ 0, contribute nothing). The share:
 //! with the increment test alone the energy error is about 2ρ/(1 − ρ) × tolerance per
 //! impact (ρ ≈ 0.65 on a chain), and a run accumulates it at every impact; a hundredth
-//! of the tolerance keeps an elastic collision sequence's energy to 1e-10 per impact at
+//! of the tolerance keeps each impact's energy error to 1e-10 of the energy at stake at
 //! the default 1e-8, and follows the tolerance when the user loosens it. The test is
 //! only evaluated once the increment test holds, so piles that run to the cap pay
-//! nothing for it but one multiply-add per contact and sweep. Increments at the rounding
+//! nothing for it but two norms and a multiply-add per contact and sweep. Increments at the rounding
 //! of the impulses (8 ε × the largest) end the iteration: it is then a fixed point to
 //! machine precision, and their ratios are noise, not a rate.
 //!

@@ -151,6 +151,8 @@ fn sliding_block_on_slope_follows_coulomb() {
         let d = verify::slope_brake(kind).unwrap();
         let expected = -verify::slope_expected(0.6);
         eprintln!("{kind}: deceleration {d:.4} m/s² (expected {expected:.4})");
+        // MDP brakes 6.5 % short: its per-contact maximum dissipation (paper 003, Eq. 5)
+        // tilts a corner's friction off the slip (docs/results/fidelity.md).
         if kind != SolverKind::Mdp {
             assert!(
                 Tolerance::Relative(0.01).accepts(d, expected),
@@ -189,19 +191,17 @@ fn rebounds_follow_e_squared() {
     }
 }
 
-/// CCP on the elastic chain. The bar is 1e-9 at the defaults or a reported cap;
-/// neither holds: with its diagonal step matrix CCP converges within its cap on every
-/// step and stops at its tolerance (last sweep's increment ≤ 1e-8 of the largest
-/// impulse), which leaves |ΔE|/E₀ = 4.5e-8. `impulse-lab verify` shows that row as FAIL
-/// (docs/results/fidelity.md). What this test guards: no step hits the cap, and the
-/// energy error is the tolerance's, within 10× the tolerance (a Gauss-Seidel stopped at
-/// increment δ is δ ρ/(1 − ρ) from its fixed point, a few δ at the rates of ~0.8 seen on
-/// this chain).
+/// CCP on the elastic chain: the bar, 1e-9 at the defaults without hitting the
+/// cap. CCP's sweeps stop when the paper's increment test holds and the estimated
+/// energy error of the sweeps still to come is below 1e-2 × tolerance (1e-10) of the
+/// energy at stake, the kinetic energy after the solve plus that of the velocity jump
+/// (`dynamics::solver::ccp`, "Stop"): about 3 E₀ at the impact (E₀ after, the jump of
+/// balls 1 and 5 2 E₀), so 3e-10 E₀ per impact solve, and the chain has one impact
+/// solve and a few smaller ones that settle it. The increment test alone left 4.5e-8.
 #[test]
-fn ccp_elastic_chain_converges_within_the_cap_to_its_tolerance() {
+fn ccp_elastic_chain_keeps_its_energy_within_the_cap() {
     let (de, capped) = verify::cradle_energy(SolverKind::Ccp).unwrap();
     eprintln!("ccp: |ΔE|/E₀ = {de:.3e}, cap hit: {capped}");
     assert!(!capped, "a step of the chain hit the iteration cap");
-    let tolerance = impulse_lab::SolverParams::default().tolerance;
-    assert!(de < 10.0 * tolerance, "energy lost: {de:e}");
+    assert!(de < 1e-9, "energy lost: {de:e}");
 }

@@ -195,21 +195,25 @@ pub fn body_container(
         surfaces,
     );
     let start = out.len();
-    for s in surfaces.iter() {
+    for (k, s) in surfaces.iter().enumerate() {
+        let first = out.len();
         match &colliders[i] {
             Collider::Sphere { radius } => {
-                point_contact(bodies, i, s, &body.position, *radius, margin, out)
+                point_contact(bodies, i, s, &body.position, *radius, margin, 0, out)
             }
             Collider::Parry { points, radius, .. } => {
                 let iso = body.isometry();
-                for p in points {
+                for (v, p) in points.iter().enumerate() {
                     let q = iso * crate::math::Point3::from(*p);
-                    point_contact(bodies, i, s, &q.coords, *radius, margin, out);
+                    point_contact(bodies, i, s, &q.coords, *radius, margin, v as u64, out);
                 }
             }
             Collider::Ellipsoid { semi_axes } => {
                 super::ellipsoid::body_surface(bodies, i, semi_axes, s, margin, out)
             }
+        }
+        for c in &mut out[first..] {
+            c.feature.b = k as u64;
         }
     }
     for c in &mut out[start..] {
@@ -218,7 +222,8 @@ pub fn body_container(
 }
 
 /// Contact of a ball of radius `r` centred at `q` (a sphere, or a vertex with r = 0)
-/// against surface `s`.
+/// against surface `s`; `vertex` is the point's feature id on the body.
+#[allow(clippy::too_many_arguments)]
 fn point_contact(
     bodies: &[RigidBody],
     i: usize,
@@ -226,12 +231,15 @@ fn point_contact(
     q: &Vec3,
     r: f64,
     margin: f64,
+    vertex: u64,
     out: &mut Vec<Contact>,
 ) {
     if let Some((d, n)) = s.eval(q) {
         let gap = d - r;
         if gap < margin {
-            out.push(make_contact(bodies, i, None, q - r * n, q - d * n, n, gap));
+            let mut c = make_contact(bodies, i, None, q - r * n, q - d * n, n, gap);
+            c.feature.a = vertex;
+            out.push(c);
         }
     }
 }

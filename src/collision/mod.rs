@@ -14,7 +14,7 @@ pub mod raycast;
 pub mod sagi;
 
 pub use collider::Collider;
-pub use contact::{Contact, relative_velocity};
+pub use contact::{Contact, FeatureId, relative_velocity};
 pub use containers::{Surface, active_surfaces};
 pub use narrow_phase::make_contact;
 
@@ -35,6 +35,17 @@ pub struct CollisionPipeline {
     pub pairs: Vec<(usize, usize)>,
     /// Per parallel chunk of the narrow phase: its contacts and container surfaces.
     buffers: Vec<(Vec<Contact>, Vec<Surface>)>,
+    /// The pairs of the last narrow phase (sorted) and, beside each, its parry state if
+    /// the pair goes to parry (`narrow_phase::PairState`).
+    state_pairs: Vec<(usize, usize)>,
+    states: Vec<Option<Box<narrow_phase::PairState>>>,
+    /// Scratch of the merge of last step's states with this step's pairs, and the
+    /// states of pairs that left, cleared, for pairs that arrive.
+    next_states: Vec<Option<Box<narrow_phase::PairState>>>,
+    spare_states: Vec<Box<narrow_phase::PairState>>,
+    /// Pairs of the last narrow phase whose parry manifolds were reused unchanged
+    /// (relative pose and prediction bit-identical to the step before).
+    pub reused_pairs: usize,
 }
 
 impl CollisionPipeline {
@@ -43,6 +54,7 @@ impl CollisionPipeline {
         if self.colliders.len() > bodies.len() {
             self.colliders.truncate(bodies.len());
             self.radii.truncate(bodies.len());
+            self.forget_pairs();
         }
         for b in &bodies[self.colliders.len()..] {
             self.colliders.push(Collider::new(&b.shape));
@@ -54,6 +66,52 @@ impl CollisionPipeline {
     pub fn reset(&mut self) {
         self.colliders.clear();
         self.radii.clear();
+        self.forget_pairs();
+    }
+
+    /// Drop every pair's parry state (its bodies' colliders changed).
+    fn forget_pairs(&mut self) {
+        self.state_pairs.clear();
+        self.states.clear();
+    }
+
+    /// Line the pair states up with this step's pairs: a merge of last step's sorted
+    /// pair list with this one (no hashing). A pair that stayed keeps its state, a pair
+    /// that left gives its buffers to the spares, a new pair that goes to parry takes
+    /// one. Any order of `pairs` is correct (a pair not found starts afresh); sorted,
+    /// every pair that stayed is found.
+    fn align_pair_states(&mut self) {
+        let mut old = self
+            .state_pairs
+            .iter()
+            .zip(self.states.iter_mut())
+            .peekable();
+        self.next_states.clear();
+        for &(a, b) in &self.pairs {
+            while let Some((_, s)) = old.next_if(|(p, _)| **p < (a, b)) {
+                if let Some(mut s) = s.take() {
+                    s.clear();
+                    self.spare_states.push(s);
+                }
+            }
+            let kept = old
+                .next_if(|(p, _)| **p == (a, b))
+                .and_then(|(_, s)| s.take());
+            let state = kept.or_else(|| {
+                narrow_phase::uses_parry(&self.colliders[a], &self.colliders[b])
+                    .then(|| self.spare_states.pop().unwrap_or_default())
+            });
+            self.next_states.push(state);
+        }
+        for (_, s) in old {
+            if let Some(mut s) = s.take() {
+                s.clear();
+                self.spare_states.push(s);
+            }
+        }
+        std::mem::swap(&mut self.states, &mut self.next_states);
+        self.state_pairs.clear();
+        self.state_pairs.extend_from_slice(&self.pairs);
     }
 
     /// Broad phase: candidate pairs whose bounding balls, inflated by `margin`/2 and by
@@ -95,21 +153,29 @@ impl CollisionPipeline {
         out: &mut Vec<Contact>,
     ) {
         out.clear();
+        self.align_pair_states();
         let (colliders, travel) = (&self.colliders, &self.travel);
         let chunks = self.pairs.len().div_ceil(NARROW_CHUNK);
         if self.buffers.len() < chunks {
             self.buffers.resize_with(chunks, Default::default);
         }
-        self.buffers[..chunks]
+        self.reused_pairs = self.buffers[..chunks]
             .par_iter_mut()
             .zip(self.pairs.par_chunks(NARROW_CHUNK))
-            .for_each(|((buffer, _), pairs)| {
+            .zip(self.states.par_chunks_mut(NARROW_CHUNK))
+            .map(|(((buffer, _), pairs), states)| {
                 buffer.clear();
-                for &(a, b) in pairs {
+                let mut reused = 0;
+                for (&(a, b), state) in pairs.iter().zip(states) {
                     let m = margin + travel[a] + travel[b];
-                    narrow_phase::body_body(bodies, colliders, a, b, m, buffer);
+                    let state = state.as_deref_mut();
+                    reused += usize::from(narrow_phase::body_body(
+                        bodies, colliders, a, b, m, state, buffer,
+                    ));
                 }
-            });
+                reused
+            })
+            .sum();
         for (buffer, _) in &mut self.buffers[..chunks] {
             out.append(buffer);
         }

@@ -1,12 +1,53 @@
 //! Narrow phase between bodies: exact sphere–sphere, parry contact manifolds for
 //! polyhedra, rods and crosses (compounds of convex bars), SAGI for ellipsoids.
+//!
+//! A pair that parry handles keeps its manifolds and parry's workspace from step to step
+//! ([`PairState`], as Rapier's narrow phase keeps them per contact pair), so a step
+//! allocates nothing for it once they have grown. The contacts stay a function of the
+//! current poses alone: the manifolds are emptied before parry fills them (parry would
+//! otherwise move last step's points with the bodies, `try_update_contacts`, or start
+//! GJK from last step's normal), so a world loaded from a saved state, which starts
+//! with no pair state, finds the same contacts bit for bit. Because of that, a pair
+//! whose relative pose and prediction distance are bit-identical to last step's has
+//! the same manifolds, and parry is not called again.
 
-use super::Contact;
 use super::collider::Collider;
+use super::{Contact, FeatureId};
 use crate::body::RigidBody;
 use crate::math::{Iso3, Vec3, tangent_basis};
-use parry3d_f64::query::{ContactManifold, DefaultQueryDispatcher, PersistentQueryDispatcher};
+use parry3d_f64::query::{
+    ContactManifold, ContactManifoldsWorkspace, DefaultQueryDispatcher, PersistentQueryDispatcher,
+};
 use parry3d_f64::shape::{Ball, Shape as ParryShape};
+
+/// What a body pair handled by parry keeps from one step to the next (module doc).
+#[derive(Clone, Default)]
+pub struct PairState {
+    manifolds: Vec<ContactManifold<(), ()>>,
+    workspace: Option<ContactManifoldsWorkspace>,
+    /// The relative pose a⁻¹ b and the prediction distance the manifolds were computed
+    /// for, if they were.
+    input: Option<(Iso3, f64)>,
+}
+
+impl PairState {
+    /// Forget the pair (its buffers are kept for another pair).
+    pub fn clear(&mut self) {
+        self.manifolds.clear();
+        self.workspace = None;
+        self.input = None;
+    }
+}
+
+/// Whether the pair of colliders goes to parry (and so keeps a [`PairState`]).
+pub fn uses_parry(ca: &Collider, cb: &Collider) -> bool {
+    !matches!(
+        (ca, cb),
+        (Collider::Sphere { .. }, Collider::Sphere { .. })
+            | (Collider::Ellipsoid { .. }, _)
+            | (_, Collider::Ellipsoid { .. })
+    )
+}
 
 /// Build a contact from the two surface points `pa` (on a) and `pb` (on b), the unit
 /// normal `n` pointing from b to a and the signed gap.
@@ -36,18 +77,22 @@ pub fn make_contact(
         r_a: point - bodies[a].position,
         r_b: b.map_or(Vec3::zeros(), |b| point - bodies[b].position),
         container: None,
+        feature: FeatureId::default(),
     }
 }
 
 /// Contacts between bodies `a` and `b` with gap below `margin`, appended to `out`.
+/// `state` is the pair's [`PairState`] if it [`uses_parry`] (a fresh one otherwise);
+/// returns whether the pair's manifolds were reused unchanged.
 pub fn body_body(
     bodies: &[RigidBody],
     colliders: &[Collider],
     a: usize,
     b: usize,
     margin: f64,
+    state: Option<&mut PairState>,
     out: &mut Vec<Contact>,
-) {
+) -> bool {
     let (ba, bb) = (&bodies[a], &bodies[b]);
     match (&colliders[a], &colliders[b]) {
         (&Collider::Sphere { radius: ra }, &Collider::Sphere { radius: rb }) => {
@@ -67,9 +112,11 @@ pub fn body_body(
                     gap,
                 ));
             }
+            false
         }
         (Collider::Ellipsoid { .. }, _) | (_, Collider::Ellipsoid { .. }) => {
             super::ellipsoid::body_body(bodies, colliders, a, b, margin, out);
+            false
         }
         (ca, cb) => {
             let ball_a;
@@ -90,13 +137,20 @@ pub fn body_body(
                 Collider::Parry { shape, .. } => shape.as_ref(),
                 Collider::Ellipsoid { .. } => unreachable!("handled above"),
             };
-            parry_manifolds(bodies, a, b, sa, sb, margin, out);
+            match state {
+                Some(state) => parry_manifolds(bodies, a, b, sa, sb, margin, state, out),
+                None => {
+                    parry_manifolds(bodies, a, b, sa, sb, margin, &mut PairState::default(), out)
+                }
+            }
         }
     }
 }
 
 /// parry's contact manifolds between two shapes (several points per manifold, one
-/// manifold per touching pair of convex parts for compounds).
+/// manifold per touching pair of convex parts for compounds), kept in `state`; returns
+/// whether they were reused unchanged (module doc).
+#[allow(clippy::too_many_arguments)]
 fn parry_manifolds(
     bodies: &[RigidBody],
     a: usize,
@@ -104,23 +158,39 @@ fn parry_manifolds(
     sa: &dyn ParryShape,
     sb: &dyn ParryShape,
     margin: f64,
+    state: &mut PairState,
     out: &mut Vec<Contact>,
-) {
+) -> bool {
     let (isa, isb) = (bodies[a].isometry(), bodies[b].isometry());
     let pos12 = isa.inv_mul(&isb);
-    let mut manifolds: Vec<ContactManifold<(), ()>> = Vec::new();
-    let mut workspace = None;
-    // Every pair of our collider kinds is supported by parry's dispatcher; an
-    // unsupported pair simply yields no contact.
-    if DefaultQueryDispatcher
-        .contact_manifolds(&pos12, sa, sb, margin, &mut manifolds, &mut workspace)
-        .is_err()
-    {
-        return;
+    let reused = state.input == Some((pos12, margin));
+    if !reused {
+        state.input = None;
+        for m in &mut state.manifolds {
+            m.points.clear();
+            m.local_n1 = Vec3::zeros();
+            m.local_n2 = Vec3::zeros();
+        }
+        // Every pair of our collider kinds is supported by parry's dispatcher; an
+        // unsupported pair simply yields no contact.
+        if DefaultQueryDispatcher
+            .contact_manifolds(
+                &pos12,
+                sa,
+                sb,
+                margin,
+                &mut state.manifolds,
+                &mut state.workspace,
+            )
+            .is_err()
+        {
+            return false;
+        }
+        state.input = Some((pos12, margin));
     }
     let start = out.len();
     let scale = 1.0 + bodies[a].position.norm() + bodies[b].position.norm();
-    for m in &manifolds {
+    for m in &state.manifolds {
         let w1: Iso3 = m.subshape_pos1.map_or(isa, |p| isa * p);
         let w2: Iso3 = m.subshape_pos2.map_or(isb, |p| isb * p);
         let n1 = w1 * m.local_n1;
@@ -139,9 +209,24 @@ fn parry_manifolds(
                         && (c.normal - n).norm() <= 1e-12
                 });
                 if !duplicate {
-                    out.push(make_contact(bodies, a, Some(b), pa, pb, n, p.dist));
+                    let mut c = make_contact(bodies, a, Some(b), pa, pb, n, p.dist);
+                    c.feature = FeatureId {
+                        a: FeatureId::part_feature(m.subshape1, p.fid1.0),
+                        b: FeatureId::part_feature(m.subshape2, p.fid2.0),
+                    };
+                    out.push(c);
                 }
             }
         }
     }
+    debug_assert!(
+        {
+            let ids = &out[start..];
+            ids.iter()
+                .enumerate()
+                .all(|(k, c)| ids[..k].iter().all(|d| d.feature != c.feature))
+        },
+        "feature ids repeat within pair ({a}, {b})"
+    );
+    reused
 }

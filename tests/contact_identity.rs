@@ -2,7 +2,7 @@
 //! two sides that touch (`collision::FeatureId`), and the warm start finds last step's
 //! impulse of every contact by it.
 
-use impulse_lab::collision::FeatureId;
+use impulse_lab::collision::{CollisionPipeline, FeatureId};
 use impulse_lab::container::Container;
 use impulse_lab::dynamics::warm_start::ImpulseCache;
 use impulse_lab::math::{Quat, Vec3};
@@ -136,4 +136,46 @@ fn a_resting_stack_keeps_its_contact_ids_and_the_warm_start_finds_them() {
             "{kind:?}: the warm start found {found} of the {kept} kept impulses by id"
         );
     }
+}
+
+/// A pair of still bodies (pose and travel bit-identical to the last detection, as when
+/// both sleep) gets last step's contacts copied; they are the contacts a fresh
+/// detection finds, bit for bit, so a saved and reloaded world (which keeps none)
+/// continues the same.
+#[test]
+fn contacts_kept_for_still_pairs_are_those_a_fresh_detection_finds() {
+    let mut w = stack(SolverKind::Jolt);
+    w.sleep.enabled = true;
+    let mut asleep = 0;
+    for _ in 0..6000 {
+        w.step().unwrap();
+        asleep = w.sleeping_bodies();
+        if asleep == w.bodies.len() {
+            break;
+        }
+    }
+    assert_eq!(asleep, w.bodies.len(), "the stack falls asleep within 10 s");
+    let detect = |p: &mut CollisionPipeline, w: &World| {
+        let mut out = Vec::new();
+        p.broad_phase(&w.bodies, w.contact_margin, w.dt);
+        p.narrow_phase(&w.bodies, &w.containers, w.contact_margin, &mut out);
+        out
+    };
+    // A body is still from its second detection at the same pose on, and its pairs'
+    // contacts are kept from then: the third detection copies them.
+    let mut kept = CollisionPipeline::default();
+    detect(&mut kept, &w);
+    w.step().unwrap();
+    detect(&mut kept, &w);
+    assert_eq!(kept.reused_pairs, 0, "nothing kept yet");
+    w.step().unwrap();
+    let again = detect(&mut kept, &w);
+    // The one body–body pair (cube on cube) is still: its contacts were copied.
+    assert_eq!(kept.reused_pairs, 1, "the still pair reused its contacts");
+    let fresh = detect(&mut CollisionPipeline::default(), &w);
+    assert!(!fresh.is_empty());
+    assert_eq!(
+        again, fresh,
+        "copied contacts differ from a fresh detection"
+    );
 }

@@ -1,15 +1,12 @@
 //! Narrow phase between bodies: exact sphere–sphere, parry contact manifolds for
 //! polyhedra, rods and crosses (compounds of convex bars), SAGI for ellipsoids.
 //!
-//! A pair that parry handles keeps its manifolds and parry's workspace from step to step
-//! ([`PairState`], as Rapier's narrow phase keeps them per contact pair), so a step
-//! allocates nothing for it once they have grown. The contacts stay a function of the
-//! current poses alone: the manifolds are emptied before parry fills them (parry would
-//! otherwise move last step's points with the bodies, `try_update_contacts`, or start
-//! GJK from last step's normal), so a world loaded from a saved state, which starts
-//! with no pair state, finds the same contacts bit for bit. Because of that, a pair
-//! whose relative pose and prediction distance are bit-identical to last step's has
-//! the same manifolds, and parry is not called again.
+//! parry's manifolds and workspace are scratch of the caller's ([`ParryScratch`], one per
+//! parallel chunk), so a convex pair allocates nothing once they have grown. They are
+//! emptied before each pair (parry would otherwise move the last points with the
+//! bodies, `try_update_contacts`, or start GJK from the last normal): the contacts are
+//! a function of the two poses and the prediction distance alone, whatever pair came
+//! before and whatever happened in earlier steps.
 
 use super::collider::Collider;
 use super::{Contact, FeatureId};
@@ -20,32 +17,40 @@ use parry3d_f64::query::{
 };
 use parry3d_f64::shape::{Ball, Shape as ParryShape};
 
-/// What a body pair handled by parry keeps from one step to the next (module doc).
+/// parry's scratch for the pairs it handles (module doc).
 #[derive(Clone, Default)]
-pub struct PairState {
+pub struct ParryScratch {
     manifolds: Vec<ContactManifold<(), ()>>,
     workspace: Option<ContactManifoldsWorkspace>,
-    /// The relative pose a⁻¹ b and the prediction distance the manifolds were computed
-    /// for, if they were.
-    input: Option<(Iso3, f64)>,
 }
 
-impl PairState {
-    /// Forget the pair (its buffers are kept for another pair).
-    pub fn clear(&mut self) {
-        self.manifolds.clear();
-        self.workspace = None;
-        self.input = None;
+impl ParryScratch {
+    /// Ready for a new pair: nothing of the last one may reach parry. One convex
+    /// manifold keeps its buffer; a compound's manifolds and workspace (which name
+    /// the last pair's parts) go.
+    fn reset(&mut self) {
+        if self.workspace.is_some() || self.manifolds.len() > 1 {
+            self.manifolds.clear();
+            self.workspace = None;
+        }
+        for m in &mut self.manifolds {
+            m.points.clear();
+            m.local_n1 = Vec3::zeros();
+            m.local_n2 = Vec3::zeros();
+            m.subshape1 = 0;
+            m.subshape2 = 0;
+            m.subshape_pos1 = None;
+            m.subshape_pos2 = None;
+        }
     }
 }
 
-/// Whether the pair of colliders goes to parry (and so keeps a [`PairState`]).
-pub fn uses_parry(ca: &Collider, cb: &Collider) -> bool {
+/// Whether detecting the pair costs more than copying its last contacts: every pair
+/// but two spheres (parry's manifolds, SAGI).
+pub fn costly(colliders: &[Collider], a: usize, b: usize) -> bool {
     !matches!(
-        (ca, cb),
+        (&colliders[a], &colliders[b]),
         (Collider::Sphere { .. }, Collider::Sphere { .. })
-            | (Collider::Ellipsoid { .. }, _)
-            | (_, Collider::Ellipsoid { .. })
     )
 }
 
@@ -82,17 +87,16 @@ pub fn make_contact(
 }
 
 /// Contacts between bodies `a` and `b` with gap below `margin`, appended to `out`.
-/// `state` is the pair's [`PairState`] if it [`uses_parry`] (a fresh one otherwise);
-/// returns whether the pair's manifolds were reused unchanged.
+/// `scratch` is parry's (module doc).
 pub fn body_body(
     bodies: &[RigidBody],
     colliders: &[Collider],
     a: usize,
     b: usize,
     margin: f64,
-    state: Option<&mut PairState>,
+    scratch: &mut ParryScratch,
     out: &mut Vec<Contact>,
-) -> bool {
+) {
     let (ba, bb) = (&bodies[a], &bodies[b]);
     match (&colliders[a], &colliders[b]) {
         (&Collider::Sphere { radius: ra }, &Collider::Sphere { radius: rb }) => {
@@ -112,11 +116,9 @@ pub fn body_body(
                     gap,
                 ));
             }
-            false
         }
         (Collider::Ellipsoid { .. }, _) | (_, Collider::Ellipsoid { .. }) => {
             super::ellipsoid::body_body(bodies, colliders, a, b, margin, out);
-            false
         }
         (ca, cb) => {
             let ball_a;
@@ -137,19 +139,13 @@ pub fn body_body(
                 Collider::Parry { shape, .. } => shape.as_ref(),
                 Collider::Ellipsoid { .. } => unreachable!("handled above"),
             };
-            match state {
-                Some(state) => parry_manifolds(bodies, a, b, sa, sb, margin, state, out),
-                None => {
-                    parry_manifolds(bodies, a, b, sa, sb, margin, &mut PairState::default(), out)
-                }
-            }
+            parry_manifolds(bodies, a, b, sa, sb, margin, scratch, out);
         }
     }
 }
 
 /// parry's contact manifolds between two shapes (several points per manifold, one
-/// manifold per touching pair of convex parts for compounds), kept in `state`; returns
-/// whether they were reused unchanged (module doc).
+/// manifold per touching pair of convex parts for compounds), computed in `scratch`.
 #[allow(clippy::too_many_arguments)]
 fn parry_manifolds(
     bodies: &[RigidBody],
@@ -158,39 +154,30 @@ fn parry_manifolds(
     sa: &dyn ParryShape,
     sb: &dyn ParryShape,
     margin: f64,
-    state: &mut PairState,
+    scratch: &mut ParryScratch,
     out: &mut Vec<Contact>,
-) -> bool {
+) {
     let (isa, isb) = (bodies[a].isometry(), bodies[b].isometry());
     let pos12 = isa.inv_mul(&isb);
-    let reused = state.input == Some((pos12, margin));
-    if !reused {
-        state.input = None;
-        for m in &mut state.manifolds {
-            m.points.clear();
-            m.local_n1 = Vec3::zeros();
-            m.local_n2 = Vec3::zeros();
-        }
-        // Every pair of our collider kinds is supported by parry's dispatcher; an
-        // unsupported pair simply yields no contact.
-        if DefaultQueryDispatcher
-            .contact_manifolds(
-                &pos12,
-                sa,
-                sb,
-                margin,
-                &mut state.manifolds,
-                &mut state.workspace,
-            )
-            .is_err()
-        {
-            return false;
-        }
-        state.input = Some((pos12, margin));
+    scratch.reset();
+    // Every pair of our collider kinds is supported by parry's dispatcher; an
+    // unsupported pair simply yields no contact.
+    if DefaultQueryDispatcher
+        .contact_manifolds(
+            &pos12,
+            sa,
+            sb,
+            margin,
+            &mut scratch.manifolds,
+            &mut scratch.workspace,
+        )
+        .is_err()
+    {
+        return;
     }
     let start = out.len();
     let scale = 1.0 + bodies[a].position.norm() + bodies[b].position.norm();
-    for m in &state.manifolds {
+    for m in &scratch.manifolds {
         let w1: Iso3 = m.subshape_pos1.map_or(isa, |p| isa * p);
         let w2: Iso3 = m.subshape_pos2.map_or(isb, |p| isb * p);
         let n1 = w1 * m.local_n1;
@@ -228,5 +215,4 @@ fn parry_manifolds(
         },
         "feature ids repeat within pair ({a}, {b})"
     );
-    reused
 }

@@ -386,6 +386,7 @@ fn a_bad_section_is_an_error_naming_the_field() {
         a: 0,
         b: Some(1),
         container: None,
+        feature: (0, 0),
         point: V3::new(0.0, 0.0, 0.25),
         normal: 1.0,
         tangent: V3::new(0.1, 0.0, 0.0),
@@ -432,6 +433,13 @@ fn a_bad_section_is_an_error_naming_the_field() {
         (
             "resume.contact_impulses[0].point".into(),
             Box::new(|r| r.contact_impulses[0].point = V3::new(0.0, f64::NAN, 0.0)),
+        ),
+        (
+            "resume.contact_impulses[1].feature".into(),
+            Box::new(|r| {
+                let twin = r.contact_impulses[0].clone();
+                r.contact_impulses.insert(1, twin);
+            }),
         ),
         (
             "resume.solver.impulses[0].normal".into(),

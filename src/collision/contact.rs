@@ -25,6 +25,37 @@ pub struct Contact {
     pub r_b: Vec3,
     /// Which container (index into the world's containers) when `b` is `None`.
     pub container: Option<usize>,
+    /// Which features of the two shapes touch here: with the pair (a, b or the
+    /// container) the contact's identity from step to step (see [`FeatureId`]).
+    pub feature: FeatureId,
+}
+
+/// The features of the two sides that make a contact, as Box2D's manifold points carry
+/// them (Catto, "Box2D" `b2ContactFeature`): a contact of the same pair with the same
+/// feature id in the next step is the same contact, wherever the bodies moved, so it
+/// can start from the impulse it carried (`dynamics::warm_start`).
+///
+/// Unique within a pair in one step's contact list. `a` names the feature of body a,
+/// `b` that of body b or of the container:
+/// - polyhedra, rods and crosses (parry manifolds): the convex part's index in the
+///   upper 32 bits, parry's packed vertex/edge/face id (`PackedFeatureId`) in the lower
+///   ones; the one point per manifold that parry finds by GJK and does not name has
+///   feature 0 (parry's `UNKNOWN`) on both sides;
+/// - sphere–sphere and ellipsoid–body pairs (one point per pair): (0, 0);
+/// - a body against a container: `a` is the vertex (index into the body's hull or cap
+///   points; 0 for a sphere or an ellipsoid), `b` the surface (its place in
+///   `containers::active_surfaces`' list: the floor first, then walls, then dividers).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct FeatureId {
+    pub a: u64,
+    pub b: u64,
+}
+
+impl FeatureId {
+    /// Part `part` of a compound and feature `feature` within it.
+    pub fn part_feature(part: u32, feature: u32) -> u64 {
+        (u64::from(part) << 32) | u64::from(feature)
+    }
 }
 
 /// Relative velocity of `a` with respect to `b` at the contact point.

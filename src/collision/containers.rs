@@ -12,9 +12,9 @@
 //!   attained at a vertex and vertex tests miss no contact;
 //! - ellipsoids by SAGI (paper 002, Appendix A3), see [`super::ellipsoid`].
 
-use super::Contact;
 use super::collider::Collider;
 use super::narrow_phase::make_contact;
+use super::{Contact, FeatureId};
 use crate::body::RigidBody;
 use crate::container::Container;
 use crate::math::Vec3;
@@ -42,6 +42,7 @@ impl Surface {
     /// Signed distance of `q` from the surface (> 0 on the allowed side) and the inward
     /// unit normal at the nearest surface point; `None` if `q` is outside the surface's
     /// extent.
+    #[inline]
     pub fn eval(&self, q: &Vec3) -> Option<(f64, Vec3)> {
         match *self {
             Surface::Plane { point, normal, top } => {
@@ -195,20 +196,29 @@ pub fn body_container(
         surfaces,
     );
     let start = out.len();
-    for s in surfaces.iter() {
+    for (k, s) in surfaces.iter().enumerate() {
+        let k = k as u64;
         match &colliders[i] {
             Collider::Sphere { radius } => {
-                point_contact(bodies, i, s, &body.position, *radius, margin, out)
+                if point_contact(bodies, i, s, &body.position, *radius, margin, out) {
+                    set_last(out, FeatureId { a: 0, b: k });
+                }
             }
             Collider::Parry { points, radius, .. } => {
                 let iso = body.isometry();
-                for p in points {
+                for (v, p) in points.iter().enumerate() {
                     let q = iso * crate::math::Point3::from(*p);
-                    point_contact(bodies, i, s, &q.coords, *radius, margin, out);
+                    if point_contact(bodies, i, s, &q.coords, *radius, margin, out) {
+                        set_last(out, FeatureId { a: v as u64, b: k });
+                    }
                 }
             }
             Collider::Ellipsoid { semi_axes } => {
-                super::ellipsoid::body_surface(bodies, i, semi_axes, s, margin, out)
+                let first = out.len();
+                super::ellipsoid::body_surface(bodies, i, semi_axes, s, margin, out);
+                for c in &mut out[first..] {
+                    c.feature.b = k;
+                }
             }
         }
     }
@@ -217,8 +227,15 @@ pub fn body_container(
     }
 }
 
+/// Give the last contact of `out` its feature id.
+fn set_last(out: &mut [Contact], id: FeatureId) {
+    if let Some(c) = out.last_mut() {
+        c.feature = id;
+    }
+}
+
 /// Contact of a ball of radius `r` centred at `q` (a sphere, or a vertex with r = 0)
-/// against surface `s`.
+/// against surface `s`; whether there is one.
 fn point_contact(
     bodies: &[RigidBody],
     i: usize,
@@ -227,11 +244,13 @@ fn point_contact(
     r: f64,
     margin: f64,
     out: &mut Vec<Contact>,
-) {
+) -> bool {
     if let Some((d, n)) = s.eval(q) {
         let gap = d - r;
         if gap < margin {
             out.push(make_contact(bodies, i, None, q - r * n, q - d * n, n, gap));
+            return true;
         }
     }
+    false
 }

@@ -14,12 +14,13 @@ pub mod raycast;
 pub mod sagi;
 
 pub use collider::Collider;
-pub use contact::{Contact, relative_velocity};
+pub use contact::{Contact, FeatureId, relative_velocity};
 pub use containers::{Surface, active_surfaces};
 pub use narrow_phase::make_contact;
 
 use crate::body::RigidBody;
 use crate::container::Container;
+use crate::math::{Quat, Vec3};
 use rayon::prelude::*;
 
 /// Collision geometry and scratch space for the bodies of a world.
@@ -33,8 +34,32 @@ pub struct CollisionPipeline {
     grid: broad_phase::Grid,
     /// Candidate pairs of the last broad phase.
     pub pairs: Vec<(usize, usize)>,
-    /// Per parallel chunk of the narrow phase: its contacts and container surfaces.
-    buffers: Vec<(Vec<Contact>, Vec<Surface>)>,
+    /// Per parallel chunk of the narrow phase: its contacts, container surfaces, parry
+    /// scratch and the contacts it keeps for the next step.
+    buffers: Vec<Chunk>,
+    /// Per body: its pose and travel at the last narrow phase, and whether they are
+    /// bit-identical to the ones before (the body is still).
+    last: Vec<(Vec3, Quat, f64)>,
+    still: Vec<bool>,
+    /// The margin of the last narrow phase.
+    last_margin: f64,
+    /// Contacts of the last narrow phase between two still bodies, by pair (sorted),
+    /// with their range in `kept`.
+    kept_pairs: Vec<((usize, usize), usize, usize)>,
+    kept: Vec<Contact>,
+    /// Body pairs of the last narrow phase whose contacts were those of the step before
+    /// (both bodies still: see [`Self::narrow_phase`]).
+    pub reused_pairs: usize,
+}
+
+/// One parallel chunk's scratch of the narrow phase.
+#[derive(Clone, Default)]
+struct Chunk {
+    contacts: Vec<Contact>,
+    surfaces: Vec<Surface>,
+    parry: narrow_phase::ParryScratch,
+    kept_pairs: Vec<((usize, usize), usize, usize)>,
+    kept: Vec<Contact>,
 }
 
 impl CollisionPipeline {
@@ -43,6 +68,7 @@ impl CollisionPipeline {
         if self.colliders.len() > bodies.len() {
             self.colliders.truncate(bodies.len());
             self.radii.truncate(bodies.len());
+            self.forget_contacts();
         }
         for b in &bodies[self.colliders.len()..] {
             self.colliders.push(Collider::new(&b.shape));
@@ -54,6 +80,49 @@ impl CollisionPipeline {
     pub fn reset(&mut self) {
         self.colliders.clear();
         self.radii.clear();
+        self.forget_contacts();
+    }
+
+    /// Forget last step's contacts and poses (the bodies' colliders changed).
+    fn forget_contacts(&mut self) {
+        self.last.clear();
+        self.kept_pairs.clear();
+        self.kept.clear();
+    }
+
+    /// Which bodies are still: pose and travel bit-identical to the last narrow phase's
+    /// (with the same margin), as a sleeping body's are.
+    fn mark_still(&mut self, bodies: &[RigidBody], margin: f64) {
+        let same_margin = margin.to_bits() == self.last_margin.to_bits();
+        self.last_margin = margin;
+        if self.last.len() != bodies.len() {
+            self.forget_contacts();
+        }
+        self.still.clear();
+        if self
+            .colliders
+            .iter()
+            .all(|c| matches!(c, Collider::Sphere { .. }))
+        {
+            // Only sphere pairs, which are never kept (`narrow_phase::costly`).
+            self.last.clear();
+            self.still.resize(bodies.len(), false);
+            return;
+        }
+        for (i, b) in bodies.iter().enumerate() {
+            let now = (b.position, b.orientation, self.travel[i]);
+            let still = same_margin
+                && self.last.get(i).is_some_and(|(p, q, t)| {
+                    same_bits(p.as_slice(), now.0.as_slice())
+                        && same_bits(q.coords.as_slice(), now.1.coords.as_slice())
+                        && t.to_bits() == now.2.to_bits()
+                });
+            self.still.push(still);
+            match self.last.get_mut(i) {
+                Some(l) => *l = now,
+                None => self.last.push(now),
+            }
+        }
     }
 
     /// Broad phase: candidate pairs whose bounding balls, inflated by `margin`/2 and by
@@ -87,6 +156,13 @@ impl CollisionPipeline {
     /// (rayon's current pool), each into its own buffer; the buffers are appended in
     /// chunk order, so the contact list is the same, bit for bit, whatever the number
     /// of threads.
+    ///
+    /// A pair of two still bodies (pose and travel bit-identical to the last narrow
+    /// phase's, e.g. both asleep) that is not two spheres gets the contacts it had
+    /// then, copied: the contacts
+    /// are a function of the two poses, the travel and the margin alone, so the copy is
+    /// what detection would give, bit for bit (a saved world, which has no kept
+    /// contacts, finds the same ones).
     pub fn narrow_phase(
         &mut self,
         bodies: &[RigidBody],
@@ -95,23 +171,77 @@ impl CollisionPipeline {
         out: &mut Vec<Contact>,
     ) {
         out.clear();
-        let (colliders, travel) = (&self.colliders, &self.travel);
+        self.mark_still(bodies, margin);
+        let (colliders, travel, still) = (&self.colliders, &self.travel, &self.still);
+        let (kept_pairs, kept) = (&self.kept_pairs, &self.kept);
         let chunks = self.pairs.len().div_ceil(NARROW_CHUNK);
         if self.buffers.len() < chunks {
             self.buffers.resize_with(chunks, Default::default);
         }
-        self.buffers[..chunks]
+        self.reused_pairs = self.buffers[..chunks]
             .par_iter_mut()
             .zip(self.pairs.par_chunks(NARROW_CHUNK))
-            .for_each(|((buffer, _), pairs)| {
-                buffer.clear();
+            .map(|(chunk, pairs)| {
+                chunk.contacts.clear();
+                chunk.kept_pairs.clear();
+                chunk.kept.clear();
+                let mut reused = 0;
+                // Last step's kept pairs from this chunk's first pair on (both lists
+                // are sorted: one merge, no hashing).
+                let mut cursor = pairs
+                    .first()
+                    .map_or(0, |&p| kept_pairs.partition_point(|k| k.0 < p));
                 for &(a, b) in pairs {
-                    let m = margin + travel[a] + travel[b];
-                    narrow_phase::body_body(bodies, colliders, a, b, m, buffer);
+                    let start = chunk.contacts.len();
+                    // Sphere pairs cost less to detect than to look up.
+                    let keep = still[a] && still[b] && narrow_phase::costly(colliders, a, b);
+                    let mut last = None;
+                    if keep {
+                        while kept_pairs.get(cursor).is_some_and(|k| k.0 < (a, b)) {
+                            cursor += 1;
+                        }
+                        if let Some(&(p, from, to)) = kept_pairs.get(cursor)
+                            && p == (a, b)
+                        {
+                            last = Some(&kept[from..to]);
+                        }
+                    }
+                    if let Some(last) = last {
+                        chunk.contacts.extend_from_slice(last);
+                        reused += 1;
+                    } else {
+                        let m = margin + travel[a] + travel[b];
+                        narrow_phase::body_body(
+                            bodies,
+                            colliders,
+                            a,
+                            b,
+                            m,
+                            &mut chunk.parry,
+                            &mut chunk.contacts,
+                        );
+                    }
+                    if keep {
+                        let from = chunk.kept.len();
+                        chunk.kept.extend_from_slice(&chunk.contacts[start..]);
+                        chunk.kept_pairs.push(((a, b), from, chunk.kept.len()));
+                    }
                 }
-            });
-        for (buffer, _) in &mut self.buffers[..chunks] {
-            out.append(buffer);
+                reused
+            })
+            .sum();
+        self.kept_pairs.clear();
+        self.kept.clear();
+        for chunk in &mut self.buffers[..chunks] {
+            let offset = self.kept.len();
+            self.kept_pairs.extend(
+                chunk
+                    .kept_pairs
+                    .iter()
+                    .map(|&(p, from, to)| (p, from + offset, to + offset)),
+            );
+            self.kept.append(&mut chunk.kept);
+            out.append(&mut chunk.contacts);
         }
         if containers.is_empty() {
             return;
@@ -123,8 +253,11 @@ impl CollisionPipeline {
         self.buffers[..chunks]
             .par_iter_mut()
             .enumerate()
-            .for_each(|(k, (buffer, surfaces))| {
-                buffer.clear();
+            .for_each(|(k, chunk)| {
+                let Chunk {
+                    contacts, surfaces, ..
+                } = chunk;
+                contacts.clear();
                 let first = k * NARROW_CHUNK;
                 for (i, body) in bodies.iter().enumerate().skip(first).take(NARROW_CHUNK) {
                     if body.is_static() {
@@ -139,15 +272,20 @@ impl CollisionPipeline {
                             c,
                             margin + travel[i],
                             surfaces,
-                            buffer,
+                            contacts,
                         );
                     }
                 }
             });
-        for (buffer, _) in &mut self.buffers[..chunks] {
-            out.append(buffer);
+        for chunk in &mut self.buffers[..chunks] {
+            out.append(&mut chunk.contacts);
         }
     }
+}
+
+/// Whether two lists of numbers are the same bit for bit.
+fn same_bits(x: &[f64], y: &[f64]) -> bool {
+    x.len() == y.len() && x.iter().zip(y).all(|(a, b)| a.to_bits() == b.to_bits())
 }
 
 /// Pairs (or bodies, against the containers) per parallel task of the narrow phase.

@@ -169,6 +169,7 @@ mod tests {
             r_a: z,
             r_b: z,
             container: if b.is_none() { Some(0) } else { None },
+            feature: Default::default(),
         }
     }
 

@@ -9,9 +9,10 @@
 //! round-trip form, so it loads back with the same bits.
 //!
 //! A warm-start impulse is one contact's accumulated impulse at the end of the saved
-//! step (`dynamics::warm_start`): its pair (body `a` and body `b` or a `container`), its
-//! point in a's body frame (m), its normal impulse on a (N s, ≥ 0) and its tangential
-//! impulse on a (N s, world frame).
+//! step (`dynamics::warm_start`): its pair (body `a` and body `b` or a `container`), the
+//! `feature` ids of the two sides that touch (`collision::FeatureId`, unique within
+//! the pair: the contact's identity), its point in a's body frame (m), its normal
+//! impulse on a (N s, ≥ 0) and its tangential impulse on a (N s, world frame).
 //!
 //! [`CollisionSolver::warm_state`]: crate::dynamics::solver::CollisionSolver::warm_state
 
@@ -19,6 +20,7 @@ use super::expand::{Errors, PlacedBody};
 use super::locate::FieldPath;
 use super::spec::{V3, bare_option, solver_name};
 use super::{Scene, SceneError};
+use crate::collision::FeatureId;
 use crate::dynamics::solver::SolverKind;
 use crate::dynamics::warm_start::ImpulseCache;
 use crate::energy::EnergyLedger;
@@ -118,6 +120,9 @@ pub struct ImpulseSpec {
     pub b: Option<usize>,
     #[serde(default, with = "bare_option", skip_serializing_if = "Option::is_none")]
     pub container: Option<usize>,
+    /// The features of a and of b (or the container) that touch: with the pair, the
+    /// contact's identity (unique within the pair).
+    pub feature: (u64, u64),
     /// The contact point in a's body frame (m).
     pub point: V3,
     /// Normal impulse on a (N s, ≥ 0).
@@ -144,6 +149,7 @@ fn impulses_of(cache: &ImpulseCache) -> Vec<ImpulseSpec> {
             a: e.key.0,
             b: e.key.1,
             container: e.key.2,
+            feature: (e.feature.a, e.feature.b),
             point: e.point.into(),
             normal: e.normal,
             tangent: e.tangent.into(),
@@ -156,6 +162,10 @@ fn cache_of(impulses: &[ImpulseSpec]) -> ImpulseCache {
     for i in impulses {
         cache.push(
             (i.a, i.b, i.container),
+            FeatureId {
+                a: i.feature.0,
+                b: i.feature.1,
+            },
             i.point.vec3(),
             i.normal,
             i.tangent.vec3(),
@@ -292,6 +302,25 @@ fn check_impulses(
         finite3(errs, &p.field("point"), &i.point);
         finite_at_least(errs, &p.field("normal"), i.normal, 0.0, " N s");
         finite3(errs, &p.field("tangent"), &i.tangent);
+    }
+    // A contact's features are unique within its pair (they are its identity).
+    let id = |k: usize| {
+        let i = &impulses[k];
+        (i.a, i.b, i.container, i.feature)
+    };
+    let mut order: Vec<usize> = (0..impulses.len()).collect();
+    order.sort_by_key(|&k| (id(k), k));
+    for w in order.windows(2) {
+        if id(w[0]) == id(w[1]) {
+            errs.push(
+                &path.index(w[1]).field("feature"),
+                format!(
+                    "{:?} is already the feature of impulse {} of the same pair (a \
+                     contact's features are unique within its pair)",
+                    impulses[w[1]].feature, w[0]
+                ),
+            );
+        }
     }
 }
 

@@ -306,6 +306,7 @@ impl ContactPass {
                     let pt = row.lambda_t.x * row.p.t1 + row.lambda_t.y * row.p.t2;
                     self.cache.push(
                         (c.a, c.b, c.container),
+                        c.feature,
                         body_frame,
                         scale * row.lambda_n,
                         scale * pt,
@@ -333,8 +334,8 @@ impl ContactPass {
         let max_sweeps = params.contact_sweeps;
         // 3. warm start
         if warm {
-            for row in &mut self.rows {
-                row.warm_start(bodies, &self.cache, friction, report);
+            for (row, c) in self.rows.iter_mut().zip(contacts) {
+                row.warm_start(bodies, &self.cache, c.feature, friction, report);
             }
         }
         // 4. projected Gauss-Seidel sweeps over all contacts, bottom up
@@ -500,7 +501,12 @@ mod tests {
         bodies[0].velocity = Vec3::new(0.0, 0.0, -9.81 * dt);
         let contacts = [(-0.5, -0.5), (0.5, -0.5), (0.5, 0.5), (-0.5, 0.5)]
             .iter()
-            .map(|&(x, y)| static_contact(&bodies, Vec3::new(x, y, -0.5), Vec3::z(), 0.0))
+            .enumerate()
+            .map(|(k, &(x, y))| {
+                let mut c = static_contact(&bodies, Vec3::new(x, y, -0.5), Vec3::z(), 0.0);
+                c.feature.a = k as u64; // the cube's corner
+                c
+            })
             .collect();
         (bodies, contacts)
     }
@@ -512,8 +518,13 @@ mod tests {
         let mut pass = ContactPass::default();
         for c in contacts {
             let turn = Vec3::z().cross(&c.r_a).normalize();
-            pass.cache
-                .push((0, None, None), c.r_a, normal, ratio * normal * turn);
+            pass.cache.push(
+                (0, None, None),
+                c.feature,
+                c.r_a,
+                normal,
+                ratio * normal * turn,
+            );
         }
         pass.cache.finish();
         pass

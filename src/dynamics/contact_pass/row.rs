@@ -3,9 +3,10 @@
 
 use super::friction::TangentMetric;
 use crate::body::RigidBody;
+use crate::collision::FeatureId;
 use crate::dynamics::solver::prepared::PreparedContact;
 use crate::dynamics::solver::{SolverParams, SolverReport};
-use crate::dynamics::warm_start::{CachedImpulse, ImpulseCache, match_tolerance};
+use crate::dynamics::warm_start::{CachedImpulse, ImpulseCache};
 use crate::math::{Mat3, Vec3};
 
 /// One contact of the pass: its prepared data and accumulated impulses.
@@ -98,12 +99,13 @@ impl Row {
         self.roll = Vec3::zeros();
     }
 
-    /// Apply the impulse the same contact point carried at the end of the last step
-    /// (matched by pair and by position in a's body frame, within 1 % of the lever arm).
+    /// Apply the impulse the same contact (same pair, same `feature`) carried at the
+    /// end of the last step.
     pub(super) fn warm_start(
         &mut self,
         bodies: &mut [RigidBody],
         cache: &ImpulseCache,
+        feature: FeatureId,
         mu: f64,
         report: &mut SolverReport,
     ) {
@@ -111,12 +113,11 @@ impl Row {
             return;
         }
         let p = &self.p;
-        let here = bodies[p.a].orientation.inverse() * p.r_a;
         let Some(&CachedImpulse {
             normal: ln,
             tangent: pt,
             ..
-        }) = cache.find((p.a, p.b, p.container), &here, match_tolerance(&p.r_a))
+        }) = cache.find((p.a, p.b, p.container), feature)
         else {
             return;
         };

@@ -12,8 +12,8 @@
 //!    eq. 54, the step A_j of eq. 52 and the contact impulse p_j).
 //! 3. **Initial forces**: p_j⁰ = 0 in the paper; here the impulse of the matching contact
 //!    of the previous step when there is one (warm start): the shared
-//!    [`ImpulseCache`] of every method, matched by body pair and by the contact point in
-//!    a's body frame within 1 % of the lever arm ([`match_tolerance`]), its normal part
+//!    [`ImpulseCache`] of every method, matched by body pair and by the features that
+//!    touch (the contact's [`FeatureId`], given by the narrow phase), its normal part
 //!    along this step's normal and its shear part projected on this step's [s, t], then
 //!    projected onto the disc (eqs. 56-57).
 //! 4. **Sweep** r = 1 … N_max over the contacts j, Gauss-Seidel (the bodies' velocities,
@@ -127,7 +127,8 @@ use super::{
     TraceRow,
 };
 use crate::body::RigidBody;
-use crate::dynamics::warm_start::{ImpulseCache, match_tolerance};
+use crate::collision::FeatureId;
+use crate::dynamics::warm_start::ImpulseCache;
 use crate::math::{Mat3, Vec3, skew};
 
 /// Per-body data of the iteration (paper 002, Fig. 12), copied from the bodies once per
@@ -164,11 +165,11 @@ pub struct CcpContact {
     /// at mid-step (see "Lever arms" in the module doc).
     pub r_a: Vec3,
     pub r_b: Vec3,
-    /// The contact point in a's body frame, R_aᵀ r_a with the start-of-step lever arm
-    /// (warm-start matching, [`ImpulseCache`]).
+    /// The contact point in a's body frame, R_aᵀ r_a with the start-of-step lever arm.
     pub point: Vec3,
-    /// The warm-start matching tolerance of this contact (m, [`match_tolerance`]).
-    pub match_radius: f64,
+    /// The features that touch (with the pair, the contact's identity for the warm
+    /// start, [`ImpulseCache`]).
+    pub feature: FeatureId,
     /// Collision matrix K (u⁺ = u⁻ + K P, paper 000 eq. 9).
     pub k: Mat3,
     /// The diagonal of the step matrix A_j of eq. 52 in [n, s, t]: (1/N_nn, a_T, a_T) with
@@ -267,9 +268,7 @@ impl CcpSolver {
     /// The impulse of the previous step's contact matching `c`, in `c`'s frame
     /// [n, s, t] (before projection).
     fn warm_impulse(&self, c: &CcpContact) -> Option<Vec3> {
-        let e = self
-            .cache
-            .find((c.a, c.b, c.container), &c.point, c.match_radius)?;
+        let e = self.cache.find((c.a, c.b, c.container), c.feature)?;
         Some(Vec3::new(
             e.normal,
             e.tangent.dot(&c.s),
@@ -464,7 +463,7 @@ impl CollisionSolver for CcpSolver {
                 r_a,
                 r_b,
                 point: bodies[c.a].orientation.inverse() * c.r_a,
-                match_radius: match_tolerance(&c.r_a),
+                feature: c.feature,
                 k,
                 step: Vec3::new(1.0 / n_nn, 2.0 / n_shear, 2.0 / n_shear),
                 g_min,
@@ -600,7 +599,7 @@ impl CollisionSolver for CcpSolver {
         for c in self.contacts.iter().filter(|c| c.p != Vec3::zeros()) {
             let shear = c.p.y * c.s + c.p.z * c.t;
             self.cache
-                .push((c.a, c.b, c.container), c.point, c.p.x, shear);
+                .push((c.a, c.b, c.container), c.feature, c.point, c.p.x, shear);
         }
         self.cache.finish();
 

@@ -55,7 +55,7 @@ use super::prepared::PreparedContact;
 use super::{
     CollisionSolver, Param, SolverContext, SolverError, SolverKind, SolverReport, TraceRow,
 };
-use crate::dynamics::warm_start::{ImpulseCache, match_tolerance};
+use crate::dynamics::warm_start::ImpulseCache;
 use crate::math::{Mat3, Vec3};
 use nalgebra::{Cholesky, Matrix2, Matrix4, U3, Vector2};
 use serde::{Deserialize, Serialize};
@@ -668,16 +668,15 @@ impl CollisionSolver for MdpSolver {
         }
         let mut report = SolverReport::default();
         // Warm start: each contact that carried an impulse at the end of the last step
-        // (same pair, same point in a's body frame within 1 % of its lever arm) starts
+        // (same pair, same features: the contact's `FeatureId`) starts
         // from it, pulled into the friction cone. It is a starting point of the sweeps
         // only: their fixed points are the same.
-        for (c, row) in self.prepared.iter().zip(self.rows.iter_mut()) {
+        for ((c, row), contact) in self.prepared.iter().zip(self.rows.iter_mut()).zip(contacts) {
             if row.chol.is_none() {
                 continue;
             }
-            let here = bodies[c.a].orientation.inverse() * c.r_a;
             let key = (c.a, c.b, c.container);
-            let Some(e) = self.cache.find(key, &here, match_tolerance(&c.r_a)) else {
+            let Some(e) = self.cache.find(key, contact.feature) else {
                 continue;
             };
             let mut lambda = Vec3::new(e.normal, e.tangent.dot(&c.t1), e.tangent.dot(&c.t2));
@@ -762,10 +761,11 @@ impl CollisionSolver for MdpSolver {
             }
         }
         self.cache.clear();
-        for (c, row) in self.prepared.iter().zip(&self.rows) {
+        for ((c, row), contact) in self.prepared.iter().zip(&self.rows).zip(contacts) {
             if row.lambda.x > 0.0 {
                 self.cache.push(
                     (c.a, c.b, c.container),
+                    contact.feature,
                     bodies[c.a].orientation.inverse() * c.r_a,
                     row.lambda.x,
                     c.t1 * row.lambda.y + c.t2 * row.lambda.z,

@@ -334,8 +334,8 @@ impl ContactPass {
         let max_sweeps = params.contact_sweeps;
         // 3. warm start
         if warm {
-            for (row, c) in self.rows.iter_mut().zip(contacts) {
-                row.warm_start(bodies, &self.cache, c.feature, friction, report);
+            for (&(_, k), row) in self.order.iter().zip(&mut self.rows) {
+                row.warm_start(bodies, &self.cache, contacts[k].feature, friction, report);
             }
         }
         // 4. projected Gauss-Seidel sweeps over all contacts, bottom up

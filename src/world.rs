@@ -88,6 +88,17 @@ pub struct AppliedForce {
     pub offset: Vec3,
 }
 
+/// Space a step rebuilds before reading it: a copy of the world (the app's timeline
+/// keeps one per step) starts it empty instead of copying it.
+#[derive(Debug, Default)]
+struct Scratch<T: Default>(T);
+
+impl<T: Default> Clone for Scratch<T> {
+    fn clone(&self) -> Self {
+        Scratch(T::default())
+    }
+}
+
 #[derive(Clone)]
 pub struct World {
     pub bodies: Vec<RigidBody>,
@@ -136,7 +147,7 @@ pub struct World {
     /// Scratch: one flag per island root.
     island_flag: Vec<bool>,
     /// The step's contacts that involve an awake dynamic body (what the solver sees).
-    awake_contacts: Vec<Contact>,
+    awake_contacts: Scratch<Vec<Contact>>,
     solver: Box<dyn CollisionSolver>,
     collision: CollisionPipeline,
     contact_pass: ContactPass,
@@ -211,7 +222,7 @@ impl World {
             islands: Islands::default(),
             awake_islands: Islands::default(),
             island_flag: Vec::new(),
-            awake_contacts: Vec::new(),
+            awake_contacts: Scratch::default(),
             solver: solver.create(),
             collision: CollisionPipeline::default(),
             contact_pass: ContactPass::default(),
@@ -440,8 +451,8 @@ impl World {
         }
         let sleeping = &self.sleeping;
         let awake = |i: usize| !bodies[i].is_static() && !sleeping[i];
-        self.awake_contacts.clear();
-        self.awake_contacts.extend(
+        self.awake_contacts.0.clear();
+        self.awake_contacts.0.extend(
             self.contacts
                 .iter()
                 .filter(|c| awake(c.a) || c.b.is_some_and(awake))
@@ -556,7 +567,7 @@ impl World {
             self.trace.clear();
         }
         let contacts = if some_asleep {
-            &self.awake_contacts
+            &self.awake_contacts.0
         } else {
             &self.contacts
         };

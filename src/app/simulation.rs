@@ -248,7 +248,7 @@ impl Core {
         match self.sim.step() {
             Ok(sample) => {
                 self.samples.push(sample);
-                self.history.push(&self.sim);
+                self.history.push(&mut self.sim);
                 self.stop_at_impact();
             }
             Err(e) => {
@@ -379,7 +379,7 @@ pub struct PhysicsThread {
 impl PhysicsThread {
     fn start(sim: &Simulation) -> Self {
         let mut history = History::default();
-        history.push(sim);
+        history.push(&mut sim.clone());
         let shared = Arc::new(Shared {
             core: Mutex::new(Core {
                 sim: sim.clone(),
@@ -444,7 +444,8 @@ fn apply_edits(core: &mut Core, sim: &Simulation, published: &Published) {
         if published.run != sim.run {
             core.history.clear();
         }
-        core.history.push(&core.sim);
+        let core = &mut *core;
+        core.history.push(&mut core.sim);
         return;
     }
     let w = &mut core.sim.world;

@@ -8,6 +8,7 @@
 use crate::math::{Iso3, Point3, Vec3};
 use crate::shapes::Shape;
 use parry3d_f64::shape::SharedShape;
+use std::sync::Arc;
 
 #[derive(Clone)]
 pub enum Collider {
@@ -19,11 +20,12 @@ pub enum Collider {
     },
     /// Polyhedra, rods and crosses: the parry shape plus the body-frame points that can
     /// touch a container (vertices; for a rod the two cap centres, with `radius`).
+    /// Shared (`Arc`), like the shape: a copy of a world copies no geometry.
     Parry {
         shape: SharedShape,
-        points: Vec<Vec3>,
+        points: Arc<[Vec3]>,
         radius: f64,
-        parts: Vec<(Iso3, SharedShape)>,
+        parts: Arc<[(Iso3, SharedShape)]>,
     },
 }
 
@@ -37,9 +39,9 @@ impl Collider {
             Shape::Cuboid { half_extents: h } => {
                 let s = SharedShape::cuboid(h.x, h.y, h.z);
                 Collider::Parry {
-                    points: shape.vertices().unwrap_or_default(),
+                    points: shape.vertices().unwrap_or_default().into(),
                     radius: 0.0,
-                    parts: vec![(Iso3::identity(), s.clone())],
+                    parts: vec![(Iso3::identity(), s.clone())].into(),
                     shape: s,
                 }
             }
@@ -50,18 +52,18 @@ impl Collider {
                     .collect();
                 Collider::Parry {
                     shape: SharedShape::compound(parts.clone()),
-                    points: shape.vertices().unwrap_or_default(),
+                    points: shape.vertices().unwrap_or_default().into(),
                     radius: 0.0,
-                    parts,
+                    parts: parts.into(),
                 }
             }
             Shape::Rod { length, radius } => {
                 let s = SharedShape::capsule_z(0.5 * length, *radius);
                 let half = Vec3::new(0.0, 0.0, 0.5 * length);
                 Collider::Parry {
-                    points: vec![-half, half],
+                    points: vec![-half, half].into(),
                     radius: *radius,
-                    parts: vec![(Iso3::identity(), s.clone())],
+                    parts: vec![(Iso3::identity(), s.clone())].into(),
                     shape: s,
                 }
             }
@@ -72,9 +74,9 @@ impl Collider {
                     .collect();
                 Collider::Parry {
                     shape: SharedShape::compound(parts.clone()),
-                    points: points.clone(),
+                    points: points.clone().into(),
                     radius: *radius,
-                    parts,
+                    parts: parts.into(),
                 }
             }
             Shape::ConvexPolyhedron(p) => {
@@ -84,9 +86,9 @@ impl Collider {
                 let s = SharedShape::convex_hull(&pts)
                     .unwrap_or_else(|| SharedShape::ball(shape.bounding_radius()));
                 Collider::Parry {
-                    points: p.vertices.clone(),
+                    points: p.vertices.clone().into(),
                     radius: 0.0,
-                    parts: vec![(Iso3::identity(), s.clone())],
+                    parts: vec![(Iso3::identity(), s.clone())].into(),
                     shape: s,
                 }
             }

@@ -113,7 +113,7 @@ fn ellipsoid_other(
             let map = EllipsoidSupportMap {
                 semi_axes: *semi_axes,
             };
-            for (part_pos, part) in parts {
+            for (part_pos, part) in parts.iter() {
                 let Some(sm) = part.as_support_map() else {
                     continue;
                 };

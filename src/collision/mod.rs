@@ -24,7 +24,12 @@ use crate::math::{Quat, Vec3};
 use rayon::prelude::*;
 
 /// Collision geometry and scratch space for the bodies of a world.
-#[derive(Clone, Default)]
+///
+/// A clone (a world's copy in the app's timeline, taken every step) copies the
+/// geometry and starts the scratch and the kept contacts empty: the next detection
+/// finds the same contacts afresh (the kept ones are bit-identical to a fresh
+/// detection), and a copy per step costs no more than the bodies' geometry.
+#[derive(Default)]
 pub struct CollisionPipeline {
     colliders: Vec<Collider>,
     radii: Vec<f64>,
@@ -50,6 +55,18 @@ pub struct CollisionPipeline {
     /// Body pairs of the last narrow phase whose contacts were those of the step before
     /// (both bodies still: see [`Self::narrow_phase`]).
     pub reused_pairs: usize,
+}
+
+impl Clone for CollisionPipeline {
+    fn clone(&self) -> Self {
+        CollisionPipeline {
+            colliders: self.colliders.clone(),
+            radii: self.radii.clone(),
+            travel: self.travel.clone(),
+            reach: self.reach.clone(),
+            ..Default::default()
+        }
+    }
 }
 
 /// One parallel chunk's scratch of the narrow phase.

@@ -24,9 +24,9 @@
 //! 2. **Order**: contacts bottom up, by the higher level of their two bodies (a static
 //!    side ranks below level 0; ties by contact index: deterministic).
 //! 3. **Warm start** (Box2D/Rapier; only when `rest_velocity > 0`): each contact gets
-//!    the accumulated impulse the same contact point (same pair, same point in a's body
-//!    frame within 1 % of the lever arm) carried at the end of the last step, so a
-//!    resting pile starts each step almost at its solution.
+//!    the accumulated impulse the same contact (same pair, same features:
+//!    `Contact::feature`) carried at the end of the last step, so a resting pile starts
+//!    each step almost at its solution.
 //! 4. **Projected Gauss-Seidel** sweeps in that order (at most
 //!    `SolverParams::contact_sweeps`), with
 //!    accumulated impulses (Catto's sequential impulses): normal λ_n ≥ 0 targeting

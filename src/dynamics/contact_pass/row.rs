@@ -17,13 +17,13 @@ pub(super) struct Row {
     pub(super) normal_mass: f64,
     /// nᵀKn: the change of u_n per unit normal impulse.
     pub(super) k_nn: f64,
-    /// K_tt, the tangent-plane block of K in (t₁, t₂), as its eigen-decomposition, and
-    /// its inverse if invertible.
-    pub(super) tangent_k: TangentMetric,
+    /// K_tt, the tangent-plane block of K in (t₁, t₂), as its eigen-decomposition (the
+    /// metric of the friction disk), and its inverse if invertible.
+    pub(super) tangent_metric: TangentMetric,
+    pub(super) tangent_mass: Option<nalgebra::Matrix2<f64>>,
     /// The multiplier γ of the last friction update that met the cone's edge
     /// ([`TangentMetric::nearest_in_disk`]), where the next one starts.
     pub(super) gamma: f64,
-    pub(super) tangent_mass: Option<nalgebra::Matrix2<f64>>,
     /// Whether the contact takes part (it approached, or was warm started).
     pub(super) started: bool,
     pub(super) lambda_n: f64,
@@ -75,7 +75,7 @@ impl Row {
             tangent_mass: ktt
                 .try_inverse()
                 .filter(|m| m.iter().all(|x| x.is_finite())),
-            tangent_k: TangentMetric::new(&ktt),
+            tangent_metric: TangentMetric::new(&ktt),
             gamma: 0.0,
             started: false,
             lambda_n: 0.0,
@@ -177,7 +177,9 @@ impl Row {
             let mut new_t = self.lambda_t - m * ut;
             let limit = mu * self.lambda_n;
             if new_t.norm_squared() > limit * limit {
-                (new_t, self.gamma) = self.tangent_k.nearest_in_disk(&new_t, limit, self.gamma);
+                (new_t, self.gamma) = self
+                    .tangent_metric
+                    .nearest_in_disk(&new_t, limit, self.gamma);
             }
             dt = new_t - self.lambda_t;
             self.lambda_t = new_t;

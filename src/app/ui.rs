@@ -633,40 +633,44 @@ fn solver_section(ui: &mut egui::Ui, p: &mut PanelParams) {
             .on_hover_text("Coulomb friction coefficient: tangential impulse ≤ μ × normal impulse (paper 000, eqs. 50-55). Dimensionless, ≥ 0.");
     }
     if reads(Param::Lambda) {
-        ui.add(
-            egui::Slider::new(&mut params.lambda, 1.0..=500.0)
-                .logarithmic(true)
-                .text("λ"),
-        )
-        .on_hover_text("ETM's number of increments the stored elastic energy is released in (paper 000, eq. 62): larger λ is more accurate and slower. ≥ 1.");
+        log_slider(
+            ui,
+            &mut params.lambda,
+            1.0..=500.0,
+            "λ",
+            "ETM's number of increments the stored elastic energy is released in (paper 000, eq. 62): larger λ is more accurate and slower. ≥ 1.",
+        );
     }
     if reads(Param::Kp) {
         ui.add(egui::Slider::new(&mut params.kp, 0.0..=1.0).text("k_p"))
             .on_hover_text("Position-projection factor: the fraction of a penetration removed per step (paper 001, eqs. 5.27, B.18); stable below 0.5 (eq. B.22). Dimensionless.");
     }
     if reads(Param::MaxIterations) {
-        ui.add(
-            egui::Slider::new(&mut params.max_iterations, 1..=1000)
-                .logarithmic(true)
-                .text("iterations"),
-        )
-        .on_hover_text("Iteration cap of the solver's sweeps; the stats report when it is hit.");
+        log_slider(
+            ui,
+            &mut params.max_iterations,
+            1..=1000,
+            "iterations",
+            "Iteration cap of the solver's sweeps; the stats report when it is hit.",
+        );
     }
     if reads(Param::ContactSweeps) {
-        ui.add(
-            egui::Slider::new(&mut params.contact_sweeps, 1..=1000)
-                .logarithmic(true)
-                .text("contact sweeps"),
-        )
-        .on_hover_text("Most Gauss-Seidel sweeps of the shared contact pass per step (resting contacts and friction); the warm start carries the rest to the next step. More settles tall piles of long-armed bodies faster, and costs time.");
+        log_slider(
+            ui,
+            &mut params.contact_sweeps,
+            1..=1000,
+            "contact sweeps",
+            "Most Gauss-Seidel sweeps of the shared contact pass per step (resting contacts and friction); the warm start carries the rest to the next step. More settles tall piles of long-armed bodies faster, and costs time.",
+        );
     }
     if reads(Param::Tolerance) {
-        ui.add(
-            egui::Slider::new(&mut params.tolerance, 1e-12..=1e-2)
-                .logarithmic(true)
-                .text("tolerance"),
-        )
-        .on_hover_text("Relative convergence tolerance of the iteration.");
+        log_slider(
+            ui,
+            &mut params.tolerance,
+            1e-12..=1e-2,
+            "tolerance",
+            "Relative convergence tolerance of the iteration.",
+        );
     }
     if reads(Param::Cohesion) {
         ui.add(egui::Slider::new(&mut params.cohesion, 0.0..=1000.0).text("cohesion c (N)"))
@@ -1019,6 +1023,19 @@ pub fn export_csv(path: &std::path::Path, samples: &[EnergySample]) -> Result<us
         .commit()
         .map_err(|e| e.to_string())?;
     Ok(samples.len())
+}
+
+/// A slider on a logarithmic scale with a label and a hover text (the Solver panel's
+/// iteration counts, tolerances and λ).
+fn log_slider<N: egui::emath::Numeric>(
+    ui: &mut egui::Ui,
+    value: &mut N,
+    range: std::ops::RangeInclusive<N>,
+    text: &str,
+    hover: &str,
+) {
+    ui.add(egui::Slider::new(value, range).logarithmic(true).text(text))
+        .on_hover_text(hover);
 }
 
 #[cfg(test)]

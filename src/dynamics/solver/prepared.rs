@@ -6,11 +6,14 @@ use crate::body::RigidBody;
 use crate::collision::Contact;
 use crate::math::{Mat3, Vec3, skew};
 
+/// Laid out in declaration order (`repr(C)`): what a sweep reads for every contact
+/// (bodies, frame, lever arms, masses, gap) first and contiguous, the 3 × 3 matrices
+/// last.
 #[derive(Clone, Debug)]
+#[repr(C)]
 pub struct PreparedContact {
     pub a: usize,
     pub b: Option<usize>,
-    pub container: Option<usize>,
     pub n: Vec3,
     pub t1: Vec3,
     pub t2: Vec3,
@@ -18,11 +21,12 @@ pub struct PreparedContact {
     pub r_b: Vec3,
     pub inv_mass_a: f64,
     pub inv_mass_b: f64,
+    pub gap: f64,
+    pub container: Option<usize>,
     pub inv_inertia_a: Mat3,
     pub inv_inertia_b: Mat3,
     /// Collision matrix: u⁺ = u⁻ + K P for an impulse P on a (−P on b).
     pub k: Mat3,
-    pub gap: f64,
 }
 
 impl PreparedContact {

@@ -139,7 +139,8 @@ fn a_resting_stack_keeps_its_contact_ids_and_the_warm_start_finds_them() {
 }
 
 /// A pair of still bodies (pose and travel bit-identical to the last detection, as when
-/// both sleep) gets last step's contacts copied; they are the contacts a fresh
+/// both sleep) gets last step's contacts copied, and a still body its container
+/// contacts; they are the contacts a fresh
 /// detection finds, bit for bit, so a saved and reloaded world (which keeps none)
 /// continues the same.
 #[test]
@@ -170,8 +171,13 @@ fn contacts_kept_for_still_pairs_are_those_a_fresh_detection_finds() {
     assert_eq!(kept.reused_pairs, 0, "nothing kept yet");
     w.step().unwrap();
     let again = detect(&mut kept, &w);
-    // The one body–body pair (cube on cube) is still: its contacts were copied.
+    // The one body–body pair (cube on cube) is still: its contacts were copied, and
+    // so were the four bodies' contacts with the floor.
     assert_eq!(kept.reused_pairs, 1, "the still pair reused its contacts");
+    assert_eq!(
+        kept.reused_bodies, 4,
+        "the still bodies reused their floor contacts"
+    );
     let fresh = detect(&mut CollisionPipeline::default(), &w);
     assert!(!fresh.is_empty());
     assert_eq!(

@@ -52,9 +52,18 @@ pub struct CollisionPipeline {
     /// with their range in `kept`.
     kept_pairs: Vec<((usize, usize), usize, usize)>,
     kept: Vec<Contact>,
+    /// Container contacts of the last narrow phase of each still body, by body
+    /// (ascending), with their range in `kept_walls`; and the containers they were
+    /// found against.
+    kept_bodies: Vec<(usize, usize, usize)>,
+    kept_walls: Vec<Contact>,
+    last_containers: Vec<Container>,
     /// Body pairs of the last narrow phase whose contacts were those of the step before
     /// (both bodies still: see [`Self::narrow_phase`]).
     pub reused_pairs: usize,
+    /// Bodies whose container contacts were those of the step before (still, same
+    /// containers).
+    pub reused_bodies: usize,
 }
 
 impl Clone for CollisionPipeline {
@@ -77,6 +86,8 @@ struct Chunk {
     parry: narrow_phase::ParryScratch,
     kept_pairs: Vec<((usize, usize), usize, usize)>,
     kept: Vec<Contact>,
+    kept_bodies: Vec<(usize, usize, usize)>,
+    kept_walls: Vec<Contact>,
 }
 
 impl CollisionPipeline {
@@ -105,6 +116,8 @@ impl CollisionPipeline {
         self.last.clear();
         self.kept_pairs.clear();
         self.kept.clear();
+        self.kept_bodies.clear();
+        self.kept_walls.clear();
     }
 
     /// Which bodies are still: pose and travel bit-identical to the last narrow phase's
@@ -179,7 +192,8 @@ impl CollisionPipeline {
     /// then, copied: the contacts
     /// are a function of the two poses, the travel and the margin alone, so the copy is
     /// what detection would give, bit for bit (a saved world, which has no kept
-    /// contacts, finds the same ones).
+    /// contacts, finds the same ones). A still body's container contacts are copied
+    /// the same way while the containers are the same.
     pub fn narrow_phase(
         &mut self,
         bodies: &[RigidBody],
@@ -260,41 +274,88 @@ impl CollisionPipeline {
             self.kept.append(&mut chunk.kept);
             out.append(&mut chunk.contacts);
         }
-        if containers.is_empty() {
-            return;
+        // Container contacts: a still body against the same containers gets the ones it
+        // had, as a still pair does (and for the same reason, bit for bit).
+        let same_containers = self.last_containers == containers;
+        if !same_containers {
+            self.last_containers = containers.to_vec();
         }
         let chunks = bodies.len().div_ceil(NARROW_CHUNK);
         if self.buffers.len() < chunks {
             self.buffers.resize_with(chunks, Default::default);
         }
-        self.buffers[..chunks]
+        let (kept_bodies, kept_walls) = (&self.kept_bodies, &self.kept_walls);
+        self.reused_bodies = self.buffers[..chunks]
             .par_iter_mut()
             .enumerate()
-            .for_each(|(k, chunk)| {
+            .map(|(k, chunk)| {
                 let Chunk {
-                    contacts, surfaces, ..
+                    contacts,
+                    surfaces,
+                    kept_bodies: kept_here,
+                    kept_walls: walls_here,
+                    ..
                 } = chunk;
                 contacts.clear();
+                kept_here.clear();
+                walls_here.clear();
+                let mut reused = 0;
                 let first = k * NARROW_CHUNK;
+                let mut cursor = kept_bodies.partition_point(|e| e.0 < first);
                 for (i, body) in bodies.iter().enumerate().skip(first).take(NARROW_CHUNK) {
                     if body.is_static() {
                         continue;
                     }
-                    for (ci, c) in containers.iter().enumerate() {
-                        containers::body_container(
-                            bodies,
-                            colliders,
-                            i,
-                            ci,
-                            c,
-                            margin + travel[i],
-                            surfaces,
-                            contacts,
-                        );
+                    let start = contacts.len();
+                    let keep = same_containers && still[i];
+                    let mut last = None;
+                    if keep {
+                        while kept_bodies.get(cursor).is_some_and(|e| e.0 < i) {
+                            cursor += 1;
+                        }
+                        if let Some(&(j, from, to)) = kept_bodies.get(cursor)
+                            && j == i
+                        {
+                            last = Some(&kept_walls[from..to]);
+                        }
+                    }
+                    if let Some(last) = last {
+                        contacts.extend_from_slice(last);
+                        reused += 1;
+                    } else {
+                        for (ci, c) in containers.iter().enumerate() {
+                            containers::body_container(
+                                bodies,
+                                colliders,
+                                i,
+                                ci,
+                                c,
+                                margin + travel[i],
+                                surfaces,
+                                contacts,
+                            );
+                        }
+                    }
+                    if keep {
+                        let from = walls_here.len();
+                        walls_here.extend_from_slice(&contacts[start..]);
+                        kept_here.push((i, from, walls_here.len()));
                     }
                 }
-            });
+                reused
+            })
+            .sum();
+        self.kept_bodies.clear();
+        self.kept_walls.clear();
         for chunk in &mut self.buffers[..chunks] {
+            let offset = self.kept_walls.len();
+            self.kept_bodies.extend(
+                chunk
+                    .kept_bodies
+                    .iter()
+                    .map(|&(i, from, to)| (i, from + offset, to + offset)),
+            );
+            self.kept_walls.append(&mut chunk.kept_walls);
             out.append(&mut chunk.contacts);
         }
     }

@@ -666,6 +666,7 @@ impl World {
                     &mut self.bodies,
                     contacts,
                     self.params.kp,
+                    crate::dynamics::contact_pass::REST_TOLERANCE * self.params.resting_speed() * h,
                     &self.gravity,
                 );
             }

@@ -455,7 +455,7 @@ mod tests {
         let mut projected = cube();
         let wall = static_contact(&projected, Vec3::new(-0.5, 0.0, 0.0), n1, -0.02);
         let mut pass = ContactPass::default();
-        pass.project(&mut projected, &[wall], 0.2, &Vec3::zeros());
+        pass.project(&mut projected, &[wall], 0.2, 0.0, &Vec3::zeros());
         let lift = projected[0].position.z - 1.0;
         // k_p × 2 cm = 4 mm along n₁, 57 % of it as translation (the rest turns the
         // cube): Δz = 4 mm × 0.57 × sin 45° = 1.6 mm.

@@ -189,12 +189,8 @@ pub fn body_container(
     out: &mut Vec<Contact>,
 ) {
     let body = &bodies[i];
-    active_surfaces(
-        container,
-        &body.position,
-        body.shape.bounding_radius(),
-        surfaces,
-    );
+    let rb = body.shape.bounding_radius();
+    active_surfaces(container, &body.position, rb, surfaces);
     let start = out.len();
     for (k, s) in surfaces.iter().enumerate() {
         let k = k as u64;
@@ -205,12 +201,14 @@ pub fn body_container(
                 }
             }
             Collider::Parry { points, radius, .. } => {
-                let iso = body.isometry();
-                for (v, p) in points.iter().enumerate() {
-                    let q = iso * crate::math::Point3::from(*p);
-                    if point_contact(bodies, i, s, &q.coords, *radius, margin, out) {
-                        set_last(out, FeatureId { a: v as u64, b: k });
-                    }
+                debug_assert!(
+                    points
+                        .iter()
+                        .all(|p| p.norm() + radius <= rb * (1.0 + 1e-12)),
+                    "a collider point lies outside the bounding radius {rb}"
+                );
+                if !beyond_reach(s, &body.position, rb, margin) {
+                    vertex_contacts(bodies, i, s, k, points, *radius, margin, out);
                 }
             }
             Collider::Ellipsoid { semi_axes } => {
@@ -224,6 +222,45 @@ pub fn body_container(
     }
     for c in &mut out[start..] {
         c.container = Some(ci);
+    }
+}
+
+/// Whether no point of a body centred at `x` with bounding radius `rb` can come within
+/// `margin` of surface `s`, so that its vertex tests can be skipped.
+///
+/// Each surface's signed distance d is 1-Lipschitz in the point (a plane's with its unit
+/// normal; the cylinder's r − ρ; the cone's (H/L)(r(z) − ρ), whose gradient
+/// (H/L)((r₁ − r₀)/H ẑ − ρ̂) has norm 1), and a vertex q, or a cap centre with its
+/// radius r, lies within rb of the centre (|q − x| + r ≤ rb). So d(q) − r ≥ d(x) − rb,
+/// and no contact exists when d(x) − rb ≥ margin. The test keeps a slack of 1e-9 of the
+/// scene's length scale, far above the rounding of the vertex positions and distances,
+/// so that a skipped surface is one whose vertex tests would have found nothing.
+fn beyond_reach(s: &Surface, x: &Vec3, rb: f64, margin: f64) -> bool {
+    s.eval(x).is_some_and(|(d, _)| {
+        let slack = 1e-9 * (1.0 + x.norm() + rb + margin.abs());
+        d - rb >= margin + slack
+    })
+}
+
+/// Contacts of the body-frame points `points` of body `i` (balls of radius `radius`)
+/// against surface `s`, the `k`-th of its container.
+#[allow(clippy::too_many_arguments)]
+fn vertex_contacts(
+    bodies: &[RigidBody],
+    i: usize,
+    s: &Surface,
+    k: u64,
+    points: &[Vec3],
+    radius: f64,
+    margin: f64,
+    out: &mut Vec<Contact>,
+) {
+    let iso = bodies[i].isometry();
+    for (v, p) in points.iter().enumerate() {
+        let q = iso * crate::math::Point3::from(*p);
+        if point_contact(bodies, i, s, &q.coords, radius, margin, out) {
+            set_last(out, FeatureId { a: v as u64, b: k });
+        }
     }
 }
 
@@ -253,4 +290,118 @@ fn point_contact(
         }
     }
     false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::container::Divider;
+    use crate::math::Quat;
+    use crate::shapes::Shape;
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+
+    /// Skipping the surfaces a body's bounding ball stays `margin` clear of loses no
+    /// contact: over random poses of crosses, cubes and rods near the floor, walls,
+    /// dividers, a cylinder's wall and a hopper's cone, `body_container` gives exactly
+    /// the contacts of testing every point against every active surface.
+    #[test]
+    fn skipped_surfaces_have_no_contacts() {
+        let shapes = [
+            Shape::Cross { c: 1.26 },
+            Shape::Cuboid {
+                half_extents: Vec3::new(1.2, 0.5, 0.8),
+            },
+            Shape::Rod {
+                length: 3.0,
+                radius: 0.2,
+            },
+        ];
+        let containers = [
+            Container::Box {
+                center: Vec3::zeros(),
+                half_size: [10.0, 8.0],
+                height: 12.0,
+                walls: [true, true, true, false],
+                dividers: vec![Divider {
+                    x: 2.0,
+                    present: true,
+                }],
+            },
+            Container::Cylinder {
+                base: Vec3::new(1.0, -2.0, 0.0),
+                radius: 9.0,
+                height: 12.0,
+            },
+            Container::Hopper {
+                base: Vec3::new(0.0, 0.0, 1.0),
+                bottom_radius: 3.0,
+                top_radius: 10.0,
+                height: 12.0,
+            },
+        ];
+        let mut rng = ChaCha8Rng::seed_from_u64(27);
+        let (mut surfaces, mut all) = (Vec::new(), Vec::new());
+        let (mut out, mut expected) = (Vec::new(), Vec::new());
+        let (mut skipped, mut touching) = (0, 0);
+        for shape in &shapes {
+            for (ci, container) in containers.iter().enumerate() {
+                for _ in 0..300 {
+                    let x = Vec3::new(
+                        rng.random_range(-11.0..11.0),
+                        rng.random_range(-11.0..11.0),
+                        rng.random_range(-1.0..14.0),
+                    );
+                    let q = Quat::from_euler_angles(
+                        rng.random_range(-3.2..3.2),
+                        rng.random_range(-1.6..1.6),
+                        rng.random_range(-3.2..3.2),
+                    );
+                    let bodies = vec![RigidBody::new(shape, 1000.0, x, q)];
+                    let colliders = vec![Collider::new(&bodies[0].shape)];
+                    let margin = rng.random_range(0.0..0.5);
+                    out.clear();
+                    body_container(
+                        &bodies,
+                        &colliders,
+                        0,
+                        ci,
+                        container,
+                        margin,
+                        &mut surfaces,
+                        &mut out,
+                    );
+                    let Collider::Parry { points, radius, .. } = &colliders[0] else {
+                        unreachable!("polyhedra and rods are parry colliders")
+                    };
+                    let rb = bodies[0].shape.bounding_radius();
+                    active_surfaces(container, &x, rb, &mut all);
+                    expected.clear();
+                    for (k, s) in all.iter().enumerate() {
+                        skipped += usize::from(beyond_reach(s, &x, rb, margin));
+                        vertex_contacts(
+                            &bodies,
+                            0,
+                            s,
+                            k as u64,
+                            points,
+                            *radius,
+                            margin,
+                            &mut expected,
+                        );
+                    }
+                    for c in &mut expected {
+                        c.container = Some(ci);
+                    }
+                    assert_eq!(out, expected);
+                    touching += usize::from(!out.is_empty());
+                }
+            }
+        }
+        // Not vacuous: many surfaces are skipped and many poses touch.
+        assert!(
+            skipped > 1000 && touching > 500,
+            "{skipped} skipped, {touching} touching"
+        );
+    }
 }

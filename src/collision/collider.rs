@@ -21,11 +21,18 @@ pub enum Collider {
     /// Polyhedra, rods and crosses: the parry shape plus the body-frame points that can
     /// touch a container (vertices; for a rod the two cap centres, with `radius`).
     /// Shared (`Arc`), like the shape: a copy of a world copies no geometry.
+    ///
+    /// `parts` are the convex parts (body-frame pose, shape): the compound's part list
+    /// for crosses and mass points, the shape itself otherwise. `order` lists the
+    /// compound's part indices in the depth-first order of its bounding-volume tree,
+    /// the order in which parry's compound queries visit them (empty for a shape that
+    /// is not a compound).
     Parry {
         shape: SharedShape,
         points: Arc<[Vec3]>,
         radius: f64,
         parts: Arc<[(Iso3, SharedShape)]>,
+        order: Arc<[u32]>,
     },
 }
 
@@ -42,6 +49,7 @@ impl Collider {
                     points: shape.vertices().unwrap_or_default().into(),
                     radius: 0.0,
                     parts: vec![(Iso3::identity(), s.clone())].into(),
+                    order: Arc::new([]),
                     shape: s,
                 }
             }
@@ -50,8 +58,10 @@ impl Collider {
                     .iter()
                     .map(|h| (Iso3::identity(), SharedShape::cuboid(h.x, h.y, h.z)))
                     .collect();
+                let compound = SharedShape::compound(parts.clone());
                 Collider::Parry {
-                    shape: SharedShape::compound(parts.clone()),
+                    order: leaf_order(&compound),
+                    shape: compound,
                     points: shape.vertices().unwrap_or_default().into(),
                     radius: 0.0,
                     parts: parts.into(),
@@ -64,6 +74,7 @@ impl Collider {
                     points: vec![-half, half].into(),
                     radius: *radius,
                     parts: vec![(Iso3::identity(), s.clone())].into(),
+                    order: Arc::new([]),
                     shape: s,
                 }
             }
@@ -72,8 +83,10 @@ impl Collider {
                     .iter()
                     .map(|p| (Iso3::translation(p.x, p.y, p.z), SharedShape::ball(*radius)))
                     .collect();
+                let compound = SharedShape::compound(parts.clone());
                 Collider::Parry {
-                    shape: SharedShape::compound(parts.clone()),
+                    order: leaf_order(&compound),
+                    shape: compound,
                     points: points.clone().into(),
                     radius: *radius,
                     parts: parts.into(),
@@ -89,9 +102,19 @@ impl Collider {
                     points: p.vertices.clone().into(),
                     radius: 0.0,
                     parts: vec![(Iso3::identity(), s.clone())].into(),
+                    order: Arc::new([]),
                     shape: s,
                 }
             }
         }
     }
+}
+
+/// A compound's part indices in the depth-first order of its bounding-volume tree (left
+/// child first, as parry's `Bvh::leaves` yields them); empty for any other shape.
+fn leaf_order(shape: &SharedShape) -> Arc<[u32]> {
+    shape
+        .as_compound()
+        .map_or_else(Vec::new, |c| c.bvh().leaves(|_| true).collect())
+        .into()
 }

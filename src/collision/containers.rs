@@ -189,8 +189,8 @@ pub fn body_container(
     out: &mut Vec<Contact>,
 ) {
     let body = &bodies[i];
-    let reach = body.shape.bounding_radius();
-    active_surfaces(container, &body.position, reach, surfaces);
+    let rb = body.shape.bounding_radius();
+    active_surfaces(container, &body.position, rb, surfaces);
     let start = out.len();
     for (k, s) in surfaces.iter().enumerate() {
         let k = k as u64;
@@ -201,15 +201,14 @@ pub fn body_container(
                 }
             }
             Collider::Parry { points, radius, .. } => {
-                if beyond_reach(s, &body.position, reach, margin) {
-                    continue;
-                }
-                let iso = body.isometry();
-                for (v, p) in points.iter().enumerate() {
-                    let q = iso * crate::math::Point3::from(*p);
-                    if point_contact(bodies, i, s, &q.coords, *radius, margin, out) {
-                        set_last(out, FeatureId { a: v as u64, b: k });
-                    }
+                debug_assert!(
+                    points
+                        .iter()
+                        .all(|p| p.norm() + radius <= rb * (1.0 + 1e-12)),
+                    "a collider point lies outside the bounding radius {rb}"
+                );
+                if !beyond_reach(s, &body.position, rb, margin) {
+                    vertex_contacts(bodies, i, s, k, points, *radius, margin, out);
                 }
             }
             Collider::Ellipsoid { semi_axes } => {
@@ -226,17 +225,43 @@ pub fn body_container(
     }
 }
 
-/// Whether no point within `reach` of `centre` (the body's vertices, or its cap spheres
-/// when `reach` includes their radius) can come within `margin` of plane or cylinder
-/// surface `s`: their signed distances are 1-Lipschitz, so every such point is at least
-/// d(centre) − `reach` from it. A relative slack of 10⁻⁹ keeps the test on the safe side
-/// of rounding, so it skips only vertices that would give no contact.
-fn beyond_reach(s: &Surface, centre: &Vec3, reach: f64, margin: f64) -> bool {
-    if !matches!(s, Surface::Plane { .. } | Surface::CylinderWall { .. }) {
-        return false;
+/// Whether no point of a body centred at `x` with bounding radius `rb` can come within
+/// `margin` of surface `s`, so that its vertex tests can be skipped.
+///
+/// Each surface's signed distance d is 1-Lipschitz in the point (a plane's with its unit
+/// normal; the cylinder's r − ρ; the cone's (H/L)(r(z) − ρ), whose gradient
+/// (H/L)((r₁ − r₀)/H ẑ − ρ̂) has norm 1), and a vertex q, or a cap centre with its
+/// radius r, lies within rb of the centre (|q − x| + r ≤ rb). So d(q) − r ≥ d(x) − rb,
+/// and no contact exists when d(x) − rb ≥ margin. The test keeps a slack of 1e-9 of the
+/// scene's length scale, far above the rounding of the vertex positions and distances,
+/// so that a skipped surface is one whose vertex tests would have found nothing.
+fn beyond_reach(s: &Surface, x: &Vec3, rb: f64, margin: f64) -> bool {
+    s.eval(x).is_some_and(|(d, _)| {
+        let slack = 1e-9 * (1.0 + x.norm() + rb + margin.abs());
+        d - rb >= margin + slack
+    })
+}
+
+/// Contacts of the body-frame points `points` of body `i` (balls of radius `radius`)
+/// against surface `s`, the `k`-th of its container.
+#[allow(clippy::too_many_arguments)]
+fn vertex_contacts(
+    bodies: &[RigidBody],
+    i: usize,
+    s: &Surface,
+    k: u64,
+    points: &[Vec3],
+    radius: f64,
+    margin: f64,
+    out: &mut Vec<Contact>,
+) {
+    let iso = bodies[i].isometry();
+    for (v, p) in points.iter().enumerate() {
+        let q = iso * crate::math::Point3::from(*p);
+        if point_contact(bodies, i, s, &q.coords, radius, margin, out) {
+            set_last(out, FeatureId { a: v as u64, b: k });
+        }
     }
-    s.eval(centre)
-        .is_some_and(|(d, _)| d - reach > margin + 1e-9 * (d.abs() + reach + margin.abs() + 1.0))
 }
 
 /// Give the last contact of `out` its feature id.
@@ -270,136 +295,113 @@ fn point_contact(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::container::Divider;
     use crate::math::Quat;
     use crate::shapes::Shape;
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
 
-    /// Every vertex against every active surface, without the reach test: what
-    /// [`body_container`] must give.
-    fn all_vertices(
-        bodies: &[RigidBody],
-        colliders: &[Collider],
-        container: &Container,
-        margin: f64,
-    ) -> Vec<Contact> {
-        let mut surfaces = Vec::new();
-        let mut out = Vec::new();
-        let body = &bodies[0];
-        active_surfaces(
-            container,
-            &body.position,
-            body.shape.bounding_radius(),
-            &mut surfaces,
-        );
-        let Collider::Parry { points, radius, .. } = &colliders[0] else {
-            unreachable!("polyhedral shapes only")
-        };
-        for (k, s) in surfaces.iter().enumerate() {
-            for (v, p) in points.iter().enumerate() {
-                let q = body.isometry() * crate::math::Point3::from(*p);
-                if point_contact(bodies, 0, s, &q.coords, *radius, margin, &mut out) {
-                    set_last(
-                        &mut out,
-                        FeatureId {
-                            a: v as u64,
-                            b: k as u64,
-                        },
-                    );
-                }
-            }
-        }
-        for c in &mut out {
-            c.container = Some(0);
-        }
-        out
-    }
-
-    /// The reach test skips only surfaces no vertex can touch: cubes, crosses and rods
-    /// at 4,000 random poses in the corners of a box and inside a cylinder, their
-    /// centres 0.5-1.1 bounding radii from the floor and walls, get the same contacts,
-    /// bit for bit, as testing every vertex.
+    /// Skipping the surfaces a body's bounding ball stays `margin` clear of loses no
+    /// contact: over random poses of crosses, cubes and rods near the floor, walls,
+    /// dividers, a cylinder's wall and a hopper's cone, `body_container` gives exactly
+    /// the contacts of testing every point against every active surface.
     #[test]
-    fn skipping_surfaces_out_of_reach_loses_no_contact() {
+    fn skipped_surfaces_have_no_contacts() {
+        let shapes = [
+            Shape::Cross { c: 1.26 },
+            Shape::Cuboid {
+                half_extents: Vec3::new(1.2, 0.5, 0.8),
+            },
+            Shape::Rod {
+                length: 3.0,
+                radius: 0.2,
+            },
+        ];
         let containers = [
             Container::Box {
                 center: Vec3::zeros(),
-                half_size: [1.0, 1.5],
-                height: 1.0,
-                walls: [true; 4],
-                dividers: vec![],
+                half_size: [10.0, 8.0],
+                height: 12.0,
+                walls: [true, true, true, false],
+                dividers: vec![Divider {
+                    x: 2.0,
+                    present: true,
+                }],
             },
             Container::Cylinder {
-                base: Vec3::zeros(),
-                radius: 1.2,
-                height: 1.0,
+                base: Vec3::new(1.0, -2.0, 0.0),
+                radius: 9.0,
+                height: 12.0,
+            },
+            Container::Hopper {
+                base: Vec3::new(0.0, 0.0, 1.0),
+                bottom_radius: 3.0,
+                top_radius: 10.0,
+                height: 12.0,
             },
         ];
-        let shapes = [
-            Shape::Cuboid {
-                half_extents: Vec3::new(0.2, 0.1, 0.3),
-            },
-            Shape::Cross { c: 0.15 },
-            Shape::Rod {
-                length: 0.6,
-                radius: 0.05,
-            },
-        ];
-        // A small deterministic generator (no dependency on a random crate's stream).
-        let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
-        let mut uniform = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state >> 11) as f64 / (1u64 << 53) as f64
-        };
-        let margin = 0.01;
-        let (mut total, mut touching) = (0, 0);
-        for container in &containers {
-            for shape in &shapes {
-                let colliders = [Collider::new(shape)];
-                for _ in 0..667 {
-                    // The centre between half and 1.1 times the bounding radius from
-                    // the floor, and from an x wall and a y wall (the box's; inside
-                    // the cylinder these are near its wall or well inside), where the
-                    // nearest vertex decides.
-                    let reach = shape.bounding_radius();
-                    let near = |u: f64| reach * (0.5 + 0.6 * u);
-                    let side = |u: f64| if u < 0.5 { -1.0 } else { 1.0 };
-                    let position = Vec3::new(
-                        side(uniform()) * (1.0 - near(uniform())),
-                        side(uniform()) * (1.5 - near(uniform())),
-                        near(uniform()),
+        let mut rng = ChaCha8Rng::seed_from_u64(27);
+        let (mut surfaces, mut all) = (Vec::new(), Vec::new());
+        let (mut out, mut expected) = (Vec::new(), Vec::new());
+        let (mut skipped, mut touching) = (0, 0);
+        for shape in &shapes {
+            for (ci, container) in containers.iter().enumerate() {
+                for _ in 0..300 {
+                    let x = Vec3::new(
+                        rng.random_range(-11.0..11.0),
+                        rng.random_range(-11.0..11.0),
+                        rng.random_range(-1.0..14.0),
                     );
-                    let axis = Vec3::new(uniform() - 0.5, uniform() - 0.5, uniform() - 0.5);
-                    let q = Quat::from_scaled_axis(axis * 6.0);
-                    let bodies = [RigidBody::new(shape, 1000.0, position, q)];
-                    let mut surfaces = Vec::new();
-                    let mut got = Vec::new();
+                    let q = Quat::from_euler_angles(
+                        rng.random_range(-3.2..3.2),
+                        rng.random_range(-1.6..1.6),
+                        rng.random_range(-3.2..3.2),
+                    );
+                    let bodies = vec![RigidBody::new(shape, 1000.0, x, q)];
+                    let colliders = vec![Collider::new(&bodies[0].shape)];
+                    let margin = rng.random_range(0.0..0.5);
+                    out.clear();
                     body_container(
                         &bodies,
                         &colliders,
                         0,
-                        0,
+                        ci,
                         container,
                         margin,
                         &mut surfaces,
-                        &mut got,
+                        &mut out,
                     );
-                    let want = all_vertices(&bodies, &colliders, container, margin);
-                    assert_eq!(got.len(), want.len(), "{shape:?} at {position:?}");
-                    for (g, w) in got.iter().zip(&want) {
-                        assert_eq!(g.feature, w.feature);
-                        assert_eq!(g.point, w.point);
-                        assert_eq!(g.gap.to_bits(), w.gap.to_bits());
+                    let Collider::Parry { points, radius, .. } = &colliders[0] else {
+                        unreachable!("polyhedra and rods are parry colliders")
+                    };
+                    let rb = bodies[0].shape.bounding_radius();
+                    active_surfaces(container, &x, rb, &mut all);
+                    expected.clear();
+                    for (k, s) in all.iter().enumerate() {
+                        skipped += usize::from(beyond_reach(s, &x, rb, margin));
+                        vertex_contacts(
+                            &bodies,
+                            0,
+                            s,
+                            k as u64,
+                            points,
+                            *radius,
+                            margin,
+                            &mut expected,
+                        );
                     }
-                    total += 1;
-                    touching += usize::from(!got.is_empty());
+                    for c in &mut expected {
+                        c.container = Some(ci);
+                    }
+                    assert_eq!(out, expected);
+                    touching += usize::from(!out.is_empty());
                 }
             }
         }
-        // The poses must exercise both sides of the test.
+        // Not vacuous: many surfaces are skipped and many poses touch.
         assert!(
-            touching > total / 10 && touching < total,
-            "{touching} of {total}"
+            skipped > 1000 && touching > 500,
+            "{skipped} skipped, {touching} touching"
         );
     }
 }

@@ -1,6 +1,7 @@
-//! Maximum-dissipation impacts solved by non-linear block Gauss-Seidel (paper 003,
-//! Preclik, Rüde et al.; the paper's inline symbols were lost in extraction, the model is
-//! restored in `../shared/papers/README.md`).
+//! Maximum-dissipation impacts solved by a blend of non-linear block Gauss-Seidel and
+//! weighted non-linear block Jacobi, one block per single-contact problem (paper 003,
+//! Preclik, Rüde et al., §3.1 and §5; the paper's inline symbols were lost in extraction,
+//! the model is restored in `../shared/papers/README.md`).
 //!
 //! Steps, per solver call (one time step of the impulse-velocity scheme of §3.1):
 //! 1. **Prepare**: for every contact i copy its frame (n, t₁, t₂), lever arms and masses
@@ -9,6 +10,9 @@
 //!    K = (1/m_a + 1/m_b) 1 − r̃_a I_a⁻¹ r̃_a − r̃_b I_b⁻¹ r̃_b (paper 003 eq. 2, the same
 //!    matrix as paper 000 eq. 9). D_ii is SPD when one body is dynamic; its Cholesky
 //!    factor is kept for the sticking impulse. The accumulated impulse λ_i starts at 0.
+//!    The contacts are grouped by pair (the same two bodies, or a body and the same
+//!    container): the narrow phase emits a pair's contacts together, and where it does
+//!    not they are sorted by pair first.
 //! 2. **Time stepping** (§3.1): velocities are explicit, positions implicit. The world
 //!    has already applied the external forces (v⁻ = vₙ + h M⁻¹ f); the impulses Λ make
 //!    v⁺ = v⁻ + M⁻¹ W Λ, and the world then moves x₊ = xₙ + h v⁺. The discrete
@@ -16,15 +20,48 @@
 //!    u_n⁺ + g̃_i/h ≥ 0 ⊥ λ_n ≥ 0, where g̃_i = g_i for a gap (g ≥ 0: an open contact
 //!    gets no impulse unless it would close within the step) and g̃_i = ε g_i for a
 //!    penetration (the error-reduction term, ε = `error_reduction`).
-//! 3. **Sweep** the contacts in order (block Gauss-Seidel, §3.1 and eq. 5). For contact i,
-//!    b_i = Qᵀ u_i − D_ii λ_i + (g̃_i/h) e_n is its relative velocity with its own
-//!    impulse removed (u_i is the current relative velocity, other contacts' impulses
-//!    included) plus the gap term. Solve the **single-contact problem** (§3.2, below) for
-//!    λ_i' and apply the change Q (λ_i' − λ_i) to the two bodies.
-//! 4. **Converge**: stop after the first sweep in which no contact's post-impulse
-//!    velocity changed by more than `tolerance` × (the largest |b_i| of the first sweep),
-//!    or after `max_iterations` sweeps (reported in [`SolverReport::hit_iteration_cap`]).
-//!    The report carries the sweeps and that last largest change as `residual` (m/s).
+//! 3. **Sweep** the pairs in order (block Gauss-Seidel across pairs). Within a pair, every
+//!    contact i is solved from the same velocities (block Jacobi, §5): with
+//!    b_i = Qᵀ u_i − D_ii λ_i + (g̃_i/h) e_n its relative velocity with its own impulse
+//!    removed (u_i the current relative velocity, other contacts' impulses included) plus
+//!    the gap term, solve the **single-contact problem** (§3.2, below) for λ̂_i and set
+//!    Δ_i = λ̂_i − λ_i. Then every contact of the pair gets λ_i ← λ_i + ω Δ_i, the change
+//!    Q ω Δ_i applied to the two bodies (one impulse per contact, each booked on its
+//!    own). A pair of one contact has ω = 1: plain Gauss-Seidel.
+//! 4. **Converge**: stop after the first sweep in which no contact's single-contact
+//!    solution changed its post-impulse velocity by more than `tolerance` × (the largest
+//!    |b_i| of the first sweep), max_i ‖D_ii Δ_i‖, or after `max_iterations` sweeps
+//!    (reported in [`SolverReport::hit_iteration_cap`]). The report carries the sweeps
+//!    and that last largest change as `residual` (m/s). A fixed point has Δ_i = 0 at
+//!    every contact whatever ω, so it satisfies eq. 5 at every contact (§3.1: "a solution
+//!    of the multi-contact time-step problem satisfies Eq. (5) for all contacts").
+//!
+//! **Why Jacobi within a pair.** The contacts of one pair act on the same two bodies;
+//! four coplanar corners of a box on a plane carry a redundant normal impulse, so the
+//! multi-contact problem has many solutions. Gauss-Seidel picks one by the contacts'
+//! order: on a box sliding straight down a slope, an asymmetric one that spins the box
+//! about the normal, which nothing in the set-up causes. Solving a pair's blocks from the
+//! same velocities and applying their changes with one common weight commutes with any
+//! permutation of the pair's contacts, so a mirror-symmetric contact set keeps its
+//! symmetry, while across pairs Gauss-Seidel still carries an impulse through a pile
+//! one pair per update.
+//!
+//! **Weight.** For the pair's m blocks, f(Λ) = ½ ΛᵀDΛ + Λᵀb (D the pair's 3m × 3m
+//! Delassus matrix, b its free velocities with the gap terms) is the post-impulse kinetic
+//! energy up to a constant, and along the Jacobi direction Δ
+//! f(Λ + ω Δ) = f(Λ) + ω gᵀΔ + ½ ω² ΔᵀDΔ with g = DΛ + b the current post-impulse
+//! velocities (+ gap terms), known from the solve. ω is its minimiser −gᵀΔ / ΔᵀDΔ,
+//! clamped to [1/m, 1] ([`pair_weight`]); 1/m when gᵀΔ ≥ 0. Why these bounds:
+//! - ω ≤ 1 keeps λ_i + ω Δ_i a convex combination of λ_i and λ̂_i, both in contact i's
+//!   friction cone, so every accumulated impulse stays in its cone with λ_n ≥ 0;
+//! - D ≤ m · blockdiag(D_11, …, D_mm) (Cauchy-Schwarz: ‖Σ_i W_i λ_i‖²_{M⁻¹} ≤
+//!   m Σ_i ‖W_i λ_i‖²_{M⁻¹}). Where every block sticks, Δ = −blockdiag(D)⁻¹ g, so
+//!   ΔᵀDΔ ≤ m Δᵀ blockdiag(D) Δ = −m gᵀΔ and the minimiser is ≥ 1/m: the clamp
+//!   acts only where a block slides or separates, and ω = 1/m is then the weight for which
+//!   Λ + Δ/m = (1/m) Σ_i (Λ + Δ_i e_i) averages the m single-block updates.
+//!
+//! Computing ΔᵀDΔ costs one pass over the pair: it is the energy norm of the pair's
+//! summed impulse, (1/m_a + 1/m_b)|P|² + L_aᵀ I_a⁻¹ L_a + L_bᵀ I_b⁻¹ L_b.
 //!
 //! **Single-contact problem** ([`solve_single_contact`], eqs. 3 and 5): minimise the
 //! post-impulse kinetic energy f(λ) = ½ λᵀ D λ + λᵀ b over λ = (λ_n, λ_t) subject to
@@ -55,7 +92,7 @@ use super::prepared::PreparedContact;
 use super::{
     CollisionSolver, Param, SolverContext, SolverError, SolverKind, SolverReport, TraceRow,
 };
-use crate::dynamics::warm_start::ImpulseCache;
+use crate::dynamics::warm_start::{ImpulseCache, PairKey};
 use crate::math::{Mat3, Vec3};
 use nalgebra::{Cholesky, Matrix2, Matrix4, U3, Vector2};
 use serde::{Deserialize, Serialize};
@@ -580,11 +617,105 @@ struct BlockRow {
     bias: f64,
 }
 
-/// Maximum-dissipation (or Coulomb) block Gauss-Seidel solver; see the module doc.
+/// One block's single-contact solution, waiting for the rest of its pair.
+#[derive(Clone, Copy, Debug)]
+struct Pending {
+    ci: usize,
+    /// Relative velocity (world) from which the block was solved.
+    u: Vec3,
+    /// (D Λ + b)_i: that velocity in the contact frame plus the gap term.
+    g: Vec3,
+    /// The single-contact solution and its change from the accumulated impulse.
+    lambda: Vec3,
+    delta: Vec3,
+    state: ContactState,
+}
+
+/// Weight of a pair's Jacobi step (module doc, "Weight"): the minimiser of the pair's
+/// f(Λ + ω Δ) = f(Λ) + ω gᵀΔ + ½ ω² ΔᵀDΔ over ω, clamped to [1/m, 1] (m blocks); 1/m
+/// when Δ is no descent direction. ΔᵀDΔ = (1/m_a + 1/m_b)|P|² + L_aᵀ I_a⁻¹ L_a +
+/// L_bᵀ I_b⁻¹ L_b for the pair's summed impulse P = Σ Q_i Δ_i and its moments
+/// L = Σ r_i × Q_i Δ_i (one pair: the same two bodies at every block).
+fn pair_weight(prepared: &[PreparedContact], pending: &[Pending]) -> f64 {
+    let m = pending.len();
+    if m <= 1 {
+        return 1.0;
+    }
+    let floor = 1.0 / m as f64;
+    let (mut p, mut l_a, mut l_b, mut slope) = (Vec3::zeros(), Vec3::zeros(), Vec3::zeros(), 0.0);
+    for job in pending {
+        let c = &prepared[job.ci];
+        let q = to_world(c, &job.delta);
+        p += q;
+        l_a += c.r_a.cross(&q);
+        l_b += c.r_b.cross(&q);
+        slope += job.g.dot(&job.delta);
+    }
+    let c = &prepared[pending[0].ci];
+    let curvature = p.norm_squared() * (c.inv_mass_a + c.inv_mass_b)
+        + l_a.dot(&(c.inv_inertia_a * l_a))
+        + l_b.dot(&(c.inv_inertia_b * l_b));
+    let omega = -slope / curvature;
+    if slope < 0.0 && curvature > 0.0 && omega.is_finite() {
+        omega.clamp(floor, 1.0)
+    } else {
+        floor
+    }
+}
+
+/// Orders the contacts pair by pair: `order[ends[g − 1]..ends[g]]` are the indices of
+/// pair g's contacts (same bodies a and b, or body a and the same container). The narrow
+/// phase emits each pair's contacts together; then `order` is the identity and the pairs
+/// keep their order. Otherwise the contacts are sorted by pair (stable: a pair's
+/// contacts keep theirs). `runs` is scratch.
+fn group_by_pair(
+    prepared: &[PreparedContact],
+    order: &mut Vec<usize>,
+    ends: &mut Vec<usize>,
+    runs: &mut Vec<PairKey>,
+) {
+    let key = |c: &PreparedContact| -> PairKey { (c.a, c.b, c.container) };
+    order.clear();
+    order.extend(0..prepared.len());
+    ends.clear();
+    runs.clear();
+    for (i, c) in prepared.iter().enumerate() {
+        if i > 0 && !c.same_pair(&prepared[i - 1]) {
+            ends.push(i);
+        }
+        if i == 0 || !c.same_pair(&prepared[i - 1]) {
+            runs.push(key(c));
+        }
+    }
+    if !prepared.is_empty() {
+        ends.push(prepared.len());
+    }
+    runs.sort_unstable();
+    if runs.windows(2).all(|w| w[0] != w[1]) {
+        return;
+    }
+    order.sort_by_key(|&i| key(&prepared[i]));
+    ends.clear();
+    for i in 1..order.len() {
+        if !prepared[order[i]].same_pair(&prepared[order[i - 1]]) {
+            ends.push(i);
+        }
+    }
+    ends.push(order.len());
+}
+
+/// Maximum-dissipation (or Coulomb) block solver, Gauss-Seidel over pairs and weighted
+/// Jacobi within a pair; see the module doc.
 #[derive(Clone, Default)]
 pub struct MdpSolver {
     prepared: Vec<PreparedContact>,
     rows: Vec<BlockRow>,
+    /// Contact indices pair by pair, and where each pair's run ends ([`group_by_pair`]).
+    order: Vec<usize>,
+    ends: Vec<usize>,
+    runs: Vec<PairKey>,
+    /// The current pair's single-contact solutions.
+    pending: Vec<Pending>,
     /// The accumulated impulses at the end of the last step (warm start).
     cache: ImpulseCache,
 }
@@ -699,57 +830,106 @@ impl CollisionSolver for MdpSolver {
             report.book_impulse(&c.n, &p, &u, &(u + c.k * p));
             row.lambda = lambda;
         }
+        group_by_pair(
+            &self.prepared,
+            &mut self.order,
+            &mut self.ends,
+            &mut self.runs,
+        );
+        let MdpSolver {
+            prepared,
+            rows,
+            order,
+            ends,
+            pending,
+            ..
+        } = self;
         let mut v_ref: f64 = 0.0;
         for sweep in 1..=params.max_iterations {
             report.iterations = sweep;
             let mut change: f64 = 0.0;
-            for (ci, (c, row)) in self.prepared.iter().zip(self.rows.iter_mut()).enumerate() {
-                let Some(chol) = row.chol.as_ref() else {
-                    continue;
-                };
-                let u = c.relative_velocity(bodies);
-                // b_i: own impulse removed, gap term added   (paper 003 eq. 5)
-                let mut b = to_local(c, &u) - row.d * row.lambda;
-                b.x += row.bias;
-                if !b.iter().all(|x| x.is_finite()) {
-                    return Err(diverged(format!(
-                        "non-finite relative velocity at contact {ci} (body {})",
-                        c.a
-                    )));
-                }
-                if sweep == 1 {
-                    v_ref = v_ref.max(b.norm());
-                }
-                let sol = solve_with_law(&row.d, Some(chol), &b, mu, law);
-                let delta = sol.lambda - row.lambda;
-                if !delta.iter().all(|x| x.is_finite()) {
-                    return Err(diverged(format!(
-                        "non-finite impulse at contact {ci} (body {})",
-                        c.a
-                    )));
-                }
-                change = change.max((row.d * delta).norm());
-                row.lambda = sol.lambda;
-                if delta == Vec3::zeros() && trace.is_none() {
-                    continue;
-                }
-                let p = to_world(c, &delta);
-                c.apply_impulse(bodies, &p);
-                let u_after = u + c.k * p;
-                report.book_impulse(&c.n, &p, &u, &u_after);
-                if let Some(rows) = trace.as_deref_mut() {
-                    let kinetic_energy = super::total_kinetic_energy(bodies);
-                    rows.push(TraceRow {
-                        iteration: sweep - 1,
-                        stage: sol.state.stage(),
-                        contact: ci,
-                        normal_velocity: u_after.dot(&c.n),
-                        impulse: [p.x, p.y, p.z],
-                        elastic_energy: 0.0,
-                        elastic_total: 0.0,
-                        kinetic_energy,
-                        total_energy: kinetic_energy,
+            let mut start = 0;
+            for &end in ends.iter() {
+                // Jacobi within the pair: every block solved from the same velocities.
+                pending.clear();
+                for &ci in &order[start..end] {
+                    let (c, row) = (&prepared[ci], &rows[ci]);
+                    let Some(chol) = row.chol.as_ref() else {
+                        continue;
+                    };
+                    let u = c.relative_velocity(bodies);
+                    // g_i = (D Λ + b)_i: post-impulse velocity with the gap term, and
+                    // b_i: own impulse removed   (paper 003 eq. 5)
+                    let mut g = to_local(c, &u);
+                    g.x += row.bias;
+                    let b = g - row.d * row.lambda;
+                    if !b.iter().all(|x| x.is_finite()) {
+                        return Err(diverged(format!(
+                            "non-finite relative velocity at contact {ci} (body {})",
+                            c.a
+                        )));
+                    }
+                    if sweep == 1 {
+                        v_ref = v_ref.max(b.norm());
+                    }
+                    let sol = solve_with_law(&row.d, Some(chol), &b, mu, law);
+                    let delta = sol.lambda - row.lambda;
+                    if !delta.iter().all(|x| x.is_finite()) {
+                        return Err(diverged(format!(
+                            "non-finite impulse at contact {ci} (body {})",
+                            c.a
+                        )));
+                    }
+                    change = change.max((row.d * delta).norm());
+                    pending.push(Pending {
+                        ci,
+                        u,
+                        g,
+                        lambda: sol.lambda,
+                        delta,
+                        state: sol.state,
                     });
+                }
+                start = end;
+                let omega = pair_weight(prepared, pending);
+                for (k, job) in pending.iter().enumerate() {
+                    let (c, row) = (&prepared[job.ci], &mut rows[job.ci]);
+                    let delta = if omega == 1.0 {
+                        row.lambda = job.lambda;
+                        job.delta
+                    } else {
+                        let step = job.delta * omega;
+                        row.lambda += step;
+                        step
+                    };
+                    if delta == Vec3::zeros() && trace.is_none() {
+                        continue;
+                    }
+                    // The first block's velocity is still current; later ones see the
+                    // pair's impulses applied before them (each booked on its own).
+                    let u = if k == 0 {
+                        job.u
+                    } else {
+                        c.relative_velocity(bodies)
+                    };
+                    let p = to_world(c, &delta);
+                    c.apply_impulse(bodies, &p);
+                    let u_after = u + c.k * p;
+                    report.book_impulse(&c.n, &p, &u, &u_after);
+                    if let Some(rows) = trace.as_deref_mut() {
+                        let kinetic_energy = super::total_kinetic_energy(bodies);
+                        rows.push(TraceRow {
+                            iteration: sweep - 1,
+                            stage: job.state.stage(),
+                            contact: job.ci,
+                            normal_velocity: u_after.dot(&c.n),
+                            impulse: [p.x, p.y, p.z],
+                            elastic_energy: 0.0,
+                            elastic_total: 0.0,
+                            kinetic_energy,
+                            total_energy: kinetic_energy,
+                        });
+                    }
                 }
             }
             report.residual = change;

@@ -46,22 +46,31 @@
 //! symmetry, while across pairs Gauss-Seidel still carries an impulse through a pile
 //! one pair per update.
 //!
-//! **Weight.** For the pair's m blocks, f(Λ) = ½ ΛᵀDΛ + Λᵀb (D the pair's 3m × 3m
-//! Delassus matrix, b its free velocities with the gap terms) is the post-impulse kinetic
-//! energy up to a constant, and along the Jacobi direction Δ
-//! f(Λ + ω Δ) = f(Λ) + ω gᵀΔ + ½ ω² ΔᵀDΔ with g = DΛ + b the current post-impulse
-//! velocities (+ gap terms), known from the solve. ω is its minimiser −gᵀΔ / ΔᵀDΔ,
-//! clamped to [1/m, 1] ([`pair_weight`]); 1/m when gᵀΔ ≥ 0. Why these bounds:
-//! - ω ≤ 1 keeps λ_i + ω Δ_i a convex combination of λ_i and λ̂_i, both in contact i's
-//!   friction cone, so every accumulated impulse stays in its cone with λ_n ≥ 0;
-//! - D ≤ m · blockdiag(D_11, …, D_mm) (Cauchy-Schwarz: ‖Σ_i W_i λ_i‖²_{M⁻¹} ≤
-//!   m Σ_i ‖W_i λ_i‖²_{M⁻¹}). Where every block sticks, Δ = −blockdiag(D)⁻¹ g, so
-//!   ΔᵀDΔ ≤ m Δᵀ blockdiag(D) Δ = −m gᵀΔ and the minimiser is ≥ 1/m: the clamp
-//!   acts only where a block slides or separates, and ω = 1/m is then the weight for which
-//!   Λ + Δ/m = (1/m) Σ_i (Λ + Δ_i e_i) averages the m single-block updates.
+//! **Weight.** For the pair's m blocks let D be its 3m × 3m Delassus matrix and
+//! B = blockdiag(D_11, …, D_mm). Two facts fix ω:
+//! - D ≤ m B (Cauchy-Schwarz: ‖Σ_i W_i λ_i‖²_{M⁻¹} ≤ m Σ_i ‖W_i λ_i‖²_{M⁻¹}), so the
+//!   eigenvalues of B⁻¹D lie in [0, m]; the pair's impulses act on the 6-dimensional
+//!   relative motion of its two bodies, so at most 6 are non-zero, and the zero ones
+//!   are the redundant impulses (four coplanar corners), which no weight changes.
+//!   Where every block sticks the sweep is linear, Δ = −B⁻¹ g, and weighted Jacobi
+//!   contracts the error on the non-zero modes by (κ − 1)/(κ + 1) with the weight
+//!   ω_J = 2 / (λ_min + λ_max) of the non-zero eigenvalues, the optimal fixed weight
+//!   (Richardson's optimal step; Saad, *Iterative Methods for Sparse Linear Systems*,
+//!   ch. 4); ω_J ≥ 1/m.
+//!   [`jacobi_weight`] computes them once per pair and step from a 6 × 6 eigenproblem.
+//! - f(Λ) = ½ ΛᵀDΛ + Λᵀb (b the pair's free velocities with the gap terms) is the
+//!   post-impulse kinetic energy up to a constant, and along the Jacobi direction
+//!   f(Λ + ω Δ) = f(Λ) + ω gᵀΔ + ½ ω² ΔᵀDΔ with g = DΛ + b the current post-impulse
+//!   velocities (+ gap terms), known from the solve. Its minimiser −gᵀΔ / ΔᵀDΔ is
+//!   the best step along Δ when the blocks stick; where a block slides or separates,
+//!   its plane of maximum compression (not f) decides λ̂_i, and Δ need not descend f.
 //!
-//! Computing ΔᵀDΔ costs one pass over the pair: it is the energy norm of the pair's
-//! summed impulse, (1/m_a + 1/m_b)|P|² + L_aᵀ I_a⁻¹ L_a + L_bᵀ I_b⁻¹ L_b.
+//! So ω is that minimiser clamped to [ω_J, 1], ω_J when gᵀΔ ≥ 0, and 1 when at most one
+//! block of the pair changes ([`pair_weight`]). ω ≤ 1 keeps λ_i + ω Δ_i a convex
+//! combination of λ_i and λ̂_i, both in contact i's friction cone, so every accumulated
+//! impulse stays in its cone with λ_n ≥ 0. ΔᵀDΔ costs one pass over the pair: it is the
+//! energy norm of the pair's summed impulse, (1/m_a + 1/m_b)|P|² + L_aᵀ I_a⁻¹ L_a +
+//! L_bᵀ I_b⁻¹ L_b.
 //!
 //! **Single-contact problem** ([`solve_single_contact`], eqs. 3 and 5): minimise the
 //! post-impulse kinetic energy f(λ) = ½ λᵀ D λ + λᵀ b over λ = (λ_n, λ_t) subject to
@@ -94,7 +103,7 @@ use super::{
 };
 use crate::dynamics::warm_start::{ImpulseCache, PairKey};
 use crate::math::{Mat3, Vec3};
-use nalgebra::{Cholesky, Matrix2, Matrix4, U3, Vector2};
+use nalgebra::{Cholesky, Matrix2, Matrix4, Matrix6, U3, Vector2};
 use serde::{Deserialize, Serialize};
 use std::f64::consts::{PI, TAU};
 use std::fmt;
@@ -632,16 +641,20 @@ struct Pending {
 }
 
 /// Weight of a pair's Jacobi step (module doc, "Weight"): the minimiser of the pair's
-/// f(Λ + ω Δ) = f(Λ) + ω gᵀΔ + ½ ω² ΔᵀDΔ over ω, clamped to [1/m, 1] (m blocks); 1/m
-/// when Δ is no descent direction. ΔᵀDΔ = (1/m_a + 1/m_b)|P|² + L_aᵀ I_a⁻¹ L_a +
+/// f(Λ + ω Δ) = f(Λ) + ω gᵀΔ + ½ ω² ΔᵀDΔ over ω, clamped to [ω_J, 1] with ω_J the
+/// pair's spectral weight ([`jacobi_weight`]); ω_J when Δ is no descent direction of f;
+/// 1 when at most one block changes. ΔᵀDΔ = (1/m_a + 1/m_b)|P|² + L_aᵀ I_a⁻¹ L_a +
 /// L_bᵀ I_b⁻¹ L_b for the pair's summed impulse P = Σ Q_i Δ_i and its moments
 /// L = Σ r_i × Q_i Δ_i (one pair: the same two bodies at every block).
-fn pair_weight(prepared: &[PreparedContact], pending: &[Pending]) -> f64 {
-    let m = pending.len();
-    if m <= 1 {
+fn pair_weight(prepared: &[PreparedContact], pending: &[Pending], omega_j: f64) -> f64 {
+    if pending
+        .iter()
+        .filter(|job| job.delta != Vec3::zeros())
+        .count()
+        <= 1
+    {
         return 1.0;
     }
-    let floor = 1.0 / m as f64;
     let (mut p, mut l_a, mut l_b, mut slope) = (Vec3::zeros(), Vec3::zeros(), Vec3::zeros(), 0.0);
     for job in pending {
         let c = &prepared[job.ci];
@@ -657,6 +670,66 @@ fn pair_weight(prepared: &[PreparedContact], pending: &[Pending]) -> f64 {
         + l_b.dot(&(c.inv_inertia_b * l_b));
     let omega = -slope / curvature;
     if slope < 0.0 && curvature > 0.0 && omega.is_finite() {
+        omega.clamp(omega_j, 1.0)
+    } else {
+        omega_j
+    }
+}
+
+/// Weight of weighted block Jacobi for one pair from its spectrum: 2 / (λ_min + λ_max) of
+/// the non-zero eigenvalues of blockdiag(D)⁻¹ D (module doc, "Weight"). With
+/// J_i = [Q_i; r̃_a,i Q_i] (6 × 3: the wrench (P, L_a) of a local impulse about body a's
+/// centre) and G the pair's 6 × 6 compliance, ΔᵀDΔ = (Σ J_i Δ_i)ᵀ G (Σ J_i Δ_i),
+/// D_ij = J_iᵀ G J_j, and the non-zero eigenvalues of blockdiag(D)⁻¹ D are those of
+/// Cᵀ S C with S = Σ_i J_i D_ii⁻¹ J_iᵀ and G = C Cᵀ.
+fn jacobi_weight(prepared: &[PreparedContact], rows: &[BlockRow], members: &[usize]) -> f64 {
+    let m = members.len();
+    if m <= 1 {
+        return 1.0;
+    }
+    let floor = 1.0 / m as f64;
+    let c0 = &prepared[members[0]];
+    let mut s = Matrix6::<f64>::zeros();
+    for &ci in members {
+        let (c, row) = (&prepared[ci], &rows[ci]);
+        let Some(chol) = row.chol.as_ref() else {
+            continue;
+        };
+        let q = Mat3::from_columns(&[c.n, c.t1, c.t2]);
+        let mut j = nalgebra::Matrix6x3::<f64>::zeros();
+        j.fixed_view_mut::<3, 3>(0, 0).copy_from(&q);
+        j.fixed_view_mut::<3, 3>(3, 0)
+            .copy_from(&(crate::math::skew(&c.r_a) * q));
+        s += j * chol.inverse() * j.transpose();
+    }
+    // L_b = L_a + d × P with d = x_a − x_b = r_b − r_a.
+    let d = crate::math::skew(&(c0.r_b - c0.r_a));
+    let ib = c0.inv_inertia_b;
+    let mut g = Matrix6::<f64>::zeros();
+    g.fixed_view_mut::<3, 3>(0, 0)
+        .copy_from(&(Mat3::identity() * (c0.inv_mass_a + c0.inv_mass_b) + d.transpose() * ib * d));
+    g.fixed_view_mut::<3, 3>(0, 3)
+        .copy_from(&(d.transpose() * ib));
+    g.fixed_view_mut::<3, 3>(3, 0).copy_from(&(ib * d));
+    g.fixed_view_mut::<3, 3>(3, 3)
+        .copy_from(&(c0.inv_inertia_a + ib));
+    let Some(cg) = g.cholesky() else {
+        return floor;
+    };
+    let l = cg.l();
+    let n = l.transpose() * s * l;
+    let Some(eig) = nalgebra::SymmetricEigen::try_new(n, 1e-12, 100) else {
+        return floor;
+    };
+    let max = eig.eigenvalues.max();
+    let min = eig
+        .eigenvalues
+        .iter()
+        .copied()
+        .filter(|&e| e > 1e-9 * max)
+        .fold(f64::INFINITY, f64::min);
+    let omega = 2.0 / (min + max);
+    if omega.is_finite() {
         omega.clamp(floor, 1.0)
     } else {
         floor
@@ -714,6 +787,8 @@ pub struct MdpSolver {
     order: Vec<usize>,
     ends: Vec<usize>,
     runs: Vec<PairKey>,
+    /// Each pair's Jacobi weight ([`jacobi_weight`]).
+    weights: Vec<f64>,
     /// The current pair's single-contact solutions.
     pending: Vec<Pending>,
     /// The accumulated impulses at the end of the last step (warm start).
@@ -836,12 +911,23 @@ impl CollisionSolver for MdpSolver {
             &mut self.ends,
             &mut self.runs,
         );
+        self.weights.clear();
+        let mut start = 0;
+        for &end in &self.ends {
+            self.weights.push(jacobi_weight(
+                &self.prepared,
+                &self.rows,
+                &self.order[start..end],
+            ));
+            start = end;
+        }
         let MdpSolver {
             prepared,
             rows,
             order,
             ends,
             pending,
+            weights,
             ..
         } = self;
         let mut v_ref: f64 = 0.0;
@@ -849,7 +935,7 @@ impl CollisionSolver for MdpSolver {
             report.iterations = sweep;
             let mut change: f64 = 0.0;
             let mut start = 0;
-            for &end in ends.iter() {
+            for (&end, &weight) in ends.iter().zip(weights.iter()) {
                 // Jacobi within the pair: every block solved from the same velocities.
                 pending.clear();
                 for &ci in &order[start..end] {
@@ -891,7 +977,7 @@ impl CollisionSolver for MdpSolver {
                     });
                 }
                 start = end;
-                let omega = pair_weight(prepared, pending);
+                let omega = pair_weight(prepared, pending, weight);
                 for (k, job) in pending.iter().enumerate() {
                     let (c, row) = (&prepared[job.ci], &mut rows[job.ci]);
                     let delta = if omega == 1.0 {

@@ -101,6 +101,7 @@ use super::prepared::PreparedContact;
 use super::{
     CollisionSolver, Param, SolverContext, SolverError, SolverKind, SolverReport, TraceRow,
 };
+use crate::body::RigidBody;
 use crate::dynamics::warm_start::{ImpulseCache, PairKey};
 use crate::math::{Mat3, Vec3};
 use nalgebra::{Cholesky, Matrix2, Matrix4, Matrix6, U3, Vector2};
@@ -634,6 +635,8 @@ struct Pending {
     u: Vec3,
     /// (D Λ + b)_i: that velocity in the contact frame plus the gap term.
     g: Vec3,
+    /// |b_i|: the velocity the block starts from (the convergence test's scale).
+    b_norm: f64,
     /// The single-contact solution and its change from the accumulated impulse.
     lambda: Vec3,
     delta: Vec3,
@@ -673,6 +676,103 @@ fn pair_weight(prepared: &[PreparedContact], pending: &[Pending], omega_j: f64) 
         omega.clamp(omega_j, 1.0)
     } else {
         omega_j
+    }
+}
+
+fn diverged(why: String) -> SolverError {
+    SolverError::Diverged {
+        solver: SolverKind::Mdp,
+        why,
+    }
+}
+
+/// Solves contact `ci`'s single-contact problem (paper 003 eq. 5) from the bodies'
+/// current velocities; `None` for a contact between two static sides.
+fn solve_block(
+    ci: usize,
+    c: &PreparedContact,
+    row: &BlockRow,
+    bodies: &[RigidBody],
+    mu: f64,
+    law: FrictionLaw,
+) -> Result<Option<Pending>, SolverError> {
+    let Some(chol) = row.chol.as_ref() else {
+        return Ok(None);
+    };
+    let u = c.relative_velocity(bodies);
+    // g_i = (D Λ + b)_i: post-impulse velocity with the gap term, and b_i: own impulse
+    // removed   (paper 003 eq. 5)
+    let mut g = to_local(c, &u);
+    g.x += row.bias;
+    let b = g - row.d * row.lambda;
+    if !b.iter().all(|x| x.is_finite()) {
+        return Err(diverged(format!(
+            "non-finite relative velocity at contact {ci} (body {})",
+            c.a
+        )));
+    }
+    let sol = solve_with_law(&row.d, Some(chol), &b, mu, law);
+    let delta = sol.lambda - row.lambda;
+    if !delta.iter().all(|x| x.is_finite()) {
+        return Err(diverged(format!(
+            "non-finite impulse at contact {ci} (body {})",
+            c.a
+        )));
+    }
+    Ok(Some(Pending {
+        ci,
+        u,
+        g,
+        b_norm: b.norm(),
+        lambda: sol.lambda,
+        delta,
+        state: sol.state,
+    }))
+}
+
+/// Moves contact `job.ci`'s accumulated impulse by ω Δ (to λ̂ itself when ω = 1), applies
+/// that change to the bodies, whose relative velocity at the contact is `u`, books its
+/// work and writes its trace row.
+#[allow(clippy::too_many_arguments)]
+fn apply_block(
+    c: &PreparedContact,
+    row: &mut BlockRow,
+    job: &Pending,
+    omega: f64,
+    u: &Vec3,
+    bodies: &mut [RigidBody],
+    report: &mut SolverReport,
+    trace: &mut Option<&mut Vec<TraceRow>>,
+    sweep: u32,
+) {
+    let delta = if omega == 1.0 {
+        row.lambda = job.lambda;
+        job.delta
+    } else {
+        let step = job.delta * omega;
+        row.lambda += step;
+        step
+    };
+    if delta == Vec3::zeros() && trace.is_none() {
+        return;
+    }
+    let p = to_world(c, &delta);
+    c.apply_impulse(bodies, &p);
+    let u_after = u + c.k * p;
+    report.book_impulse(&c.n, &p, u, &u_after);
+    if let Some(rows) = trace.as_deref_mut() {
+        let kinetic_energy = super::total_kinetic_energy(bodies);
+        rows.push(TraceRow {
+            iteration: sweep - 1,
+            stage: job.state.stage(),
+            contact: job.ci,
+            normal_velocity: u_after.dot(&c.n),
+            impulse: [p.x, p.y, p.z],
+            elastic_energy: 0.0,
+            elastic_total: 0.0,
+            kinetic_energy,
+            total_energy: kinetic_energy,
+        });
     }
 }
 
@@ -839,10 +939,6 @@ impl CollisionSolver for MdpSolver {
             mut trace,
             ..
         } = ctx;
-        let diverged = |why: String| SolverError::Diverged {
-            solver: SolverKind::Mdp,
-            why,
-        };
         let mu = params.friction;
         let law = params.mdp_friction;
         let eps = params.error_reduction;
@@ -936,61 +1032,44 @@ impl CollisionSolver for MdpSolver {
             let mut change: f64 = 0.0;
             let mut start = 0;
             for (&end, &weight) in ends.iter().zip(weights.iter()) {
+                let members = &order[start..end];
+                start = end;
+                if let [ci] = *members {
+                    // A pair of one contact: plain Gauss-Seidel.
+                    let (c, row) = (&prepared[ci], &mut rows[ci]);
+                    if let Some(job) = solve_block(ci, c, row, bodies, mu, law)? {
+                        if sweep == 1 {
+                            v_ref = v_ref.max(job.b_norm);
+                        }
+                        change = change.max((row.d * job.delta).norm());
+                        apply_block(
+                            c,
+                            row,
+                            &job,
+                            1.0,
+                            &job.u,
+                            bodies,
+                            &mut report,
+                            &mut trace,
+                            sweep,
+                        );
+                    }
+                    continue;
+                }
                 // Jacobi within the pair: every block solved from the same velocities.
                 pending.clear();
-                for &ci in &order[start..end] {
-                    let (c, row) = (&prepared[ci], &rows[ci]);
-                    let Some(chol) = row.chol.as_ref() else {
-                        continue;
-                    };
-                    let u = c.relative_velocity(bodies);
-                    // g_i = (D Λ + b)_i: post-impulse velocity with the gap term, and
-                    // b_i: own impulse removed   (paper 003 eq. 5)
-                    let mut g = to_local(c, &u);
-                    g.x += row.bias;
-                    let b = g - row.d * row.lambda;
-                    if !b.iter().all(|x| x.is_finite()) {
-                        return Err(diverged(format!(
-                            "non-finite relative velocity at contact {ci} (body {})",
-                            c.a
-                        )));
+                for &ci in members {
+                    if let Some(job) = solve_block(ci, &prepared[ci], &rows[ci], bodies, mu, law)? {
+                        if sweep == 1 {
+                            v_ref = v_ref.max(job.b_norm);
+                        }
+                        change = change.max((rows[ci].d * job.delta).norm());
+                        pending.push(job);
                     }
-                    if sweep == 1 {
-                        v_ref = v_ref.max(b.norm());
-                    }
-                    let sol = solve_with_law(&row.d, Some(chol), &b, mu, law);
-                    let delta = sol.lambda - row.lambda;
-                    if !delta.iter().all(|x| x.is_finite()) {
-                        return Err(diverged(format!(
-                            "non-finite impulse at contact {ci} (body {})",
-                            c.a
-                        )));
-                    }
-                    change = change.max((row.d * delta).norm());
-                    pending.push(Pending {
-                        ci,
-                        u,
-                        g,
-                        lambda: sol.lambda,
-                        delta,
-                        state: sol.state,
-                    });
                 }
-                start = end;
                 let omega = pair_weight(prepared, pending, weight);
                 for (k, job) in pending.iter().enumerate() {
-                    let (c, row) = (&prepared[job.ci], &mut rows[job.ci]);
-                    let delta = if omega == 1.0 {
-                        row.lambda = job.lambda;
-                        job.delta
-                    } else {
-                        let step = job.delta * omega;
-                        row.lambda += step;
-                        step
-                    };
-                    if delta == Vec3::zeros() && trace.is_none() {
-                        continue;
-                    }
+                    let c = &prepared[job.ci];
                     // The first block's velocity is still current; later ones see the
                     // pair's impulses applied before them (each booked on its own).
                     let u = if k == 0 {
@@ -998,24 +1077,17 @@ impl CollisionSolver for MdpSolver {
                     } else {
                         c.relative_velocity(bodies)
                     };
-                    let p = to_world(c, &delta);
-                    c.apply_impulse(bodies, &p);
-                    let u_after = u + c.k * p;
-                    report.book_impulse(&c.n, &p, &u, &u_after);
-                    if let Some(rows) = trace.as_deref_mut() {
-                        let kinetic_energy = super::total_kinetic_energy(bodies);
-                        rows.push(TraceRow {
-                            iteration: sweep - 1,
-                            stage: job.state.stage(),
-                            contact: job.ci,
-                            normal_velocity: u_after.dot(&c.n),
-                            impulse: [p.x, p.y, p.z],
-                            elastic_energy: 0.0,
-                            elastic_total: 0.0,
-                            kinetic_energy,
-                            total_energy: kinetic_energy,
-                        });
-                    }
+                    apply_block(
+                        c,
+                        &mut rows[job.ci],
+                        job,
+                        omega,
+                        &u,
+                        bodies,
+                        &mut report,
+                        &mut trace,
+                        sweep,
+                    );
                 }
             }
             report.residual = change;

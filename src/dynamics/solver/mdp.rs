@@ -635,8 +635,8 @@ struct Pending {
     u: Vec3,
     /// (D Λ + b)_i: that velocity in the contact frame plus the gap term.
     g: Vec3,
-    /// |b_i|: the velocity the block starts from (the convergence test's scale).
-    b_norm: f64,
+    /// b_i: the velocity the block starts from (its norm scales the convergence test).
+    b: Vec3,
     /// The single-contact solution and its change from the accumulated impulse.
     lambda: Vec3,
     delta: Vec3,
@@ -679,6 +679,7 @@ fn pair_weight(prepared: &[PreparedContact], pending: &[Pending], omega_j: f64) 
     }
 }
 
+#[cold]
 fn diverged(why: String) -> SolverError {
     SolverError::Diverged {
         solver: SolverKind::Mdp,
@@ -723,7 +724,7 @@ fn solve_block(
         ci,
         u,
         g,
-        b_norm: b.norm(),
+        b,
         lambda: sol.lambda,
         delta,
         state: sol.state,
@@ -734,6 +735,7 @@ fn solve_block(
 /// that change to the bodies, whose relative velocity at the contact is `u`, books its
 /// work and writes its trace row.
 #[allow(clippy::too_many_arguments)]
+#[inline(always)]
 fn apply_block(
     c: &PreparedContact,
     row: &mut BlockRow,
@@ -1037,23 +1039,55 @@ impl CollisionSolver for MdpSolver {
                 if let [ci] = *members {
                     // A pair of one contact: plain Gauss-Seidel.
                     let (c, row) = (&prepared[ci], &mut rows[ci]);
-                    if let Some(job) = solve_block(ci, c, row, bodies, mu, law)? {
-                        if sweep == 1 {
-                            v_ref = v_ref.max(job.b_norm);
-                        }
-                        change = change.max((row.d * job.delta).norm());
-                        apply_block(
-                            c,
-                            row,
-                            &job,
-                            1.0,
-                            &job.u,
-                            bodies,
-                            &mut report,
-                            &mut trace,
-                            sweep,
-                        );
+                    let Some(chol) = row.chol.as_ref() else {
+                        continue;
+                    };
+                    let u = c.relative_velocity(bodies);
+                    // b_i: own impulse removed, gap term added   (paper 003 eq. 5)
+                    let mut b = to_local(c, &u) - row.d * row.lambda;
+                    b.x += row.bias;
+                    if !b.iter().all(|x| x.is_finite()) {
+                        return Err(diverged(format!(
+                            "non-finite relative velocity at contact {ci} (body {})",
+                            c.a
+                        )));
                     }
+                    if sweep == 1 {
+                        v_ref = v_ref.max(b.norm());
+                    }
+                    let sol = solve_with_law(&row.d, Some(chol), &b, mu, law);
+                    let delta = sol.lambda - row.lambda;
+                    if !delta.iter().all(|x| x.is_finite()) {
+                        return Err(diverged(format!(
+                            "non-finite impulse at contact {ci} (body {})",
+                            c.a
+                        )));
+                    }
+                    change = change.max((row.d * delta).norm());
+                    row.lambda = sol.lambda;
+                    if delta == Vec3::zeros() && trace.is_none() {
+                        continue;
+                    }
+                    let job = Pending {
+                        ci,
+                        u,
+                        g: Vec3::zeros(),
+                        b,
+                        lambda: sol.lambda,
+                        delta,
+                        state: sol.state,
+                    };
+                    apply_block(
+                        c,
+                        row,
+                        &job,
+                        1.0,
+                        &u,
+                        bodies,
+                        &mut report,
+                        &mut trace,
+                        sweep,
+                    );
                     continue;
                 }
                 // Jacobi within the pair: every block solved from the same velocities.
@@ -1061,7 +1095,7 @@ impl CollisionSolver for MdpSolver {
                 for &ci in members {
                     if let Some(job) = solve_block(ci, &prepared[ci], &rows[ci], bodies, mu, law)? {
                         if sweep == 1 {
-                            v_ref = v_ref.max(job.b_norm);
+                            v_ref = v_ref.max(job.b.norm());
                         }
                         change = change.max((rows[ci].d * job.delta).norm());
                         pending.push(job);

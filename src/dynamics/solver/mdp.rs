@@ -103,8 +103,8 @@ use super::{
 };
 use crate::body::RigidBody;
 use crate::dynamics::warm_start::{ImpulseCache, PairKey};
-use crate::math::{Mat3, Vec3};
-use nalgebra::{Cholesky, Matrix2, Matrix4, Matrix6, U3, Vector2};
+use crate::math::{Mat3, Vec3, skew};
+use nalgebra::{Cholesky, Matrix2, Matrix4, Matrix6, Matrix6x3, SymmetricEigen, U3, Vector2};
 use serde::{Deserialize, Serialize};
 use std::f64::consts::{PI, TAU};
 use std::fmt;
@@ -790,7 +790,22 @@ fn jacobi_weight(prepared: &[PreparedContact], rows: &[BlockRow], members: &[usi
         return 1.0;
     }
     let floor = 1.0 / m as f64;
-    let c0 = &prepared[members[0]];
+    match pair_spectrum(prepared, rows, members) {
+        Some((min, max)) if (2.0 / (min + max)).is_finite() => {
+            (2.0 / (min + max)).clamp(floor, 1.0)
+        }
+        _ => floor,
+    }
+}
+
+/// The least and the largest non-zero eigenvalue of blockdiag(D)⁻¹ D for a pair's
+/// contacts `members` ([`jacobi_weight`]); `None` if the compliance G is singular.
+fn pair_spectrum(
+    prepared: &[PreparedContact],
+    rows: &[BlockRow],
+    members: &[usize],
+) -> Option<(f64, f64)> {
+    let c0 = &prepared[*members.first()?];
     let mut s = Matrix6::<f64>::zeros();
     for &ci in members {
         let (c, row) = (&prepared[ci], &rows[ci]);
@@ -798,31 +813,26 @@ fn jacobi_weight(prepared: &[PreparedContact], rows: &[BlockRow], members: &[usi
             continue;
         };
         let q = Mat3::from_columns(&[c.n, c.t1, c.t2]);
-        let mut j = nalgebra::Matrix6x3::<f64>::zeros();
+        let mut j = Matrix6x3::<f64>::zeros();
         j.fixed_view_mut::<3, 3>(0, 0).copy_from(&q);
         j.fixed_view_mut::<3, 3>(3, 0)
-            .copy_from(&(crate::math::skew(&c.r_a) * q));
+            .copy_from(&(skew(&c.r_a) * q));
         s += j * chol.inverse() * j.transpose();
     }
-    // L_b = L_a + d × P with d = x_a − x_b = r_b − r_a.
-    let d = crate::math::skew(&(c0.r_b - c0.r_a));
+    // (P, L_a) ↦ ½ ΔᵀDΔ: L_b = L_a + d × P with d = x_a − x_b = r_b − r_a.
+    let d = skew(&(c0.r_b - c0.r_a));
     let ib = c0.inv_inertia_b;
     let mut g = Matrix6::<f64>::zeros();
+    let translation = Mat3::identity() * (c0.inv_mass_a + c0.inv_mass_b);
     g.fixed_view_mut::<3, 3>(0, 0)
-        .copy_from(&(Mat3::identity() * (c0.inv_mass_a + c0.inv_mass_b) + d.transpose() * ib * d));
+        .copy_from(&(translation + d.transpose() * ib * d));
     g.fixed_view_mut::<3, 3>(0, 3)
         .copy_from(&(d.transpose() * ib));
     g.fixed_view_mut::<3, 3>(3, 0).copy_from(&(ib * d));
     g.fixed_view_mut::<3, 3>(3, 3)
         .copy_from(&(c0.inv_inertia_a + ib));
-    let Some(cg) = g.cholesky() else {
-        return floor;
-    };
-    let l = cg.l();
-    let n = l.transpose() * s * l;
-    let Some(eig) = nalgebra::SymmetricEigen::try_new(n, 1e-12, 100) else {
-        return floor;
-    };
+    let l = g.cholesky()?.l();
+    let eig = SymmetricEigen::try_new(l.transpose() * s * l, 1e-12, 100)?;
     let max = eig.eigenvalues.max();
     let min = eig
         .eigenvalues
@@ -830,12 +840,7 @@ fn jacobi_weight(prepared: &[PreparedContact], rows: &[BlockRow], members: &[usi
         .copied()
         .filter(|&e| e > 1e-9 * max)
         .fold(f64::INFINITY, f64::min);
-    let omega = 2.0 / (min + max);
-    if omega.is_finite() {
-        omega.clamp(floor, 1.0)
-    } else {
-        floor
-    }
+    Some((min, max))
 }
 
 /// Orders the contacts pair by pair: `order[ends[g − 1]..ends[g]]` are the indices of
@@ -1192,6 +1197,116 @@ mod tests {
         }
         // No real root: 2 + cos φ.
         assert!(trig2_roots(&TrigPoly2::fit(|phi| 2.0 + phi.cos())).is_empty());
+    }
+
+    /// A contact of body `a` with `b` or `container` at lever arm `r` from a (the 1 m cubes
+    /// of [`cubes`] sit 2 m apart along x), normal +z.
+    fn contact(
+        bodies: &[RigidBody],
+        a: usize,
+        b: Option<usize>,
+        container: Option<usize>,
+        r: Vec3,
+    ) -> PreparedContact {
+        let c = crate::collision::Contact {
+            a,
+            b,
+            point: r,
+            normal: Vec3::z(),
+            t1: Vec3::x(),
+            t2: Vec3::y(),
+            gap: 0.0,
+            r_a: r,
+            r_b: r + bodies[a].position - b.map_or(bodies[a].position, |b| bodies[b].position),
+            container,
+            feature: Default::default(),
+        };
+        PreparedContact::new(bodies, &c)
+    }
+
+    fn cubes(n: usize) -> Vec<RigidBody> {
+        let shape = crate::shapes::Shape::Cuboid {
+            half_extents: Vec3::repeat(0.5),
+        };
+        (0..n)
+            .map(|i| {
+                RigidBody::new(
+                    &shape,
+                    1000.0,
+                    Vec3::new(2.0 * i as f64, 0.0, 0.0),
+                    crate::math::Quat::identity(),
+                )
+            })
+            .collect()
+    }
+
+    fn block(c: &PreparedContact) -> BlockRow {
+        let q = Mat3::from_columns(&[c.n, c.t1, c.t2]);
+        let d = q.transpose() * c.k * q;
+        BlockRow {
+            d,
+            chol: d.cholesky(),
+            lambda: Vec3::zeros(),
+            bias: 0.0,
+        }
+    }
+
+    #[test]
+    fn contacts_are_grouped_by_pair_contiguous_or_not() {
+        let bodies = cubes(3);
+        let r = Vec3::new(0.5, 0.5, -0.5);
+        let (mut order, mut ends, mut runs) = (Vec::new(), Vec::new(), Vec::new());
+        // As the narrow phase emits them: each pair's contacts together.
+        let together = [
+            contact(&bodies, 0, Some(1), None, r),
+            contact(&bodies, 0, Some(1), None, -r),
+            contact(&bodies, 2, None, Some(0), r),
+        ];
+        group_by_pair(&together, &mut order, &mut ends, &mut runs);
+        assert_eq!(
+            (order.as_slice(), ends.as_slice()),
+            (&[0, 1, 2][..], &[2, 3][..])
+        );
+        // Pair (0, 1) split by another pair: sorted by pair, each pair's order kept.
+        let split = [
+            contact(&bodies, 2, None, Some(0), r),
+            contact(&bodies, 0, Some(1), None, r),
+            contact(&bodies, 2, None, Some(0), -r),
+            contact(&bodies, 0, Some(1), None, -r),
+        ];
+        group_by_pair(&split, &mut order, &mut ends, &mut runs);
+        assert_eq!(
+            (order.as_slice(), ends.as_slice()),
+            (&[1, 3, 0, 2][..], &[2, 4][..])
+        );
+        group_by_pair(&[], &mut order, &mut ends, &mut runs);
+        assert!(order.is_empty() && ends.is_empty());
+    }
+
+    /// m contacts at one point: B⁻¹D = (1 1ᵀ) ⊗ 1₃ has eigenvalues m (three times) and 0, so
+    /// ω_J = 2/(m + m) = 1/m, the Cauchy-Schwarz bound D ≤ m B attained. One contact: 1.
+    /// Against a container and against a second body (B comes from the collision matrix K,
+    /// D's spectrum from the pair's compliance G: they agree only if G is right).
+    #[test]
+    fn jacobi_weight_of_coincident_contacts_is_one_over_m() {
+        let bodies = cubes(2);
+        let r = Vec3::new(0.5, 0.3, -0.5);
+        for (m, other) in (1..=4).flat_map(|m| [(m, None), (m, Some(1))]) {
+            let container = other.is_none().then_some(0);
+            let prepared: Vec<_> = (0..m)
+                .map(|_| contact(&bodies, 0, other, container, r))
+                .collect();
+            let rows: Vec<_> = prepared.iter().map(block).collect();
+            let members: Vec<usize> = (0..m).collect();
+            let w = jacobi_weight(&prepared, &rows, &members);
+            assert!((w - 1.0 / m as f64).abs() < 1e-12, "m = {m}: ω_J = {w}");
+            let (min, max) = pair_spectrum(&prepared, &rows, &members).unwrap();
+            let mf = m as f64;
+            assert!(
+                (min - mf).abs() < 1e-12 * mf && (max - mf).abs() < 1e-12 * mf,
+                "m = {m}, {other:?}: spectrum [{min}, {max}]"
+            );
+        }
     }
 
     #[test]

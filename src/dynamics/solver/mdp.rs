@@ -1,6 +1,7 @@
-//! Maximum-dissipation impacts solved by non-linear block Gauss-Seidel (paper 003,
-//! Preclik, Rüde et al.; the paper's inline symbols were lost in extraction, the model is
-//! restored in `../shared/papers/README.md`).
+//! Maximum-dissipation impacts solved by a blend of non-linear block Gauss-Seidel and
+//! weighted non-linear block Jacobi, one block per single-contact problem (paper 003,
+//! Preclik, Rüde et al., §3.1 and §5; the paper's inline symbols were lost in extraction,
+//! the model is restored in `../shared/papers/README.md`).
 //!
 //! Steps, per solver call (one time step of the impulse-velocity scheme of §3.1):
 //! 1. **Prepare**: for every contact i copy its frame (n, t₁, t₂), lever arms and masses
@@ -9,6 +10,9 @@
 //!    K = (1/m_a + 1/m_b) 1 − r̃_a I_a⁻¹ r̃_a − r̃_b I_b⁻¹ r̃_b (paper 003 eq. 2, the same
 //!    matrix as paper 000 eq. 9). D_ii is SPD when one body is dynamic; its Cholesky
 //!    factor is kept for the sticking impulse. The accumulated impulse λ_i starts at 0.
+//!    The contacts are grouped by pair (the same two bodies, or a body and the same
+//!    container): the narrow phase emits a pair's contacts together, and where it does
+//!    not they are sorted by pair first.
 //! 2. **Time stepping** (§3.1): velocities are explicit, positions implicit. The world
 //!    has already applied the external forces (v⁻ = vₙ + h M⁻¹ f); the impulses Λ make
 //!    v⁺ = v⁻ + M⁻¹ W Λ, and the world then moves x₊ = xₙ + h v⁺. The discrete
@@ -16,15 +20,57 @@
 //!    u_n⁺ + g̃_i/h ≥ 0 ⊥ λ_n ≥ 0, where g̃_i = g_i for a gap (g ≥ 0: an open contact
 //!    gets no impulse unless it would close within the step) and g̃_i = ε g_i for a
 //!    penetration (the error-reduction term, ε = `error_reduction`).
-//! 3. **Sweep** the contacts in order (block Gauss-Seidel, §3.1 and eq. 5). For contact i,
-//!    b_i = Qᵀ u_i − D_ii λ_i + (g̃_i/h) e_n is its relative velocity with its own
-//!    impulse removed (u_i is the current relative velocity, other contacts' impulses
-//!    included) plus the gap term. Solve the **single-contact problem** (§3.2, below) for
-//!    λ_i' and apply the change Q (λ_i' − λ_i) to the two bodies.
-//! 4. **Converge**: stop after the first sweep in which no contact's post-impulse
-//!    velocity changed by more than `tolerance` × (the largest |b_i| of the first sweep),
-//!    or after `max_iterations` sweeps (reported in [`SolverReport::hit_iteration_cap`]).
-//!    The report carries the sweeps and that last largest change as `residual` (m/s).
+//! 3. **Sweep** the pairs in order (block Gauss-Seidel across pairs). Within a pair, every
+//!    contact i is solved from the same velocities (block Jacobi, §5): with
+//!    b_i = Qᵀ u_i − D_ii λ_i + (g̃_i/h) e_n its relative velocity with its own impulse
+//!    removed (u_i the current relative velocity, other contacts' impulses included) plus
+//!    the gap term, solve the **single-contact problem** (§3.2, below) for λ̂_i and set
+//!    Δ_i = λ̂_i − λ_i. Then every contact of the pair gets λ_i ← λ_i + ω Δ_i, the change
+//!    Q ω Δ_i applied to the two bodies (one impulse per contact, each booked on its
+//!    own). A pair of one contact has ω = 1: plain Gauss-Seidel.
+//! 4. **Converge**: stop after the first sweep in which no contact's single-contact
+//!    solution changed its post-impulse velocity by more than `tolerance` × (the largest
+//!    |b_i| of the first sweep), max_i ‖D_ii Δ_i‖, or after `max_iterations` sweeps
+//!    (reported in [`SolverReport::hit_iteration_cap`]). The report carries the sweeps
+//!    and that last largest change as `residual` (m/s). A fixed point has Δ_i = 0 at
+//!    every contact whatever ω, so it satisfies eq. 5 at every contact (§3.1: "a solution
+//!    of the multi-contact time-step problem satisfies Eq. (5) for all contacts").
+//!
+//! **Why Jacobi within a pair.** The contacts of one pair act on the same two bodies;
+//! four coplanar corners of a box on a plane carry a redundant normal impulse, so the
+//! multi-contact problem has many solutions. Gauss-Seidel picks one by the contacts'
+//! order: on a box sliding straight down a slope, an asymmetric one that spins the box
+//! about the normal, which nothing in the set-up causes. Solving a pair's blocks from the
+//! same velocities and applying their changes with one common weight commutes with any
+//! permutation of the pair's contacts, so a mirror-symmetric contact set keeps its
+//! symmetry, while across pairs Gauss-Seidel still carries an impulse through a pile
+//! one pair per update.
+//!
+//! **Weight.** For the pair's m blocks let D be its 3m × 3m Delassus matrix and
+//! B = blockdiag(D_11, …, D_mm). Two facts fix ω:
+//! - D ≤ m B (Cauchy-Schwarz: ‖Σ_i W_i λ_i‖²_{M⁻¹} ≤ m Σ_i ‖W_i λ_i‖²_{M⁻¹}), so the
+//!   eigenvalues of B⁻¹D lie in [0, m]; the pair's impulses act on the 6-dimensional
+//!   relative motion of its two bodies, so at most 6 are non-zero, and the zero ones
+//!   are the redundant impulses (four coplanar corners), which no weight changes.
+//!   Where every block sticks the sweep is linear, Δ = −B⁻¹ g, and weighted Jacobi
+//!   contracts the error on the non-zero modes by (κ − 1)/(κ + 1) with the weight
+//!   ω_J = 2 / (λ_min + λ_max) of the non-zero eigenvalues, the optimal fixed weight
+//!   (Richardson's optimal step; Saad, *Iterative Methods for Sparse Linear Systems*,
+//!   ch. 4); ω_J ≥ 1/m.
+//!   [`jacobi_weight`] computes them once per pair and step from a 6 × 6 eigenproblem.
+//! - f(Λ) = ½ ΛᵀDΛ + Λᵀb (b the pair's free velocities with the gap terms) is the
+//!   post-impulse kinetic energy up to a constant, and along the Jacobi direction
+//!   f(Λ + ω Δ) = f(Λ) + ω gᵀΔ + ½ ω² ΔᵀDΔ with g = DΛ + b the current post-impulse
+//!   velocities (+ gap terms), known from the solve. Its minimiser −gᵀΔ / ΔᵀDΔ is
+//!   the best step along Δ when the blocks stick; where a block slides or separates,
+//!   its plane of maximum compression (not f) decides λ̂_i, and Δ need not descend f.
+//!
+//! So ω is that minimiser clamped to [ω_J, 1], ω_J when gᵀΔ ≥ 0, and 1 when at most one
+//! block of the pair changes ([`pair_weight`]). ω ≤ 1 keeps λ_i + ω Δ_i a convex
+//! combination of λ_i and λ̂_i, both in contact i's friction cone, so every accumulated
+//! impulse stays in its cone with λ_n ≥ 0. ΔᵀDΔ costs one pass over the pair: it is the
+//! energy norm of the pair's summed impulse, (1/m_a + 1/m_b)|P|² + L_aᵀ I_a⁻¹ L_a +
+//! L_bᵀ I_b⁻¹ L_b.
 //!
 //! **Single-contact problem** ([`solve_single_contact`], eqs. 3 and 5): minimise the
 //! post-impulse kinetic energy f(λ) = ½ λᵀ D λ + λᵀ b over λ = (λ_n, λ_t) subject to
@@ -55,9 +101,10 @@ use super::prepared::PreparedContact;
 use super::{
     CollisionSolver, Param, SolverContext, SolverError, SolverKind, SolverReport, TraceRow,
 };
-use crate::dynamics::warm_start::ImpulseCache;
-use crate::math::{Mat3, Vec3};
-use nalgebra::{Cholesky, Matrix2, Matrix4, U3, Vector2};
+use crate::body::RigidBody;
+use crate::dynamics::warm_start::{ImpulseCache, PairKey};
+use crate::math::{Mat3, Vec3, skew};
+use nalgebra::{Cholesky, Matrix2, Matrix4, Matrix6, Matrix6x3, SymmetricEigen, U3, Vector2};
 use serde::{Deserialize, Serialize};
 use std::f64::consts::{PI, TAU};
 use std::fmt;
@@ -580,11 +627,277 @@ struct BlockRow {
     bias: f64,
 }
 
-/// Maximum-dissipation (or Coulomb) block Gauss-Seidel solver; see the module doc.
+/// One block's single-contact solution, waiting for the rest of its pair.
+#[derive(Clone, Copy, Debug)]
+struct Pending {
+    ci: usize,
+    /// Relative velocity (world) from which the block was solved.
+    u: Vec3,
+    /// (D Λ + b)_i: that velocity in the contact frame plus the gap term.
+    g: Vec3,
+    /// b_i: the velocity the block starts from (its norm scales the convergence test).
+    b: Vec3,
+    /// The single-contact solution and its change from the accumulated impulse.
+    lambda: Vec3,
+    delta: Vec3,
+    state: ContactState,
+}
+
+/// Weight of a pair's Jacobi step (module doc, "Weight"): the minimiser of the pair's
+/// f(Λ + ω Δ) = f(Λ) + ω gᵀΔ + ½ ω² ΔᵀDΔ over ω, clamped to [ω_J, 1] with ω_J the
+/// pair's spectral weight ([`jacobi_weight`]); ω_J when Δ is no descent direction of f;
+/// 1 when at most one block changes. ΔᵀDΔ = (1/m_a + 1/m_b)|P|² + L_aᵀ I_a⁻¹ L_a +
+/// L_bᵀ I_b⁻¹ L_b for the pair's summed impulse P = Σ Q_i Δ_i and its moments
+/// L = Σ r_i × Q_i Δ_i (one pair: the same two bodies at every block).
+fn pair_weight(prepared: &[PreparedContact], pending: &[Pending], omega_j: f64) -> f64 {
+    if pending
+        .iter()
+        .filter(|job| job.delta != Vec3::zeros())
+        .count()
+        <= 1
+    {
+        return 1.0;
+    }
+    let (mut p, mut l_a, mut l_b, mut slope) = (Vec3::zeros(), Vec3::zeros(), Vec3::zeros(), 0.0);
+    for job in pending {
+        let c = &prepared[job.ci];
+        let q = to_world(c, &job.delta);
+        p += q;
+        l_a += c.r_a.cross(&q);
+        l_b += c.r_b.cross(&q);
+        slope += job.g.dot(&job.delta);
+    }
+    let c = &prepared[pending[0].ci];
+    let curvature = p.norm_squared() * (c.inv_mass_a + c.inv_mass_b)
+        + l_a.dot(&(c.inv_inertia_a * l_a))
+        + l_b.dot(&(c.inv_inertia_b * l_b));
+    let omega = -slope / curvature;
+    if slope < 0.0 && curvature > 0.0 && omega.is_finite() {
+        omega.clamp(omega_j, 1.0)
+    } else {
+        omega_j
+    }
+}
+
+#[cold]
+fn diverged(why: String) -> SolverError {
+    SolverError::Diverged {
+        solver: SolverKind::Mdp,
+        why,
+    }
+}
+
+/// Solves contact `ci`'s single-contact problem (paper 003 eq. 5) from the bodies'
+/// current velocities; `None` for a contact between two static sides.
+fn solve_block(
+    ci: usize,
+    c: &PreparedContact,
+    row: &BlockRow,
+    bodies: &[RigidBody],
+    mu: f64,
+    law: FrictionLaw,
+) -> Result<Option<Pending>, SolverError> {
+    let Some(chol) = row.chol.as_ref() else {
+        return Ok(None);
+    };
+    let u = c.relative_velocity(bodies);
+    // g_i = (D Λ + b)_i: post-impulse velocity with the gap term, and b_i: own impulse
+    // removed   (paper 003 eq. 5)
+    let mut g = to_local(c, &u);
+    g.x += row.bias;
+    let b = g - row.d * row.lambda;
+    if !b.iter().all(|x| x.is_finite()) {
+        return Err(diverged(format!(
+            "non-finite relative velocity at contact {ci} (body {})",
+            c.a
+        )));
+    }
+    let sol = solve_with_law(&row.d, Some(chol), &b, mu, law);
+    let delta = sol.lambda - row.lambda;
+    if !delta.iter().all(|x| x.is_finite()) {
+        return Err(diverged(format!(
+            "non-finite impulse at contact {ci} (body {})",
+            c.a
+        )));
+    }
+    Ok(Some(Pending {
+        ci,
+        u,
+        g,
+        b,
+        lambda: sol.lambda,
+        delta,
+        state: sol.state,
+    }))
+}
+
+/// Moves contact `job.ci`'s accumulated impulse by ω Δ (to λ̂ itself when ω = 1), applies
+/// that change to the bodies, whose relative velocity at the contact is `u`, books its
+/// work and writes its trace row.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn apply_block(
+    c: &PreparedContact,
+    row: &mut BlockRow,
+    job: &Pending,
+    omega: f64,
+    u: &Vec3,
+    bodies: &mut [RigidBody],
+    report: &mut SolverReport,
+    trace: &mut Option<&mut Vec<TraceRow>>,
+    sweep: u32,
+) {
+    let delta = if omega == 1.0 {
+        row.lambda = job.lambda;
+        job.delta
+    } else {
+        let step = job.delta * omega;
+        row.lambda += step;
+        step
+    };
+    if delta == Vec3::zeros() && trace.is_none() {
+        return;
+    }
+    let p = to_world(c, &delta);
+    c.apply_impulse(bodies, &p);
+    let u_after = u + c.k * p;
+    report.book_impulse(&c.n, &p, u, &u_after);
+    if let Some(rows) = trace.as_deref_mut() {
+        let kinetic_energy = super::total_kinetic_energy(bodies);
+        rows.push(TraceRow {
+            iteration: sweep - 1,
+            stage: job.state.stage(),
+            contact: job.ci,
+            normal_velocity: u_after.dot(&c.n),
+            impulse: [p.x, p.y, p.z],
+            elastic_energy: 0.0,
+            elastic_total: 0.0,
+            kinetic_energy,
+            total_energy: kinetic_energy,
+        });
+    }
+}
+
+/// Weight of weighted block Jacobi for one pair from its spectrum: 2 / (λ_min + λ_max) of
+/// the non-zero eigenvalues of blockdiag(D)⁻¹ D (module doc, "Weight"). With
+/// J_i = [Q_i; r̃_a,i Q_i] (6 × 3: the wrench (P, L_a) of a local impulse about body a's
+/// centre) and G the pair's 6 × 6 compliance, ΔᵀDΔ = (Σ J_i Δ_i)ᵀ G (Σ J_i Δ_i),
+/// D_ij = J_iᵀ G J_j, and the non-zero eigenvalues of blockdiag(D)⁻¹ D are those of
+/// Cᵀ S C with S = Σ_i J_i D_ii⁻¹ J_iᵀ and G = C Cᵀ.
+fn jacobi_weight(prepared: &[PreparedContact], rows: &[BlockRow], members: &[usize]) -> f64 {
+    let m = members.len();
+    if m <= 1 {
+        return 1.0;
+    }
+    let floor = 1.0 / m as f64;
+    match pair_spectrum(prepared, rows, members) {
+        Some((min, max)) if (2.0 / (min + max)).is_finite() => {
+            (2.0 / (min + max)).clamp(floor, 1.0)
+        }
+        _ => floor,
+    }
+}
+
+/// The least and the largest non-zero eigenvalue of blockdiag(D)⁻¹ D for a pair's
+/// contacts `members` ([`jacobi_weight`]); `None` if the compliance G is singular.
+fn pair_spectrum(
+    prepared: &[PreparedContact],
+    rows: &[BlockRow],
+    members: &[usize],
+) -> Option<(f64, f64)> {
+    let c0 = &prepared[*members.first()?];
+    let mut s = Matrix6::<f64>::zeros();
+    for &ci in members {
+        let (c, row) = (&prepared[ci], &rows[ci]);
+        let Some(chol) = row.chol.as_ref() else {
+            continue;
+        };
+        let q = Mat3::from_columns(&[c.n, c.t1, c.t2]);
+        let mut j = Matrix6x3::<f64>::zeros();
+        j.fixed_view_mut::<3, 3>(0, 0).copy_from(&q);
+        j.fixed_view_mut::<3, 3>(3, 0)
+            .copy_from(&(skew(&c.r_a) * q));
+        s += j * chol.inverse() * j.transpose();
+    }
+    // (P, L_a) ↦ ½ ΔᵀDΔ: L_b = L_a + d × P with d = x_a − x_b = r_b − r_a.
+    let d = skew(&(c0.r_b - c0.r_a));
+    let ib = c0.inv_inertia_b;
+    let mut g = Matrix6::<f64>::zeros();
+    let translation = Mat3::identity() * (c0.inv_mass_a + c0.inv_mass_b);
+    g.fixed_view_mut::<3, 3>(0, 0)
+        .copy_from(&(translation + d.transpose() * ib * d));
+    g.fixed_view_mut::<3, 3>(0, 3)
+        .copy_from(&(d.transpose() * ib));
+    g.fixed_view_mut::<3, 3>(3, 0).copy_from(&(ib * d));
+    g.fixed_view_mut::<3, 3>(3, 3)
+        .copy_from(&(c0.inv_inertia_a + ib));
+    let l = g.cholesky()?.l();
+    let eig = SymmetricEigen::try_new(l.transpose() * s * l, 1e-12, 100)?;
+    let max = eig.eigenvalues.max();
+    let min = eig
+        .eigenvalues
+        .iter()
+        .copied()
+        .filter(|&e| e > 1e-9 * max)
+        .fold(f64::INFINITY, f64::min);
+    Some((min, max))
+}
+
+/// Orders the contacts pair by pair: `order[ends[g − 1]..ends[g]]` are the indices of
+/// pair g's contacts (same bodies a and b, or body a and the same container). The narrow
+/// phase emits each pair's contacts together; then `order` is the identity and the pairs
+/// keep their order. Otherwise the contacts are sorted by pair (stable: a pair's
+/// contacts keep theirs). `runs` is scratch.
+fn group_by_pair(
+    prepared: &[PreparedContact],
+    order: &mut Vec<usize>,
+    ends: &mut Vec<usize>,
+    runs: &mut Vec<PairKey>,
+) {
+    let key = |c: &PreparedContact| -> PairKey { (c.a, c.b, c.container) };
+    order.clear();
+    order.extend(0..prepared.len());
+    ends.clear();
+    runs.clear();
+    for (i, c) in prepared.iter().enumerate() {
+        if i > 0 && !c.same_pair(&prepared[i - 1]) {
+            ends.push(i);
+        }
+        if i == 0 || !c.same_pair(&prepared[i - 1]) {
+            runs.push(key(c));
+        }
+    }
+    if !prepared.is_empty() {
+        ends.push(prepared.len());
+    }
+    runs.sort_unstable();
+    if runs.windows(2).all(|w| w[0] != w[1]) {
+        return;
+    }
+    order.sort_by_key(|&i| key(&prepared[i]));
+    ends.clear();
+    for i in 1..order.len() {
+        if !prepared[order[i]].same_pair(&prepared[order[i - 1]]) {
+            ends.push(i);
+        }
+    }
+    ends.push(order.len());
+}
+
+/// Maximum-dissipation (or Coulomb) block solver, Gauss-Seidel over pairs and weighted
+/// Jacobi within a pair; see the module doc.
 #[derive(Clone, Default)]
 pub struct MdpSolver {
     prepared: Vec<PreparedContact>,
     rows: Vec<BlockRow>,
+    /// Contact indices pair by pair, and where each pair's run ends ([`group_by_pair`]).
+    order: Vec<usize>,
+    ends: Vec<usize>,
+    runs: Vec<PairKey>,
+    /// Each pair's Jacobi weight ([`jacobi_weight`]).
+    weights: Vec<f64>,
+    /// The current pair's single-contact solutions.
+    pending: Vec<Pending>,
     /// The accumulated impulses at the end of the last step (warm start).
     cache: ImpulseCache,
 }
@@ -633,10 +946,6 @@ impl CollisionSolver for MdpSolver {
             mut trace,
             ..
         } = ctx;
-        let diverged = |why: String| SolverError::Diverged {
-            solver: SolverKind::Mdp,
-            why,
-        };
         let mu = params.friction;
         let law = params.mdp_friction;
         let eps = params.error_reduction;
@@ -699,57 +1008,125 @@ impl CollisionSolver for MdpSolver {
             report.book_impulse(&c.n, &p, &u, &(u + c.k * p));
             row.lambda = lambda;
         }
+        group_by_pair(
+            &self.prepared,
+            &mut self.order,
+            &mut self.ends,
+            &mut self.runs,
+        );
+        self.weights.clear();
+        let mut start = 0;
+        for &end in &self.ends {
+            self.weights.push(jacobi_weight(
+                &self.prepared,
+                &self.rows,
+                &self.order[start..end],
+            ));
+            start = end;
+        }
+        let MdpSolver {
+            prepared,
+            rows,
+            order,
+            ends,
+            pending,
+            weights,
+            ..
+        } = self;
         let mut v_ref: f64 = 0.0;
         for sweep in 1..=params.max_iterations {
             report.iterations = sweep;
             let mut change: f64 = 0.0;
-            for (ci, (c, row)) in self.prepared.iter().zip(self.rows.iter_mut()).enumerate() {
-                let Some(chol) = row.chol.as_ref() else {
+            let mut start = 0;
+            for (&end, &weight) in ends.iter().zip(weights.iter()) {
+                let members = &order[start..end];
+                start = end;
+                if let [ci] = *members {
+                    // A pair of one contact: plain Gauss-Seidel.
+                    let (c, row) = (&prepared[ci], &mut rows[ci]);
+                    let Some(chol) = row.chol.as_ref() else {
+                        continue;
+                    };
+                    let u = c.relative_velocity(bodies);
+                    // b_i: own impulse removed, gap term added   (paper 003 eq. 5)
+                    let mut b = to_local(c, &u) - row.d * row.lambda;
+                    b.x += row.bias;
+                    if !b.iter().all(|x| x.is_finite()) {
+                        return Err(diverged(format!(
+                            "non-finite relative velocity at contact {ci} (body {})",
+                            c.a
+                        )));
+                    }
+                    if sweep == 1 {
+                        v_ref = v_ref.max(b.norm());
+                    }
+                    let sol = solve_with_law(&row.d, Some(chol), &b, mu, law);
+                    let delta = sol.lambda - row.lambda;
+                    if !delta.iter().all(|x| x.is_finite()) {
+                        return Err(diverged(format!(
+                            "non-finite impulse at contact {ci} (body {})",
+                            c.a
+                        )));
+                    }
+                    change = change.max((row.d * delta).norm());
+                    row.lambda = sol.lambda;
+                    if delta == Vec3::zeros() && trace.is_none() {
+                        continue;
+                    }
+                    let job = Pending {
+                        ci,
+                        u,
+                        g: Vec3::zeros(),
+                        b,
+                        lambda: sol.lambda,
+                        delta,
+                        state: sol.state,
+                    };
+                    apply_block(
+                        c,
+                        row,
+                        &job,
+                        1.0,
+                        &u,
+                        bodies,
+                        &mut report,
+                        &mut trace,
+                        sweep,
+                    );
                     continue;
-                };
-                let u = c.relative_velocity(bodies);
-                // b_i: own impulse removed, gap term added   (paper 003 eq. 5)
-                let mut b = to_local(c, &u) - row.d * row.lambda;
-                b.x += row.bias;
-                if !b.iter().all(|x| x.is_finite()) {
-                    return Err(diverged(format!(
-                        "non-finite relative velocity at contact {ci} (body {})",
-                        c.a
-                    )));
                 }
-                if sweep == 1 {
-                    v_ref = v_ref.max(b.norm());
+                // Jacobi within the pair: every block solved from the same velocities.
+                pending.clear();
+                for &ci in members {
+                    if let Some(job) = solve_block(ci, &prepared[ci], &rows[ci], bodies, mu, law)? {
+                        if sweep == 1 {
+                            v_ref = v_ref.max(job.b.norm());
+                        }
+                        change = change.max((rows[ci].d * job.delta).norm());
+                        pending.push(job);
+                    }
                 }
-                let sol = solve_with_law(&row.d, Some(chol), &b, mu, law);
-                let delta = sol.lambda - row.lambda;
-                if !delta.iter().all(|x| x.is_finite()) {
-                    return Err(diverged(format!(
-                        "non-finite impulse at contact {ci} (body {})",
-                        c.a
-                    )));
-                }
-                change = change.max((row.d * delta).norm());
-                row.lambda = sol.lambda;
-                if delta == Vec3::zeros() && trace.is_none() {
-                    continue;
-                }
-                let p = to_world(c, &delta);
-                c.apply_impulse(bodies, &p);
-                let u_after = u + c.k * p;
-                report.book_impulse(&c.n, &p, &u, &u_after);
-                if let Some(rows) = trace.as_deref_mut() {
-                    let kinetic_energy = super::total_kinetic_energy(bodies);
-                    rows.push(TraceRow {
-                        iteration: sweep - 1,
-                        stage: sol.state.stage(),
-                        contact: ci,
-                        normal_velocity: u_after.dot(&c.n),
-                        impulse: [p.x, p.y, p.z],
-                        elastic_energy: 0.0,
-                        elastic_total: 0.0,
-                        kinetic_energy,
-                        total_energy: kinetic_energy,
-                    });
+                let omega = pair_weight(prepared, pending, weight);
+                for (k, job) in pending.iter().enumerate() {
+                    let c = &prepared[job.ci];
+                    // The first block's velocity is still current; later ones see the
+                    // pair's impulses applied before them (each booked on its own).
+                    let u = if k == 0 {
+                        job.u
+                    } else {
+                        c.relative_velocity(bodies)
+                    };
+                    apply_block(
+                        c,
+                        &mut rows[job.ci],
+                        job,
+                        omega,
+                        &u,
+                        bodies,
+                        &mut report,
+                        &mut trace,
+                        sweep,
+                    );
                 }
             }
             report.residual = change;
@@ -820,6 +1197,116 @@ mod tests {
         }
         // No real root: 2 + cos φ.
         assert!(trig2_roots(&TrigPoly2::fit(|phi| 2.0 + phi.cos())).is_empty());
+    }
+
+    /// A contact of body `a` with `b` or `container` at lever arm `r` from a (the 1 m cubes
+    /// of [`cubes`] sit 2 m apart along x), normal +z.
+    fn contact(
+        bodies: &[RigidBody],
+        a: usize,
+        b: Option<usize>,
+        container: Option<usize>,
+        r: Vec3,
+    ) -> PreparedContact {
+        let c = crate::collision::Contact {
+            a,
+            b,
+            point: r,
+            normal: Vec3::z(),
+            t1: Vec3::x(),
+            t2: Vec3::y(),
+            gap: 0.0,
+            r_a: r,
+            r_b: r + bodies[a].position - b.map_or(bodies[a].position, |b| bodies[b].position),
+            container,
+            feature: Default::default(),
+        };
+        PreparedContact::new(bodies, &c)
+    }
+
+    fn cubes(n: usize) -> Vec<RigidBody> {
+        let shape = crate::shapes::Shape::Cuboid {
+            half_extents: Vec3::repeat(0.5),
+        };
+        (0..n)
+            .map(|i| {
+                RigidBody::new(
+                    &shape,
+                    1000.0,
+                    Vec3::new(2.0 * i as f64, 0.0, 0.0),
+                    crate::math::Quat::identity(),
+                )
+            })
+            .collect()
+    }
+
+    fn block(c: &PreparedContact) -> BlockRow {
+        let q = Mat3::from_columns(&[c.n, c.t1, c.t2]);
+        let d = q.transpose() * c.k * q;
+        BlockRow {
+            d,
+            chol: d.cholesky(),
+            lambda: Vec3::zeros(),
+            bias: 0.0,
+        }
+    }
+
+    #[test]
+    fn contacts_are_grouped_by_pair_contiguous_or_not() {
+        let bodies = cubes(3);
+        let r = Vec3::new(0.5, 0.5, -0.5);
+        let (mut order, mut ends, mut runs) = (Vec::new(), Vec::new(), Vec::new());
+        // As the narrow phase emits them: each pair's contacts together.
+        let together = [
+            contact(&bodies, 0, Some(1), None, r),
+            contact(&bodies, 0, Some(1), None, -r),
+            contact(&bodies, 2, None, Some(0), r),
+        ];
+        group_by_pair(&together, &mut order, &mut ends, &mut runs);
+        assert_eq!(
+            (order.as_slice(), ends.as_slice()),
+            (&[0, 1, 2][..], &[2, 3][..])
+        );
+        // Pair (0, 1) split by another pair: sorted by pair, each pair's order kept.
+        let split = [
+            contact(&bodies, 2, None, Some(0), r),
+            contact(&bodies, 0, Some(1), None, r),
+            contact(&bodies, 2, None, Some(0), -r),
+            contact(&bodies, 0, Some(1), None, -r),
+        ];
+        group_by_pair(&split, &mut order, &mut ends, &mut runs);
+        assert_eq!(
+            (order.as_slice(), ends.as_slice()),
+            (&[1, 3, 0, 2][..], &[2, 4][..])
+        );
+        group_by_pair(&[], &mut order, &mut ends, &mut runs);
+        assert!(order.is_empty() && ends.is_empty());
+    }
+
+    /// m contacts at one point: B⁻¹D = (1 1ᵀ) ⊗ 1₃ has eigenvalues m (three times) and 0, so
+    /// ω_J = 2/(m + m) = 1/m, the Cauchy-Schwarz bound D ≤ m B attained. One contact: 1.
+    /// Against a container and against a second body (B comes from the collision matrix K,
+    /// D's spectrum from the pair's compliance G: they agree only if G is right).
+    #[test]
+    fn jacobi_weight_of_coincident_contacts_is_one_over_m() {
+        let bodies = cubes(2);
+        let r = Vec3::new(0.5, 0.3, -0.5);
+        for (m, other) in (1..=4).flat_map(|m| [(m, None), (m, Some(1))]) {
+            let container = other.is_none().then_some(0);
+            let prepared: Vec<_> = (0..m)
+                .map(|_| contact(&bodies, 0, other, container, r))
+                .collect();
+            let rows: Vec<_> = prepared.iter().map(block).collect();
+            let members: Vec<usize> = (0..m).collect();
+            let w = jacobi_weight(&prepared, &rows, &members);
+            assert!((w - 1.0 / m as f64).abs() < 1e-12, "m = {m}: ω_J = {w}");
+            let (min, max) = pair_spectrum(&prepared, &rows, &members).unwrap();
+            let mf = m as f64;
+            assert!(
+                (min - mf).abs() < 1e-12 * mf && (max - mf).abs() < 1e-12 * mf,
+                "m = {m}, {other:?}: spectrum [{min}, {max}]"
+            );
+        }
     }
 
     #[test]

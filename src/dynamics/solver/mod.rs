@@ -10,7 +10,8 @@
 //! - `jolt`: particle velocity-jolt with position projection (paper 001) — [`jolt`].
 //! - `etm`, `sqm`, `smm`: energy tracking, sequential and simultaneous impulses (paper 000).
 //! - `ccp`: cone complementarity, projected fixed point, Newmark (paper 002) — [`ccp`].
-//! - `mdp`: maximum dissipation, block Gauss-Seidel (paper 003) — [`mdp`].
+//! - `mdp`: maximum dissipation, block Gauss-Seidel across pairs and weighted Jacobi within
+//!   a pair (paper 003) — [`mdp`].
 
 pub mod ccp;
 pub mod etm;

@@ -57,7 +57,7 @@
 //!   ω_J = 2 / (λ_min + λ_max) of the non-zero eigenvalues, the optimal fixed weight
 //!   (Richardson's optimal step; Saad, *Iterative Methods for Sparse Linear Systems*,
 //!   ch. 4); ω_J ≥ 1/m.
-//!   [`jacobi_weight`] computes them once per pair and step from a 6 × 6 eigenproblem.
+//!   `jacobi_weight` computes them once per pair and step from a 6 × 6 eigenproblem.
 //! - f(Λ) = ½ ΛᵀDΛ + Λᵀb (b the pair's free velocities with the gap terms) is the
 //!   post-impulse kinetic energy up to a constant, and along the Jacobi direction
 //!   f(Λ + ω Δ) = f(Λ) + ω gᵀΔ + ½ ω² ΔᵀDΔ with g = DΛ + b the current post-impulse
@@ -66,7 +66,7 @@
 //!   its plane of maximum compression (not f) decides λ̂_i, and Δ need not descend f.
 //!
 //! So ω is that minimiser clamped to [ω_J, 1], ω_J when gᵀΔ ≥ 0, and 1 when at most one
-//! block of the pair changes ([`pair_weight`]). ω ≤ 1 keeps λ_i + ω Δ_i a convex
+//! block of the pair changes (`pair_weight`). ω ≤ 1 keeps λ_i + ω Δ_i a convex
 //! combination of λ_i and λ̂_i, both in contact i's friction cone, so every accumulated
 //! impulse stays in its cone with λ_n ≥ 0. ΔᵀDΔ costs one pass over the pair: it is the
 //! energy norm of the pair's summed impulse, (1/m_a + 1/m_b)|P|² + L_aᵀ I_a⁻¹ L_a +
@@ -645,7 +645,7 @@ struct Pending {
 
 /// Weight of a pair's Jacobi step (module doc, "Weight"): the minimiser of the pair's
 /// f(Λ + ω Δ) = f(Λ) + ω gᵀΔ + ½ ω² ΔᵀDΔ over ω, clamped to [ω_J, 1] with ω_J the
-/// pair's spectral weight ([`jacobi_weight`]); ω_J when Δ is no descent direction of f;
+/// pair's spectral weight (`jacobi_weight`); ω_J when Δ is no descent direction of f;
 /// 1 when at most one block changes. ΔᵀDΔ = (1/m_a + 1/m_b)|P|² + L_aᵀ I_a⁻¹ L_a +
 /// L_bᵀ I_b⁻¹ L_b for the pair's summed impulse P = Σ Q_i Δ_i and its moments
 /// L = Σ r_i × Q_i Δ_i (one pair: the same two bodies at every block).
@@ -799,7 +799,7 @@ fn jacobi_weight(prepared: &[PreparedContact], rows: &[BlockRow], members: &[usi
 }
 
 /// The least and the largest non-zero eigenvalue of blockdiag(D)⁻¹ D for a pair's
-/// contacts `members` ([`jacobi_weight`]); `None` if the compliance G is singular.
+/// contacts `members` (`jacobi_weight`); `None` if the compliance G is singular.
 fn pair_spectrum(
     prepared: &[PreparedContact],
     rows: &[BlockRow],
@@ -894,7 +894,7 @@ pub struct MdpSolver {
     order: Vec<usize>,
     ends: Vec<usize>,
     runs: Vec<PairKey>,
-    /// Each pair's Jacobi weight ([`jacobi_weight`]).
+    /// Each pair's Jacobi weight (`jacobi_weight`).
     weights: Vec<f64>,
     /// The current pair's single-contact solutions.
     pending: Vec<Pending>,

@@ -371,7 +371,8 @@ impl PlaneProblem {
                 }
             }
         };
-        for phi in trig2_roots(&TrigPoly2::fit(t)) {
+        let (roots, count) = trig2_root_array(&TrigPoly2::fit(t));
+        for &phi in &roots[..count] {
             consider(phi, &mut best);
         }
         match best {
@@ -525,9 +526,18 @@ impl TrigPoly2 {
 /// are polished by Newton's method on T itself. Near-real complex pairs may yield extra
 /// candidates; callers evaluate or check each one.
 pub fn trig2_roots(poly: &TrigPoly2) -> Vec<f64> {
+    let (roots, count) = trig2_root_array(poly);
+    roots[..count].to_vec()
+}
+
+/// [`trig2_roots`] without allocating: the distinct roots are the first `count` of the
+/// array (a quartic has at most 4), for the solver's inner loop.
+fn trig2_root_array(poly: &TrigPoly2) -> ([f64; 4], usize) {
+    let mut roots = [0.0; 4];
+    let mut count = 0;
     let scale = poly.scale();
     if scale == 0.0 || !scale.is_finite() {
-        return Vec::new();
+        return (roots, count);
     }
     let phi0 = (0..8)
         .map(|j| TAU * j as f64 / 8.0)
@@ -538,7 +548,7 @@ pub fn trig2_roots(poly: &TrigPoly2) -> Vec<f64> {
     if lead.abs() <= 1e-14 * scale {
         // |T| ≤ 1e-14 scale at 8 points spread over the circle: T vanishes identically
         // to rounding (no isolated roots).
-        return Vec::new();
+        return (roots, count);
     }
     let coeffs = [
         (2.0 * q.b1 - 4.0 * q.b2) / lead,
@@ -551,7 +561,6 @@ pub fn trig2_roots(poly: &TrigPoly2) -> Vec<f64> {
         -coeffs[0], -coeffs[1], -coeffs[2], -coeffs[3], 1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0,
         0.0, 0.0, 1.0, 0.0,
     );
-    let mut roots: Vec<f64> = Vec::with_capacity(4);
     for z in m.complex_eigenvalues().iter() {
         if !(z.re.is_finite() && z.im.is_finite()) || z.im.abs() > 1e-3 * (1.0 + z.norm()) {
             continue;
@@ -572,14 +581,15 @@ pub fn trig2_roots(poly: &TrigPoly2) -> Vec<f64> {
             }
         }
         let phi = (phi + PI).rem_euclid(TAU) - PI;
-        if !roots
+        if !roots[..count]
             .iter()
             .any(|r: &f64| ((r - phi + PI).rem_euclid(TAU) - PI).abs() < 1e-12)
         {
-            roots.push(phi);
+            roots[count] = phi;
+            count += 1;
         }
     }
-    roots
+    (roots, count)
 }
 
 /// All impulsive Coulomb solutions of one contact (paper 003 §4.1, Fig. 1's impulsive

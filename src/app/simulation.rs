@@ -406,7 +406,18 @@ impl PhysicsThread {
         let thread_shared = shared.clone();
         let handle = std::thread::Builder::new()
             .name("physics".into())
-            .spawn(move || physics_thread(thread_shared))
+            .spawn(move || {
+                // The steps run on a worker of a rayon pool, so that detection's parallel
+                // loops fork from inside it instead of handing their work over and
+                // waiting to be woken, loop after loop (as `impulse-lab run` does).
+                match rayon::ThreadPoolBuilder::new()
+                    .thread_name(|i| format!("physics-{i}"))
+                    .build()
+                {
+                    Ok(pool) => pool.install(|| physics_thread(thread_shared)),
+                    Err(_) => physics_thread(thread_shared),
+                }
+            })
             .expect("cannot start the physics thread");
         PhysicsThread {
             shared,

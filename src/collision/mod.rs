@@ -48,15 +48,11 @@ pub struct CollisionPipeline {
     still: Vec<bool>,
     /// The margin of the last narrow phase.
     last_margin: f64,
-    /// Contacts of the last narrow phase between two still bodies, by pair (sorted),
-    /// with their range in `kept`.
-    kept_pairs: Vec<((usize, usize), usize, usize)>,
-    kept: Vec<Contact>,
-    /// Container contacts of the last narrow phase of each still body, by body
-    /// (ascending), with their range in `kept_walls`; and the containers they were
-    /// found against.
-    kept_bodies: Vec<(usize, usize, usize)>,
-    kept_walls: Vec<Contact>,
+    /// Contacts of the last narrow phase between two still bodies, by pair.
+    kept_pairs: Kept<(usize, usize)>,
+    /// Container contacts of the last narrow phase of each still body, by body, and the
+    /// containers they were found against.
+    kept_bodies: Kept<usize>,
     last_containers: Vec<Container>,
     /// Body pairs of the last narrow phase whose contacts were those of the step before
     /// (both bodies still: see [`Self::narrow_phase`]).
@@ -84,10 +80,60 @@ struct Chunk {
     contacts: Vec<Contact>,
     surfaces: Vec<Surface>,
     parry: narrow_phase::ParryScratch,
-    kept_pairs: Vec<((usize, usize), usize, usize)>,
-    kept: Vec<Contact>,
-    kept_bodies: Vec<(usize, usize, usize)>,
-    kept_walls: Vec<Contact>,
+    kept_pairs: Kept<(usize, usize)>,
+    kept_bodies: Kept<usize>,
+}
+
+/// Contacts kept from one narrow phase for the next, by key (a body pair, or a body
+/// against the containers), keys ascending: the contacts of key k are
+/// `contacts[from..to]` for its entry (k, from, to).
+#[derive(Clone, Default)]
+struct Kept<K> {
+    index: Vec<(K, usize, usize)>,
+    contacts: Vec<Contact>,
+}
+
+impl<K: Copy + Ord> Kept<K> {
+    fn clear(&mut self) {
+        self.index.clear();
+        self.contacts.clear();
+    }
+
+    /// Where a lookup of keys from `key` on starts ([`Self::find`]).
+    fn cursor(&self, key: K) -> usize {
+        self.index.partition_point(|e| e.0 < key)
+    }
+
+    /// The contacts kept for `key`, if any; `cursor` moves forward, so the keys must be
+    /// asked in ascending order (one merge of two sorted lists, no hashing).
+    fn find(&self, cursor: &mut usize, key: K) -> Option<&[Contact]> {
+        while self.index.get(*cursor).is_some_and(|e| e.0 < key) {
+            *cursor += 1;
+        }
+        match self.index.get(*cursor) {
+            Some(&(k, from, to)) if k == key => Some(&self.contacts[from..to]),
+            _ => None,
+        }
+    }
+
+    /// Keep `contacts` for `key` (above every key kept so far).
+    fn push(&mut self, key: K, contacts: &[Contact]) {
+        let from = self.contacts.len();
+        self.contacts.extend_from_slice(contacts);
+        self.index.push((key, from, self.contacts.len()));
+    }
+
+    /// Move `other`'s entries (keys above every key kept so far) to the end of this one.
+    fn append(&mut self, other: &mut Kept<K>) {
+        let offset = self.contacts.len();
+        self.index.extend(
+            other
+                .index
+                .drain(..)
+                .map(|(k, from, to)| (k, from + offset, to + offset)),
+        );
+        self.contacts.append(&mut other.contacts);
+    }
 }
 
 impl CollisionPipeline {
@@ -115,9 +161,7 @@ impl CollisionPipeline {
     fn forget_contacts(&mut self) {
         self.last.clear();
         self.kept_pairs.clear();
-        self.kept.clear();
         self.kept_bodies.clear();
-        self.kept_walls.clear();
     }
 
     /// Which bodies are still: pose and travel bit-identical to the last narrow phase's
@@ -204,7 +248,7 @@ impl CollisionPipeline {
         out.clear();
         self.mark_still(bodies, margin);
         let (colliders, travel, still) = (&self.colliders, &self.travel, &self.still);
-        let (kept_pairs, kept) = (&self.kept_pairs, &self.kept);
+        let kept_pairs = &self.kept_pairs;
         let chunks = self.pairs.len().div_ceil(NARROW_CHUNK);
         if self.buffers.len() < chunks {
             self.buffers.resize_with(chunks, Default::default);
@@ -215,28 +259,13 @@ impl CollisionPipeline {
             .map(|(chunk, pairs)| {
                 chunk.contacts.clear();
                 chunk.kept_pairs.clear();
-                chunk.kept.clear();
                 let mut reused = 0;
-                // Last step's kept pairs from this chunk's first pair on (both lists
-                // are sorted: one merge, no hashing).
-                let mut cursor = pairs
-                    .first()
-                    .map_or(0, |&p| kept_pairs.partition_point(|k| k.0 < p));
+                let mut cursor = pairs.first().map_or(0, |&p| kept_pairs.cursor(p));
                 for &(a, b) in pairs {
                     let start = chunk.contacts.len();
                     // Sphere pairs cost less to detect than to look up.
                     let keep = still[a] && still[b] && narrow_phase::costly(colliders, a, b);
-                    let mut last = None;
-                    if keep {
-                        while kept_pairs.get(cursor).is_some_and(|k| k.0 < (a, b)) {
-                            cursor += 1;
-                        }
-                        if let Some(&(p, from, to)) = kept_pairs.get(cursor)
-                            && p == (a, b)
-                        {
-                            last = Some(&kept[from..to]);
-                        }
-                    }
+                    let last = keep.then(|| kept_pairs.find(&mut cursor, (a, b))).flatten();
                     if let Some(last) = last {
                         chunk.contacts.extend_from_slice(last);
                         reused += 1;
@@ -253,25 +282,15 @@ impl CollisionPipeline {
                         );
                     }
                     if keep {
-                        let from = chunk.kept.len();
-                        chunk.kept.extend_from_slice(&chunk.contacts[start..]);
-                        chunk.kept_pairs.push(((a, b), from, chunk.kept.len()));
+                        chunk.kept_pairs.push((a, b), &chunk.contacts[start..]);
                     }
                 }
                 reused
             })
             .sum();
         self.kept_pairs.clear();
-        self.kept.clear();
         for chunk in &mut self.buffers[..chunks] {
-            let offset = self.kept.len();
-            self.kept_pairs.extend(
-                chunk
-                    .kept_pairs
-                    .iter()
-                    .map(|&(p, from, to)| (p, from + offset, to + offset)),
-            );
-            self.kept.append(&mut chunk.kept);
+            self.kept_pairs.append(&mut chunk.kept_pairs);
             out.append(&mut chunk.contacts);
         }
         // Container contacts: a still body against the same containers gets the ones it
@@ -284,43 +303,25 @@ impl CollisionPipeline {
         if self.buffers.len() < chunks {
             self.buffers.resize_with(chunks, Default::default);
         }
-        let (kept_bodies, kept_walls) = (&self.kept_bodies, &self.kept_walls);
+        let kept_bodies = &self.kept_bodies;
         self.reused_bodies = self.buffers[..chunks]
             .par_iter_mut()
             .enumerate()
             .map(|(k, chunk)| {
-                let Chunk {
-                    contacts,
-                    surfaces,
-                    kept_bodies: kept_here,
-                    kept_walls: walls_here,
-                    ..
-                } = chunk;
-                contacts.clear();
-                kept_here.clear();
-                walls_here.clear();
+                chunk.contacts.clear();
+                chunk.kept_bodies.clear();
                 let mut reused = 0;
                 let first = k * NARROW_CHUNK;
-                let mut cursor = kept_bodies.partition_point(|e| e.0 < first);
+                let mut cursor = kept_bodies.cursor(first);
                 for (i, body) in bodies.iter().enumerate().skip(first).take(NARROW_CHUNK) {
                     if body.is_static() {
                         continue;
                     }
-                    let start = contacts.len();
+                    let start = chunk.contacts.len();
                     let keep = same_containers && still[i];
-                    let mut last = None;
-                    if keep {
-                        while kept_bodies.get(cursor).is_some_and(|e| e.0 < i) {
-                            cursor += 1;
-                        }
-                        if let Some(&(j, from, to)) = kept_bodies.get(cursor)
-                            && j == i
-                        {
-                            last = Some(&kept_walls[from..to]);
-                        }
-                    }
+                    let last = keep.then(|| kept_bodies.find(&mut cursor, i)).flatten();
                     if let Some(last) = last {
-                        contacts.extend_from_slice(last);
+                        chunk.contacts.extend_from_slice(last);
                         reused += 1;
                     } else {
                         for (ci, c) in containers.iter().enumerate() {
@@ -331,31 +332,21 @@ impl CollisionPipeline {
                                 ci,
                                 c,
                                 margin + travel[i],
-                                surfaces,
-                                contacts,
+                                &mut chunk.surfaces,
+                                &mut chunk.contacts,
                             );
                         }
                     }
                     if keep {
-                        let from = walls_here.len();
-                        walls_here.extend_from_slice(&contacts[start..]);
-                        kept_here.push((i, from, walls_here.len()));
+                        chunk.kept_bodies.push(i, &chunk.contacts[start..]);
                     }
                 }
                 reused
             })
             .sum();
         self.kept_bodies.clear();
-        self.kept_walls.clear();
         for chunk in &mut self.buffers[..chunks] {
-            let offset = self.kept_walls.len();
-            self.kept_bodies.extend(
-                chunk
-                    .kept_bodies
-                    .iter()
-                    .map(|&(i, from, to)| (i, from + offset, to + offset)),
-            );
-            self.kept_walls.append(&mut chunk.kept_walls);
+            self.kept_bodies.append(&mut chunk.kept_bodies);
             out.append(&mut chunk.contacts);
         }
     }

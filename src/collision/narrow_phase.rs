@@ -55,7 +55,28 @@ impl ParryScratch {
         m.subshape_pos2 = pos2;
         m
     }
+
+    /// parry's manifold between two convex parts (`pos12`: part 2's pose in part 1's
+    /// frame), computed afresh in the scratch; `None` if parry does not support the
+    /// pair (every pair of our convex kinds is supported).
+    fn convex(
+        &mut self,
+        pos12: &Iso3,
+        part1: Part<'_>,
+        part2: Part<'_>,
+        prediction: f64,
+    ) -> Option<&ContactManifold<(), ()>> {
+        let m = self.fresh(part1.0, part2.0, part1.1, part2.1);
+        DefaultQueryDispatcher
+            .contact_manifold_convex_convex(pos12, part1.2, part2.2, None, None, prediction, m)
+            .ok()?;
+        Some(&self.manifold)
+    }
 }
+
+/// A convex part of a pair's shape: its index in its compound (0 for a convex shape),
+/// its pose in its body (`None` for a convex shape) and its shape.
+type Part<'a> = (u32, Option<Iso3>, &'a dyn ParryShape);
 
 /// Whether detecting the pair costs more than copying its last contacts: every pair
 /// but two spheres (parry's manifolds, SAGI).
@@ -192,13 +213,7 @@ fn manifolds(
             emit,
         ),
         (None, None) => {
-            let m = scratch.fresh(0, 0, None, None);
-            // Every pair of our convex kinds is supported by parry's dispatcher; an
-            // unsupported pair simply yields no contact.
-            if DefaultQueryDispatcher
-                .contact_manifold_convex_convex(pos12, s1, s2, None, None, prediction, m)
-                .is_ok()
-            {
+            if let Some(m) = scratch.convex(pos12, (0, None, s1), (0, None, s2), prediction) {
                 emit(m);
             }
         }
@@ -250,35 +265,15 @@ fn compound_compound(
             let (part_pos_i, part_i) = &inner.0.shapes()[k_i as usize];
             // Outer part's pose in the inner part's frame.
             let pos = part_pos_i.inv_mul(&pos_o_in_i);
-            let supported = if flipped {
-                let m = scratch.fresh(k_i, k_o, Some(*part_pos_i), Some(*part_pos_o));
-                DefaultQueryDispatcher
-                    .contact_manifold_convex_convex(
-                        &pos,
-                        part_i.as_ref(),
-                        part_o.as_ref(),
-                        None,
-                        None,
-                        prediction,
-                        m,
-                    )
-                    .is_ok()
+            let o = (k_o, Some(*part_pos_o), part_o.as_ref());
+            let i = (k_i, Some(*part_pos_i), part_i.as_ref());
+            let m = if flipped {
+                scratch.convex(&pos, i, o, prediction)
             } else {
-                let m = scratch.fresh(k_o, k_i, Some(*part_pos_o), Some(*part_pos_i));
-                DefaultQueryDispatcher
-                    .contact_manifold_convex_convex(
-                        &pos.inverse(),
-                        part_o.as_ref(),
-                        part_i.as_ref(),
-                        None,
-                        None,
-                        prediction,
-                        m,
-                    )
-                    .is_ok()
+                scratch.convex(&pos.inverse(), o, i, prediction)
             };
-            if supported {
-                emit(&scratch.manifold);
+            if let Some(m) = m {
+                emit(m);
             }
         }
     }
@@ -305,35 +300,14 @@ fn compound_shape(
             continue;
         }
         let (part_pos, part) = &c1.shapes()[k as usize];
-        let supported = if flipped {
-            let m = scratch.fresh(0, k, None, Some(*part_pos));
-            DefaultQueryDispatcher
-                .contact_manifold_convex_convex(
-                    &(pos21 * part_pos),
-                    s2,
-                    part.as_ref(),
-                    None,
-                    None,
-                    prediction,
-                    m,
-                )
-                .is_ok()
+        let c = (k, Some(*part_pos), part.as_ref());
+        let m = if flipped {
+            scratch.convex(&(pos21 * part_pos), (0, None, s2), c, prediction)
         } else {
-            let m = scratch.fresh(k, 0, Some(*part_pos), None);
-            DefaultQueryDispatcher
-                .contact_manifold_convex_convex(
-                    &part_pos.inv_mul(pos12),
-                    part.as_ref(),
-                    s2,
-                    None,
-                    None,
-                    prediction,
-                    m,
-                )
-                .is_ok()
+            scratch.convex(&part_pos.inv_mul(pos12), c, (0, None, s2), prediction)
         };
-        if supported {
-            emit(&scratch.manifold);
+        if let Some(m) = m {
+            emit(m);
         }
     }
 }

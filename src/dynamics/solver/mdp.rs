@@ -711,11 +711,13 @@ fn solve_block(
         return Ok(None);
     };
     let u = c.relative_velocity(bodies);
-    // g_i = (D Λ + b)_i: post-impulse velocity with the gap term, and b_i: own impulse
-    // removed   (paper 003 eq. 5)
-    let mut g = to_local(c, &u);
+    // b_i: own impulse removed, gap term added, and g_i = (D Λ + b)_i: the
+    // post-impulse velocity with the gap term   (paper 003 eq. 5)
+    let local = to_local(c, &u);
+    let mut b = local - row.d * row.lambda;
+    b.x += row.bias;
+    let mut g = local;
     g.x += row.bias;
-    let b = g - row.d * row.lambda;
     if !b.iter().all(|x| x.is_finite()) {
         return Err(diverged(format!(
             "non-finite relative velocity at contact {ci} (body {})",
@@ -1054,44 +1056,14 @@ impl CollisionSolver for MdpSolver {
                 if let [ci] = *members {
                     // A pair of one contact: plain Gauss-Seidel.
                     let (c, row) = (&prepared[ci], &mut rows[ci]);
-                    let Some(chol) = row.chol.as_ref() else {
+                    let Some(job) = solve_block(ci, c, row, bodies, mu, law)? else {
                         continue;
                     };
-                    let u = c.relative_velocity(bodies);
-                    // b_i: own impulse removed, gap term added   (paper 003 eq. 5)
-                    let mut b = to_local(c, &u) - row.d * row.lambda;
-                    b.x += row.bias;
-                    if !b.iter().all(|x| x.is_finite()) {
-                        return Err(diverged(format!(
-                            "non-finite relative velocity at contact {ci} (body {})",
-                            c.a
-                        )));
-                    }
                     if sweep == 1 {
-                        v_ref = v_ref.max(b.norm());
+                        v_ref = v_ref.max(job.b.norm());
                     }
-                    let sol = solve_with_law(&row.d, Some(chol), &b, mu, law);
-                    let delta = sol.lambda - row.lambda;
-                    if !delta.iter().all(|x| x.is_finite()) {
-                        return Err(diverged(format!(
-                            "non-finite impulse at contact {ci} (body {})",
-                            c.a
-                        )));
-                    }
-                    change = change.max((row.d * delta).norm());
-                    row.lambda = sol.lambda;
-                    if delta == Vec3::zeros() && trace.is_none() {
-                        continue;
-                    }
-                    let job = Pending {
-                        ci,
-                        u,
-                        g: Vec3::zeros(),
-                        b,
-                        lambda: sol.lambda,
-                        delta,
-                        state: sol.state,
-                    };
+                    change = change.max((row.d * job.delta).norm());
+                    let u = job.u;
                     apply_block(
                         c,
                         row,

@@ -699,6 +699,7 @@ fn diverged(why: String) -> SolverError {
 
 /// Solves contact `ci`'s single-contact problem (paper 003 eq. 5) from the bodies'
 /// current velocities; `None` for a contact between two static sides.
+#[inline(always)]
 fn solve_block(
     ci: usize,
     c: &PreparedContact,

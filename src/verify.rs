@@ -233,15 +233,15 @@ pub fn cradle_energy(kind: SolverKind) -> Result<(f64, bool), SolverError> {
 }
 
 /// Unit normal of the slope, and the downhill unit direction in it.
-fn slope_frame() -> (Vec3, Vec3) {
+pub fn slope_frame() -> (Vec3, Vec3) {
     let n = Vec3::new(-SLOPE.sin(), 0.0, SLOPE.cos());
     let down = Vec3::new(-SLOPE.cos(), 0.0, -SLOPE.sin());
     (n, down)
 }
 
 /// A 0.2 m cube resting on the slope (face down, gap 0) with friction μ and downhill
-/// speed `v0`.
-fn block_on_slope(kind: SolverKind, mu: f64, v0: f64) -> Result<World, SolverError> {
+/// speed `v0`, sleeping off.
+pub fn block_on_slope(kind: SolverKind, mu: f64, v0: f64) -> Result<World, SolverError> {
     let (n, down) = slope_frame();
     let mut w = world(kind, Vec3::new(0.0, 0.0, -G), params(0.5, mu))?;
     w.add_container(Container::Plane {

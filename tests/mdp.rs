@@ -797,37 +797,10 @@ fn pile_spheres_1080_runs_with_mdp() {
 /// 0.92 s at μ = 0.6), so every step counts.
 #[test]
 fn thrown_block_on_slope_gets_no_spin_about_the_normal() {
-    let theta = 20f64.to_radians();
-    let n = Vec3::new(-theta.sin(), 0.0, theta.cos());
-    let down = Vec3::new(-theta.cos(), 0.0, -theta.sin());
+    let (n, down) = impulse_lab::verify::slope_frame();
     for mu in [0.6, 0.4] {
-        let params = SolverParams {
-            friction: mu,
-            ..Default::default()
-        };
-        let mut w = World::new(
-            Vec3::new(0.0, 0.0, -9.81),
-            1.0 / 600.0,
-            SolverKind::Mdp,
-            params,
-        )
-        .unwrap();
-        w.sleep.enabled = false;
-        w.add_container(impulse_lab::container::Container::Plane {
-            point: Vec3::zeros(),
-            normal: n,
-        });
-        let half = 0.1;
-        let mut b = RigidBody::new(
-            &Shape::Cuboid {
-                half_extents: Vec3::repeat(half),
-            },
-            1000.0,
-            half * n,
-            Quat::from_axis_angle(&Vec3::y_axis(), -theta),
-        );
-        b.velocity = 2.0 * down;
-        w.add_body(b);
+        // `impulse-lab verify`'s block, thrown down the slope at 2 m/s.
+        let mut w = impulse_lab::verify::block_on_slope(SolverKind::Mdp, mu, 2.0).unwrap();
         w.start_ledger();
         let k0 = w.bodies[0].kinetic_energy_translational();
         let (mut spin, mut impulses, mut sweeps): (f64, u64, u64) = (0.0, 0, 0);

@@ -77,18 +77,18 @@ impl TangentMetric {
         r: f64,
         gamma_hint: f64,
     ) -> (nalgebra::Vector2<f64>, f64) {
-        let norm = target.norm();
-        if norm <= r {
+        let norm2 = target.norm_squared();
+        if norm2 <= r * r {
             return (*target, 0.0);
         }
         if r <= 0.0 {
             return (nalgebra::Vector2::zeros(), 0.0);
         }
-        let radial = target * (r / norm);
+        let radial = || target * (r / norm2.sqrt());
         let [k1, k2] = self.kappa;
         // Isotropic K (to rounding): the radial scaling is the answer.
         if (k1 - k2).abs() <= 1e-12 * k1.abs().max(k2.abs()) {
-            return (radial, 0.0);
+            return (radial(), 0.0);
         }
         let (c, s) = (self.cos, self.sin);
         // y = Qᵀ K x* = diag(κ) Qᵀ x*.
@@ -96,28 +96,33 @@ impl TangentMetric {
             k1 * (c * target.x + s * target.y),
             k2 * (-s * target.x + c * target.y),
         ];
+        let inv_r = 1.0 / r;
         let y_norm = (y[0] * y[0] + y[1] * y[1]).sqrt();
-        let gamma_low = (y_norm / r - k1.max(k2)).max(0.0);
+        let gamma_low = (y_norm * inv_r - k1.max(k2)).max(0.0);
         let mut gamma = gamma_low.max(gamma_hint);
-        let mut x = [0.0; 2];
+        let (mut x, mut nx) = ([0.0; 2], 0.0);
         for _ in 0..50 {
-            let (d1, d2) = (k1 + gamma, k2 + gamma);
-            x = [y[0] / d1, y[1] / d2];
-            let nx = (x[0] * x[0] + x[1] * x[1]).sqrt();
+            let (i1, i2) = (1.0 / (k1 + gamma), 1.0 / (k2 + gamma));
+            x = [y[0] * i1, y[1] * i2];
+            let (xx0, xx1) = (x[0] * x[0], x[1] * x[1]);
+            let s2 = xx0 + xx1;
+            nx = s2.sqrt();
             if !(nx.is_finite() && nx > 0.0) {
-                return (radial, 0.0);
+                return (radial(), 0.0);
             }
             if (nx - r).abs() <= 1e-12 * r {
                 break;
             }
-            // ψ(γ) = 1/|x(γ)|, ψ'(γ) = xᵀ (K + γI)⁻¹ x / |x|³.
-            let slope = (x[0] * x[0] / d1 + x[1] * x[1] / d2) / (nx * nx * nx);
-            if !(slope.is_finite() && slope > 0.0) {
-                return (radial, 0.0);
+            // ψ(γ) = 1/|x(γ)| has ψ'(γ) = q/|x|³ with q = xᵀ (K + γI)⁻¹ x, so the Newton
+            // step (1/r − ψ)/ψ' is |x|² (|x|/r − 1)/q: one division besides (K + γI)⁻¹.
+            let q = xx0 * i1 + xx1 * i2;
+            let step = s2 * (nx * inv_r - 1.0) / q;
+            if !step.is_finite() {
+                return (radial(), 0.0);
             }
-            gamma = (gamma + (1.0 / r - 1.0 / nx) / slope).max(gamma_low);
+            gamma = (gamma + step).max(gamma_low);
         }
-        let scale = r / (x[0] * x[0] + x[1] * x[1]).sqrt();
+        let scale = r / nx;
         let x =
             nalgebra::Vector2::new(scale * (c * x[0] - s * x[1]), scale * (s * x[0] + c * x[1]));
         (x, gamma)

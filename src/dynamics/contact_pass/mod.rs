@@ -339,15 +339,14 @@ impl ContactPass {
             }
         }
         // 4. projected Gauss-Seidel sweeps over all contacts, bottom up
+        let resist =
+            (params.rolling_friction > 0.0 || params.spinning_friction > 0.0).then_some(params);
         for _ in 0..max_sweeps {
             report.contact_sweeps += 1;
             // The largest squared velocity change of the sweep (`Row::solve`).
             let mut change: f64 = 0.0;
             for row in &mut self.rows {
-                change = change.max(row.solve(bodies, friction, dt, tol, report));
-                if params.rolling_friction > 0.0 || params.spinning_friction > 0.0 {
-                    row.resist_rotation(bodies, params);
-                }
+                change = change.max(row.sweep(bodies, friction, dt, tol, resist, report));
             }
             if change <= tol * tol {
                 break;

@@ -148,9 +148,10 @@ impl Row {
         self.apply(bodies, &impulse, report);
     }
 
-    /// One projected Gauss-Seidel update (see the module doc); returns the square of the
-    /// largest velocity change it made at the contact ((m/s)²; squared, so that a
-    /// sweep takes no square root per contact).
+    /// One projected Gauss-Seidel update (see the module doc), applied to the bodies
+    /// (and booked each time if `book_each`); returns the square of the largest velocity
+    /// change it made at the contact ((m/s)²; squared, so that a sweep takes no square
+    /// root per contact).
     pub(super) fn solve(
         &mut self,
         bodies: &mut [RigidBody],
@@ -162,14 +163,102 @@ impl Row {
         if self.normal_mass == 0.0 {
             return 0.0;
         }
+        let u = self.p.relative_velocity(bodies);
+        let Some((dn, dt, change)) = self.update(u, mu, dt, tol) else {
+            return 0.0;
+        };
+        if self.book_each {
+            let p = &self.p;
+            let impulse = dn * p.n + dt.x * p.t1 + dt.y * p.t2;
+            self.apply(bodies, &impulse, report);
+        } else {
+            self.apply_components(bodies, dn, dt, report);
+        }
+        change
+    }
+
+    /// One update of a sweep: [`Self::solve`] then, with `resist`, [`Self::resistance`],
+    /// the same arithmetic in the same order, but with the two bodies' velocities read
+    /// once and written once (a sweep is bound by the latency of this chain).
+    pub(super) fn sweep(
+        &mut self,
+        bodies: &mut [RigidBody],
+        mu: f64,
+        dt: f64,
+        tol: f64,
+        resist: Option<&SolverParams>,
+        report: &mut SolverReport,
+    ) -> f64 {
+        if self.normal_mass == 0.0 {
+            return 0.0;
+        }
         let p = &self.p;
-        let u = p.relative_velocity(bodies);
+        let (mut va, mut wa) = (bodies[p.a].velocity, bodies[p.a].angular_velocity);
+        let (mut vb, mut wb) = match p.b {
+            Some(b) => (bodies[b].velocity, bodies[b].angular_velocity),
+            None => (Vec3::zeros(), Vec3::zeros()),
+        };
+        let ua = va + wa.cross(&p.r_a);
+        let u = match p.b {
+            Some(_) => ua - (vb + wb.cross(&p.r_b)),
+            None => ua,
+        };
+        let mut change = 0.0;
+        let mut moved = false;
+        if let Some((dn, dt, c)) = self.update(u, mu, dt, tol) {
+            let p = &self.p;
+            report.impulses += 1;
+            let impulse = dn * p.n + dt.x * p.t1 + dt.y * p.t2;
+            va += impulse * p.inv_mass_a;
+            wa += dn * self.turn_a[0] + dt.x * self.turn_a[1] + dt.y * self.turn_a[2];
+            if p.b.is_some() {
+                vb -= impulse * p.inv_mass_b;
+                wb -= dn * self.turn_b[0] + dt.x * self.turn_b[1] + dt.y * self.turn_b[2];
+            }
+            change = c;
+            moved = true;
+        }
+        if let Some(params) = resist
+            && let Some(tau) = self.resistance(wa - wb, params)
+        {
+            let p = &self.p;
+            wa += p.inv_inertia_a * tau;
+            if p.b.is_some() {
+                wb -= p.inv_inertia_b * tau;
+            }
+            moved = true;
+        }
+        if moved {
+            let p = &self.p;
+            let ba = &mut bodies[p.a];
+            (ba.velocity, ba.angular_velocity) = (va, wa);
+            if let Some(b) = p.b {
+                let bb = &mut bodies[b];
+                (bb.velocity, bb.angular_velocity) = (vb, wb);
+            }
+        }
+        change
+    }
+
+    /// The normal and tangential impulse changes (dn, dt) of one projected Gauss-Seidel
+    /// update at relative velocity `u` (see the module doc), accumulated into the row,
+    /// and the square of the largest velocity change they make at the contact; `None`
+    /// if the contact does not take part or nothing changes.
+    #[inline(always)]
+    fn update(
+        &mut self,
+        u: Vec3,
+        mu: f64,
+        dt: f64,
+        tol: f64,
+    ) -> Option<(f64, nalgebra::Vector2<f64>, f64)> {
+        let p = &self.p;
         let un = u.dot(&p.n);
         // Speculative contact: it may close its gap within the step, u_n ≥ −gap/h.
         let floor = if p.gap > 0.0 { -p.gap / dt } else { 0.0 };
         if !self.started {
             if un >= floor - tol {
-                return 0.0;
+                return None;
             }
             self.started = true;
         }
@@ -200,15 +289,9 @@ impl Row {
             change = change.max((dt.x * self.k_t[0] + dt.y * self.k_t[1]).norm_squared());
         }
         if dn == 0.0 && dt == nalgebra::Vector2::zeros() {
-            return 0.0;
+            return None;
         }
-        if self.book_each {
-            let impulse = dn * p.n + dt.x * p.t1 + dt.y * p.t2;
-            self.apply(bodies, &impulse, report);
-        } else {
-            self.apply_components(bodies, dn, dt, report);
-        }
-        change
+        Some((dn, dt, change))
     }
 
     /// Apply the impulse dn n + dt₁ t₁ + dt₂ t₂ (on a; its opposite on b) through the
@@ -234,19 +317,18 @@ impl Row {
         }
     }
 
-    /// Rolling and spinning resistance (see `SolverParams::rolling_friction`): angular
-    /// impulses τ on a (−τ on b) that stop the relative rotation, clamped to
+    /// Rolling and spinning resistance (see `SolverParams::rolling_friction`) at the
+    /// relative angular velocity `w` = ω_a − ω_b: the change τ of the accumulated angular
+    /// impulses on a (−τ on b) that stop the relative rotation, clamped to
     /// |τ_n| ≤ μ_s λ_n about the normal and |τ_t| ≤ μ_r λ_n about the tangent plane.
     /// Their work τ·(ω_rel⁻ + ω_rel⁺)/2 is booked as friction dissipation, with the
-    /// pass's net work ([`ContactPass::book_net_work`]).
-    pub(super) fn resist_rotation(&mut self, bodies: &mut [RigidBody], params: &SolverParams) {
+    /// pass's net work ([`ContactPass::book_net_work`]). `None` when τ = 0.
+    fn resistance(&mut self, w: Vec3, params: &SolverParams) -> Option<Vec3> {
         if self.lambda_n <= 0.0 {
-            return;
+            return None;
         }
-        let p = &self.p;
         let inv = &self.inv_inertia_sum;
-        let w = relative_angular_velocity(p, bodies);
-        let n = p.n;
+        let n = self.p.n;
         let mut tau = Vec3::zeros();
         // Spin about n.
         let kn = self.k_spin;
@@ -274,13 +356,7 @@ impl Row {
                 self.roll = new;
             }
         }
-        if tau == Vec3::zeros() {
-            return;
-        }
-        bodies[p.a].angular_velocity += p.inv_inertia_a * tau;
-        if let Some(b) = p.b {
-            bodies[b].angular_velocity -= p.inv_inertia_b * tau;
-        }
+        (tau != Vec3::zeros()).then_some(tau)
     }
 
     /// Apply `impulse` and book its work against the moving side's point velocity (one

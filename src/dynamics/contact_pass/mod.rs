@@ -253,7 +253,7 @@ impl ContactPass {
             let mut p = PreparedContact::new(bodies, c);
             p.gap = speculative_gap(c, opened);
             v_ref = v_ref.max(-p.relative_velocity(bodies).dot(&p.n));
-            self.rows.push(Row::new(p, bodies));
+            self.rows.push(Row::new(p, bodies, dt));
         }
         self.displacement = last;
         self.displacement.clear();
@@ -346,7 +346,7 @@ impl ContactPass {
             // The largest squared velocity change of the sweep (`Row::solve`).
             let mut change: f64 = 0.0;
             for row in &mut self.rows {
-                change = change.max(row.sweep(bodies, friction, dt, tol, resist, report));
+                change = change.max(row.sweep(bodies, friction, tol, resist, report));
             }
             if change <= tol * tol {
                 break;
@@ -357,9 +357,7 @@ impl ContactPass {
         for (&(_, k), row) in self.order.iter().zip(&self.rows) {
             let c = &contacts[k];
             let un = row.p.relative_velocity(bodies).dot(&c.normal);
-            let gap = row.p.gap;
-            let floor = if gap > 0.0 { -gap / dt } else { 0.0 };
-            if un >= floor - tol {
+            if un >= row.floor - tol {
                 continue;
             }
             let mut p = row.p.clone();
@@ -374,10 +372,10 @@ impl ContactPass {
                     moving = Some((c.a, p.r_a, 1.0));
                 }
             }
-            let mut row = Row::new(p, bodies);
+            let mut row = Row::new(p, bodies, dt);
             row.moving = moving;
             row.book_each = true;
-            row.solve(bodies, friction, dt, tol, report);
+            row.solve(bodies, friction, tol, report);
         }
     }
 }

@@ -23,6 +23,9 @@ pub(super) struct Row {
     pub(super) normal_mass: f64,
     /// nᵀKn: the change of u_n per unit normal impulse.
     pub(super) k_nn: f64,
+    /// The normal velocity the update targets while it pushes: 0, or −gap/h for a
+    /// speculative contact (gap > 0), which may close its gap within the step.
+    pub(super) floor: f64,
     pub(super) lambda_n: f64,
     pub(super) lambda_t: nalgebra::Vector2<f64>,
     /// The multiplier γ of the last friction update that met the cone's edge
@@ -62,7 +65,7 @@ pub(super) struct Row {
 }
 
 impl Row {
-    pub(super) fn new(p: PreparedContact, bodies: &[RigidBody]) -> Self {
+    pub(super) fn new(p: PreparedContact, bodies: &[RigidBody], dt: f64) -> Self {
         let knn = p.n.dot(&(p.k * p.n));
         let (t1, t2) = (p.t1, p.t2);
         let ktt = nalgebra::Matrix2::new(
@@ -77,8 +80,10 @@ impl Row {
         let turn_a = dirs.map(|d| p.inv_inertia_a * p.r_a.cross(&d));
         let turn_b = dirs.map(|d| p.inv_inertia_b * p.r_b.cross(&d));
         let inv_inertia_sum = p.inv_inertia_a + p.inv_inertia_b;
+        let k_spin = p.n.dot(&(inv_inertia_sum * p.n));
         Row {
-            k_spin: p.n.dot(&(inv_inertia_sum * p.n)),
+            k_spin,
+            floor: if p.gap > 0.0 { -p.gap / dt } else { 0.0 },
             inv_inertia_sum,
             k_t: [p.k * t1, p.k * t2],
             kn_t: nalgebra::Vector2::new(t1.dot(&k_n), t2.dot(&k_n)),
@@ -156,7 +161,6 @@ impl Row {
         &mut self,
         bodies: &mut [RigidBody],
         mu: f64,
-        dt: f64,
         tol: f64,
         report: &mut SolverReport,
     ) -> f64 {
@@ -164,7 +168,7 @@ impl Row {
             return 0.0;
         }
         let u = self.p.relative_velocity(bodies);
-        let Some((dn, dt, change)) = self.update(u, mu, dt, tol) else {
+        let Some((dn, dt, change)) = self.update(u, mu, tol) else {
             return 0.0;
         };
         if self.book_each {
@@ -184,7 +188,6 @@ impl Row {
         &mut self,
         bodies: &mut [RigidBody],
         mu: f64,
-        dt: f64,
         tol: f64,
         resist: Option<&SolverParams>,
         report: &mut SolverReport,
@@ -205,7 +208,7 @@ impl Row {
         };
         let mut change = 0.0;
         let mut moved = false;
-        if let Some((dn, dt, c)) = self.update(u, mu, dt, tol) {
+        if let Some((dn, dt, c)) = self.update(u, mu, tol) {
             let p = &self.p;
             report.impulses += 1;
             let impulse = dn * p.n + dt.x * p.t1 + dt.y * p.t2;
@@ -245,17 +248,10 @@ impl Row {
     /// and the square of the largest velocity change they make at the contact; `None`
     /// if the contact does not take part or nothing changes.
     #[inline(always)]
-    fn update(
-        &mut self,
-        u: Vec3,
-        mu: f64,
-        dt: f64,
-        tol: f64,
-    ) -> Option<(f64, nalgebra::Vector2<f64>, f64)> {
+    fn update(&mut self, u: Vec3, mu: f64, tol: f64) -> Option<(f64, nalgebra::Vector2<f64>, f64)> {
         let p = &self.p;
         let un = u.dot(&p.n);
-        // Speculative contact: it may close its gap within the step, u_n ≥ −gap/h.
-        let floor = if p.gap > 0.0 { -p.gap / dt } else { 0.0 };
+        let floor = self.floor;
         if !self.started {
             if un >= floor - tol {
                 return None;

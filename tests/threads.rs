@@ -1,9 +1,12 @@
 //! Parallel work gives the same numbers whatever the thread count: the narrow phase
-//! runs in chunks on rayon's pool and appends their contacts in chunk order, so a run
-//! on one thread and on two is bit-identical (state, contacts, ledger).
+//! runs in chunks on rayon's pool and appends their contacts in chunk order, and the
+//! contact pass sweeps two halves of disjoint bodies side by side (split by position,
+//! not by thread count), so a run on one thread and on two is bit-identical (state,
+//! contacts, ledger).
 
 use impulse_lab::World;
 use impulse_lab::collision::NARROW_CHUNK;
+use impulse_lab::dynamics::contact_pass::SPLIT_ROWS;
 use impulse_lab::dynamics::solver::SolverKind;
 use impulse_lab::scene::{load_scene, resolve_scene};
 
@@ -27,7 +30,8 @@ fn run(scene: &str, kind: SolverKind, steps: usize, threads: usize) -> World {
     })
 }
 
-fn same_on_one_and_two_threads(scene: &str, kind: SolverKind, steps: usize) {
+/// `halves`: the run ends with enough contacts that the contact pass splits into halves.
+fn same_on_one_and_two_threads(scene: &str, kind: SolverKind, steps: usize, halves: bool) {
     let one = run(scene, kind, steps, 1);
     let two = run(scene, kind, steps, 2);
     // Several chunks of work, or the test shows nothing.
@@ -38,6 +42,11 @@ fn same_on_one_and_two_threads(scene: &str, kind: SolverKind, steps: usize) {
         one.bodies.len()
     );
     common::assert_same_state(&one.bodies, &two.bodies, &format!("{scene} {kind}"));
+    assert!(
+        !halves || one.contacts.len() >= SPLIT_ROWS,
+        "{scene}: {} contacts, the contact pass did not split",
+        one.contacts.len()
+    );
     assert_eq!(one.contacts, two.contacts, "{scene} {kind}: contacts");
     let ledger = |w: &World| {
         [
@@ -52,10 +61,11 @@ fn same_on_one_and_two_threads(scene: &str, kind: SolverKind, steps: usize) {
 
 #[test]
 fn a_sphere_pile_is_bit_identical_on_one_and_two_threads() {
-    same_on_one_and_two_threads("pile_spheres_1080", SolverKind::Sqm, 120);
+    same_on_one_and_two_threads("pile_spheres_1080", SolverKind::Sqm, 120, false);
 }
 
+/// 1,000 steps: the pile has formed enough that the contact pass splits into halves.
 #[test]
 fn the_mixed_pour_is_bit_identical_on_one_and_two_threads() {
-    same_on_one_and_two_threads("pour_mixed", SolverKind::Jolt, 600);
+    same_on_one_and_two_threads("pour_mixed", SolverKind::Jolt, 1000, true);
 }

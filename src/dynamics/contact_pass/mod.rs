@@ -84,11 +84,13 @@ use crate::dynamics::warm_start::ImpulseCache;
 use crate::math::Vec3;
 
 mod friction;
+mod halves;
 mod projection;
 mod row;
 mod safeguard;
 
 pub use friction::nearest_in_disk;
+pub use halves::SPLIT_ROWS;
 use projection::{ProjectionRow, speculative_gap};
 use row::{Row, freeze_a, freeze_b};
 
@@ -111,6 +113,24 @@ pub struct ContactPass {
     displacement: Vec<(Vec3, Vec3)>,
     /// Per body: v and ω before the pass (see [`DISSIPATION_SLACK`]).
     saved: Vec<(Vec3, Vec3)>,
+    /// The sweeps' velocities (v, ω) of the dynamic bodies the contacts touch, by slot
+    /// (`halves.rs`), and each body's slot ([`NO_SLOT`] for a static body or one in no
+    /// contact).
+    vel: Vec<[Vec3; 2]>,
+    slot: Vec<u32>,
+    /// Slots `..left_slots` are the left half's bodies. The rows come in bands of levels
+    /// (bottom up); band i ends its rows touching only left bodies at `bands[i][0]`, then
+    /// its rows touching only right ones at `bands[i][1]`, then its rows touching both
+    /// at `bands[i][2]` (`halves.rs`).
+    left_slots: usize,
+    bands: Vec<[usize; 3]>,
+    /// `bottom_up[j]`: position in `order` and `rows` of the j-th contact bottom up
+    /// (empty when the rows are in that order).
+    bottom_up: Vec<u32>,
+    touched: Vec<usize>,
+    keyed: Vec<(f64, usize)>,
+    grouped: Vec<(u32, u8, usize)>,
+    reordered: Vec<(u64, usize)>,
 }
 
 impl Clone for ContactPass {
@@ -124,6 +144,10 @@ impl Clone for ContactPass {
 }
 
 const NO_LEVEL: u32 = u32::MAX;
+
+/// No solver slot: a static body (its velocity is zero, `RigidBody::into_static`), or a
+/// container side.
+const NO_SLOT: u32 = u32::MAX;
 
 /// Resting contacts count as approaching when faster than this fraction of
 /// `rest_velocity` (see [`ContactPass::run`]).
@@ -237,6 +261,7 @@ impl ContactPass {
             self.order.push((self.rank(bodies, c.a).max(rb), k));
         }
         self.order.sort_unstable();
+        self.split_halves(bodies, contacts, up);
 
         // Approach tolerance (see the doc above).
         let mut v_ref: f64 = 0.0;
@@ -246,14 +271,17 @@ impl ContactPass {
         // pass, or the bodies changed): a gap it opened is not room to fall into.
         let last = std::mem::take(&mut self.displacement);
         let opened: &[(Vec3, Vec3)] = if last.len() == n { &last } else { &[] };
-        // Rows in the order the sweeps visit them (`rows[i]` is contact `order[i].1`),
-        // so that a sweep reads them front to back.
+        // Rows in the order the sweeps visit them (`rows[i]` is contact `order[i].1`:
+        // bottom up, or bottom up within each group of `halves.rs`), so that a sweep
+        // reads them front to back.
         for &(_, k) in &self.order {
             let c = &contacts[k];
             let mut p = PreparedContact::new(bodies, c);
             p.gap = speculative_gap(c, opened);
             v_ref = v_ref.max(-p.relative_velocity(bodies).dot(&p.n));
-            self.rows.push(Row::new(p, bodies, dt));
+            let mut row = Row::new(p, bodies, dt);
+            row.slots = [self.slot[c.a], c.b.map_or(NO_SLOT, |b| self.slot[b])];
+            self.rows.push(row);
         }
         self.displacement = last;
         self.displacement.clear();
@@ -338,23 +366,54 @@ impl ContactPass {
                 row.warm_start(bodies, &self.cache, contacts[k].feature, friction, report);
             }
         }
-        // 4. projected Gauss-Seidel sweeps over all contacts, bottom up
+        // 4. projected Gauss-Seidel sweeps over all contacts, bottom up (within each
+        // half, the halves side by side: `halves.rs`), on the bodies' velocities
+        // gathered by slot
         let resist =
             (params.rolling_friction > 0.0 || params.spinning_friction > 0.0).then_some(params);
+        self.vel.clear();
+        self.vel.resize(self.touched.len(), [Vec3::zeros(); 2]);
+        for &i in &self.touched {
+            self.vel[self.slot[i] as usize] = [bodies[i].velocity, bodies[i].angular_velocity];
+        }
+        let sweep = |rows: &mut [Row], vel: &mut [[Vec3; 2]], offset: usize| {
+            // The largest squared velocity change (`Row::sweep`) and the impulses.
+            let (mut change, mut impulses) = (0.0_f64, 0);
+            for row in rows {
+                change = change.max(row.sweep(vel, offset, friction, tol, resist, &mut impulses));
+            }
+            (change, impulses)
+        };
         for _ in 0..max_sweeps {
             report.contact_sweeps += 1;
-            // The largest squared velocity change of the sweep (`Row::solve`).
             let mut change: f64 = 0.0;
-            for row in &mut self.rows {
-                change = change.max(row.sweep(bodies, friction, tol, resist, report));
+            let mut start = 0;
+            for &[a_end, b_end, c_end] in &self.bands {
+                let (ab, c) = self.rows[start..c_end].split_at_mut(b_end - start);
+                let (a, b) = ab.split_at_mut(a_end - start);
+                let (left, right) = self.vel.split_at_mut(self.left_slots);
+                let ((ca, ia), (cb, ib)) = if b.is_empty() {
+                    (sweep(a, left, 0), (0.0, 0))
+                } else {
+                    rayon::join(|| sweep(a, left, 0), || sweep(b, right, self.left_slots))
+                };
+                let (cc, ic) = sweep(c, &mut self.vel, 0);
+                report.impulses += ia + ib + ic;
+                change = change.max(ca).max(cb).max(cc);
+                start = c_end;
             }
             if change <= tol * tol {
                 break;
             }
         }
+        for &i in &self.touched {
+            [bodies[i].velocity, bodies[i].angular_velocity] = self.vel[self.slot[i] as usize];
+        }
         self.book_net_work(bodies, report);
         // 5. one shock-propagation sweep, bottom up, lower side frozen
-        for (&(_, k), row) in self.order.iter().zip(&self.rows) {
+        for j in 0..self.rows.len() {
+            let pos = self.bottom_up(j);
+            let (k, row) = (self.order[pos].1, &self.rows[pos]);
             let c = &contacts[k];
             let un = row.p.relative_velocity(bodies).dot(&c.normal);
             if un >= row.floor - tol {

@@ -91,8 +91,13 @@ impl ContactPass {
         // Rows in the velocity pass's bottom-up order when it ran on these contacts (it
         // sorted every one of them), else in the contacts' order.
         let bottom_up = self.order.len() == contacts.len();
-        for i in 0..contacts.len() {
-            let k = if bottom_up { self.order[i].1 } else { i };
+        for j in 0..contacts.len() {
+            let i = if bottom_up {
+                self.bottom_up(j)
+            } else {
+                usize::MAX
+            };
+            let k = if bottom_up { self.order[i].1 } else { j };
             let c = &contacts[k];
             let (ra, rb) = (
                 self.rank(bodies, c.a),
@@ -101,7 +106,7 @@ impl ContactPass {
             // The velocity pass's prepared data for this contact, if it ran on them (its
             // rows are in its order).
             let fresh;
-            let p = match self.rows.get(if bottom_up { i } else { usize::MAX }) {
+            let p = match self.rows.get(i) {
                 Some(row) if row.p.a == c.a && row.p.b == c.b => &row.p,
                 _ => {
                     fresh = PreparedContact::new(bodies, c);

@@ -1,6 +1,7 @@
 //! One contact of the velocity pass: its prepared data, accumulated impulses and the
 //! projected Gauss-Seidel update (steps 3-5 of the `contact_pass` module doc).
 
+use super::NO_SLOT;
 use super::friction::TangentMetric;
 use crate::body::RigidBody;
 use crate::collision::FeatureId;
@@ -43,6 +44,9 @@ pub(super) struct Row {
     /// impulse along d (zero for a static or frozen side).
     pub(super) turn_a: [Vec3; 3],
     pub(super) turn_b: [Vec3; 3],
+    /// The sweeps' velocity slots of side a and side b (`ContactPass::vel`; `NO_SLOT`
+    /// for a static body or a container).
+    pub(super) slots: [u32; 2],
     /// Whether the contact takes part (it approached, or was warm started).
     pub(super) started: bool,
     /// Book each impulse's work as it is applied (the shock-propagation rows), instead
@@ -105,6 +109,7 @@ impl Row {
             u_start: p.relative_velocity(bodies),
             w_start: relative_angular_velocity(&p, bodies),
             book_each: false,
+            slots: [NO_SLOT; 2],
             p,
         }
     }
@@ -182,25 +187,28 @@ impl Row {
     }
 
     /// One update of a sweep: [`Self::solve`] then, with `resist`, [`Self::resistance`],
-    /// the same arithmetic in the same order, but with the two bodies' velocities read
-    /// once and written once (a sweep is bound by the latency of this chain).
+    /// the same arithmetic in the same order, on the velocities of the row's slots in
+    /// `vel` (slot s at `vel[s − offset]`; a side with no slot has zero velocity and is
+    /// not written), read once and written once.
     pub(super) fn sweep(
         &mut self,
-        bodies: &mut [RigidBody],
+        vel: &mut [[Vec3; 2]],
+        offset: usize,
         mu: f64,
         tol: f64,
         resist: Option<&SolverParams>,
-        report: &mut SolverReport,
+        impulses: &mut u32,
     ) -> f64 {
         if self.normal_mass == 0.0 {
             return 0.0;
         }
-        let p = &self.p;
-        let (mut va, mut wa) = (bodies[p.a].velocity, bodies[p.a].angular_velocity);
-        let (mut vb, mut wb) = match p.b {
-            Some(b) => (bodies[b].velocity, bodies[b].angular_velocity),
-            None => (Vec3::zeros(), Vec3::zeros()),
+        let load = |s: u32| match s {
+            NO_SLOT => [Vec3::zeros(); 2],
+            s => vel[s as usize - offset],
         };
+        let [mut va, mut wa] = load(self.slots[0]);
+        let [mut vb, mut wb] = load(self.slots[1]);
+        let p = &self.p;
         let ua = va + wa.cross(&p.r_a);
         let u = match p.b {
             Some(_) => ua - (vb + wb.cross(&p.r_b)),
@@ -210,7 +218,7 @@ impl Row {
         let mut moved = false;
         if let Some((dn, dt, c)) = self.update(u, mu, tol) {
             let p = &self.p;
-            report.impulses += 1;
+            *impulses += 1;
             let impulse = dn * p.n + dt.x * p.t1 + dt.y * p.t2;
             va += impulse * p.inv_mass_a;
             wa += dn * self.turn_a[0] + dt.x * self.turn_a[1] + dt.y * self.turn_a[2];
@@ -232,12 +240,11 @@ impl Row {
             moved = true;
         }
         if moved {
-            let p = &self.p;
-            let ba = &mut bodies[p.a];
-            (ba.velocity, ba.angular_velocity) = (va, wa);
-            if let Some(b) = p.b {
-                let bb = &mut bodies[b];
-                (bb.velocity, bb.angular_velocity) = (vb, wb);
+            if self.slots[0] != NO_SLOT {
+                vel[self.slots[0] as usize - offset] = [va, wa];
+            }
+            if self.slots[1] != NO_SLOT {
+                vel[self.slots[1] as usize - offset] = [vb, wb];
             }
         }
         change

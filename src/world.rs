@@ -385,6 +385,11 @@ impl World {
         self.ledger.sample(self.step_index, self.time, e, 0)
     }
 
+    /// The shared contact pass (its state after the last step).
+    pub fn contact_pass(&self) -> &ContactPass {
+        &self.contact_pass
+    }
+
     /// Number of bodies asleep.
     pub fn sleeping_bodies(&self) -> usize {
         self.sleeping.iter().filter(|&&s| s).count()

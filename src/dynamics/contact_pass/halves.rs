@@ -142,6 +142,20 @@ impl ContactPass {
         std::mem::swap(&mut self.order, &mut self.reordered);
     }
 
+    /// Rows of the last pass touching only the left half's bodies, only the right
+    /// half's, and both (all in the first when it did not split), and its number of bands.
+    pub fn halves_rows(&self) -> ([usize; 3], usize) {
+        let mut rows = [0; 3];
+        let mut start = 0;
+        for &[a, b, c] in &self.bands {
+            rows[0] += a - start;
+            rows[1] += b - a;
+            rows[2] += c - b;
+            start = c;
+        }
+        (rows, self.bands.len())
+    }
+
     /// Position in `self.order` and `self.rows` of the `j`-th contact bottom up.
     pub(super) fn bottom_up(&self, j: usize) -> usize {
         self.bottom_up.get(j).map_or(j, |&p| p as usize)

@@ -43,7 +43,11 @@ use crate::dynamics::solver::{
 use crate::dynamics::warm_start::ImpulseCache;
 use crate::energy::{EnergyLedger, EnergySample, StateEnergy};
 use crate::math::Vec3;
+use rayon::prelude::*;
 use std::time::{Duration, Instant};
+
+/// Fewest bodies a thread takes in the per-body loops of the step (kick and drift).
+const PER_BODY_CHUNK: usize = 256;
 
 /// Wall-clock time spent in each phase of the last step.
 #[derive(Clone, Copy, Debug, Default)]
@@ -157,6 +161,8 @@ pub struct World {
     omega_start: Vec<Vec3>,
     /// Scratch: ω after the kick, before the solver (what free flight would keep).
     omega_kick: Vec<Vec3>,
+    /// Per body: the kick's kinetic-energy change (summed in body order).
+    kick_energies: Vec<f64>,
     /// Scratch: external acceleration g + F/m of each body.
     acceleration: Vec<Vec3>,
     impact: ImpactTiming,
@@ -229,6 +235,7 @@ impl World {
             velocity_start: Vec::new(),
             omega_start: Vec::new(),
             omega_kick: Vec::new(),
+            kick_energies: Vec::new(),
             acceleration: Vec::new(),
             impact: ImpactTiming::default(),
             wrench: Vec::new(),
@@ -544,23 +551,41 @@ impl World {
             self.wrench[f.body].0 += f.force;
             self.wrench[f.body].1 += f.offset.cross(&f.force);
         }
+        // Per body in parallel (each body's own arithmetic), the energy changes summed
+        // in body order after: the same numbers on any number of threads.
+        let (gravity, rotation) = (self.gravity, self.rotation);
+        self.kick_energies.clear();
+        self.bodies
+            .par_iter_mut()
+            .zip(&self.wrench)
+            .zip(&self.sleeping)
+            .with_min_len(PER_BODY_CHUNK)
+            .map(|((b, (force, torque)), &asleep)| {
+                if b.is_static() || asleep {
+                    return 0.0;
+                }
+                let k0 = b.kinetic_energy_translational() + b.kinetic_energy_rotational();
+                b.velocity += h * (gravity + force * b.inv_mass);
+                b.angular_velocity = rotation.integrate_angular_velocity(
+                    &b.inertia,
+                    &b.orientation,
+                    &b.angular_velocity,
+                    torque,
+                    h,
+                );
+                b.kinetic_energy_translational() + b.kinetic_energy_rotational() - k0
+            })
+            .collect_into_vec(&mut self.kick_energies);
         let mut kick_energy = 0.0;
-        for ((b, (force, torque)), &asleep) in
-            self.bodies.iter_mut().zip(&self.wrench).zip(&self.sleeping)
+        for ((b, &dk), &asleep) in self
+            .bodies
+            .iter()
+            .zip(&self.kick_energies)
+            .zip(&self.sleeping)
         {
-            if b.is_static() || asleep {
-                continue;
+            if !b.is_static() && !asleep {
+                kick_energy += dk;
             }
-            let k0 = b.kinetic_energy_translational() + b.kinetic_energy_rotational();
-            b.velocity += h * (self.gravity + force * b.inv_mass);
-            b.angular_velocity = self.rotation.integrate_angular_velocity(
-                &b.inertia,
-                &b.orientation,
-                &b.angular_velocity,
-                torque,
-                h,
-            );
-            kick_energy += b.kinetic_energy_translational() + b.kinetic_energy_rotational() - k0;
         }
         self.omega_kick.clear();
         self.omega_kick
@@ -690,23 +715,30 @@ impl World {
             let w = drift(&self.omega_start[f.body], &b.angular_velocity);
             external += h * (f.force.dot(&v) + f.offset.cross(&f.force).dot(&w));
         }
-        for (i, b) in self.bodies.iter_mut().enumerate() {
-            if b.is_static() || self.sleeping[i] {
-                continue;
-            }
-            b.position += h * drift(&self.velocity_start[i], &b.velocity);
-            // The solver's change of ω is an angular impulse: kept in the world frame.
-            let (q, w) = self.rotation.integrate_orientation_with_impulse(
-                &b.inertia,
-                &b.orientation,
-                &self.omega_start[i],
-                &self.omega_kick[i],
-                &b.angular_velocity,
-                h,
-            );
-            b.orientation = q;
-            b.angular_velocity = w;
-        }
+        let (sleeping, velocity_start) = (&self.sleeping, &self.velocity_start);
+        let (omega_start, omega_kick) = (&self.omega_start, &self.omega_kick);
+        let rotation = self.rotation;
+        self.bodies
+            .par_iter_mut()
+            .enumerate()
+            .with_min_len(PER_BODY_CHUNK)
+            .for_each(|(i, b)| {
+                if b.is_static() || sleeping[i] {
+                    return;
+                }
+                b.position += h * drift(&velocity_start[i], &b.velocity);
+                // The solver's change of ω is an angular impulse: kept in the world frame.
+                let (q, w) = rotation.integrate_orientation_with_impulse(
+                    &b.inertia,
+                    &b.orientation,
+                    &omega_start[i],
+                    &omega_kick[i],
+                    &b.angular_velocity,
+                    h,
+                );
+                b.orientation = q;
+                b.angular_velocity = w;
+            });
         self.fall_asleep();
         let t4 = Instant::now();
 

@@ -82,6 +82,7 @@ use crate::body::RigidBody;
 use crate::collision::Contact;
 use crate::dynamics::warm_start::ImpulseCache;
 use crate::math::Vec3;
+use rayon::prelude::*;
 
 mod friction;
 mod halves;
@@ -144,6 +145,9 @@ impl Clone for ContactPass {
 }
 
 const NO_LEVEL: u32 = u32::MAX;
+
+/// Fewest rows a thread builds at once.
+const ROW_CHUNK: usize = 128;
 
 /// No solver slot: a static body (its velocity is zero, `RigidBody::into_static`), or a
 /// container side.
@@ -264,8 +268,6 @@ impl ContactPass {
         self.split_halves(bodies, contacts, up);
 
         // Approach tolerance (see the doc above).
-        let mut v_ref: f64 = 0.0;
-        self.rows.clear();
         let warm = params.rest_velocity > 0.0;
         // The last projection's displacements (none if it did not run since the last
         // pass, or the bodies changed): a gap it opened is not room to fall into.
@@ -273,16 +275,24 @@ impl ContactPass {
         let opened: &[(Vec3, Vec3)] = if last.len() == n { &last } else { &[] };
         // Rows in the order the sweeps visit them (`rows[i]` is contact `order[i].1`:
         // bottom up, or bottom up within each group of `halves.rs`), so that a sweep
-        // reads them front to back.
-        for &(_, k) in &self.order {
-            let c = &contacts[k];
-            let mut p = PreparedContact::new(bodies, c);
-            p.gap = speculative_gap(c, opened);
-            v_ref = v_ref.max(-p.relative_velocity(bodies).dot(&p.n));
-            let mut row = Row::new(p, bodies, dt);
-            row.slots = [self.slot[c.a], c.b.map_or(NO_SLOT, |b| self.slot[b])];
-            self.rows.push(row);
-        }
+        // reads them front to back. Each row is its contact's alone: built in parallel.
+        let (shared, slot): (&[RigidBody], &[u32]) = (bodies, &self.slot);
+        self.order
+            .par_iter()
+            .with_min_len(ROW_CHUNK)
+            .map(|&(_, k)| {
+                let c = &contacts[k];
+                let mut p = PreparedContact::new(shared, c);
+                p.gap = speculative_gap(c, opened);
+                let mut row = Row::new(p, shared, dt);
+                row.slots = [slot[c.a], c.b.map_or(NO_SLOT, |b| slot[b])];
+                row
+            })
+            .collect_into_vec(&mut self.rows);
+        let v_ref = self
+            .rows
+            .iter()
+            .fold(0.0_f64, |v, row| v.max(-row.u_start.dot(&row.p.n)));
         self.displacement = last;
         self.displacement.clear();
         let tol = (params.tolerance * v_ref).max(REST_TOLERANCE * params.rest_velocity);

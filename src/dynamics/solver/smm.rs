@@ -140,7 +140,7 @@ use super::{
 };
 use crate::body::RigidBody;
 use crate::dynamics::contact_pass::REST_TOLERANCE;
-use crate::math::Vec3;
+use crate::math::{Mat3, Vec3};
 
 /// How a contact's impulse is parametrised and which rows it contributes.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -196,7 +196,11 @@ pub struct SmmSolver {
     /// Dynamic bodies touched by the system's rows (the only ones whose velocities the
     /// impulses change).
     system_bodies: Vec<usize>,
-    body_mark: Vec<bool>,
+    /// Slot of each body in `bodies` (global index; `usize::MAX` outside the system).
+    slot: Vec<usize>,
+    /// The unknowns of the current rows, in the order of λ.
+    unknowns: Vec<Unknown>,
+    bodies: SystemBodies,
     /// Velocity changes per body (global index; only island bodies are used).
     dv: Vec<Vec3>,
     dw: Vec<Vec3>,
@@ -220,14 +224,13 @@ fn dot(a: &[f64], b: &[f64]) -> f64 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
 
-/// Impulse on a at the contact of `row` from its unknowns in `x`, through the impulse
-/// parametrisation B (`through_b`) or through the row directions C (for Aᵀ).
-fn row_impulse(c: &PreparedContact, row: &Row, x: &[f64], through_b: bool) -> Vec3 {
+/// Impulse on a at the contact of `row` from its unknowns in `x` (the impulse
+/// parametrisation B).
+fn row_impulse(c: &PreparedContact, row: &Row, x: &[f64]) -> Vec3 {
     let o = row.offset;
     match row.mode {
         Mode::Frictionless => x[o] * c.n,
-        Mode::Sliding { dir } if through_b => x[o] * dir,
-        Mode::Sliding { .. } => x[o] * c.n,
+        Mode::Sliding { dir } => x[o] * dir,
         Mode::Sticking => x[o] * c.n + x[o + 1] * c.t1 + x[o + 2] * c.t2,
     }
 }
@@ -251,79 +254,114 @@ fn slip_direction(c: &PreparedContact, u0: &Vec3) -> Option<Vec3> {
     (slip > 1e-12 * u0.norm()).then(|| ut / slip)
 }
 
+/// The Jacobian of a direction e at a contact. The relative velocity along e is
+/// e·u = e·v_a + (r_a × e)·ω_a − e·v_b − (r_b × e)·ω_b, and an impulse λ e on a (−λ e on
+/// b) changes the momenta of a and b by λ (e, r_a × e) and −λ (e, r_b × e) (eqs. 95-102):
+/// the same three vectors serve the product Wλ (scatter) and the rows (gather).
+#[derive(Clone, Copy, Debug, Default)]
+struct Jacobian {
+    lin: Vec3,
+    /// r_a × e.
+    ang_a: Vec3,
+    /// −r_b × e.
+    ang_b: Vec3,
+}
+
+impl Jacobian {
+    fn new(c: &PreparedContact, e: Vec3) -> Self {
+        Jacobian {
+            lin: e,
+            ang_a: c.r_a.cross(&e),
+            ang_b: -c.r_b.cross(&e),
+        }
+    }
+}
+
+/// One unknown λⱼ of the system: its bodies, the Jacobians of its impulse direction
+/// (column j of B) and of its row direction (row j of C), and the diagonal entry of A.
+#[derive(Clone, Copy, Debug, Default)]
+struct Unknown {
+    /// Slots of bodies a and b in [`SystemBodies`]; a static body or a container takes
+    /// the last slot, whose inverse mass and inertia are zero.
+    a: usize,
+    b: usize,
+    impulse: Jacobian,
+    row: Jacobian,
+    /// eⱼᵀ K eⱼ (K of eq. 9, eⱼ the row direction): the diagonal entry of A for the
+    /// frictionless and sticking rows.
+    diag: f64,
+}
+
+/// The dynamic bodies of one system, in slots (the last one a static placeholder).
+#[derive(Clone, Default)]
+struct SystemBodies {
+    inv_mass: Vec<f64>,
+    /// World-frame inverse inertia.
+    inv_inertia: Vec<Mat3>,
+    /// Linear and angular impulse sums of a product, turned into the velocity changes
+    /// Δv = p/m, Δω = I⁻¹ L in place.
+    dv: Vec<Vec3>,
+    dw: Vec<Vec3>,
+}
+
 /// The matrix-free impulse operator of one island: A λ = Cᵀ W B λ, with B the impulse
 /// parametrisation of each contact and C its rows (equal except for sliding contacts).
 struct Operator<'a> {
-    prepared: &'a [PreparedContact],
-    rows: &'a [Row],
-    system_bodies: &'a [usize],
-    dv: &'a mut [Vec3],
-    dw: &'a mut [Vec3],
+    unknowns: &'a [Unknown],
+    bodies: &'a mut SystemBodies,
     /// Regularisation δ ≥ 0: the operator is A + δ diag(A) (see "Ill-conditioned
     /// systems" in the module doc); 0 for the exact system.
     damping: f64,
 }
 
 impl Operator<'_> {
-    /// Body velocity changes (dv, dw) caused by the impulses of λ = `x`
-    /// (momentum rows, eqs. 95-102).
+    /// Body velocity changes (into `bodies.dv`, `bodies.dw`) caused by the impulses of
+    /// λ = `x` through the impulse directions B, or through the row directions C (for
+    /// Aᵀ) (momentum rows, eqs. 95-102).
     fn accumulate(&mut self, x: &[f64], through_b: bool) {
-        for &k in self.system_bodies {
-            self.dv[k] = Vec3::zeros();
-            self.dw[k] = Vec3::zeros();
+        let SystemBodies {
+            inv_mass,
+            inv_inertia,
+            dv,
+            dw,
+        } = &mut *self.bodies;
+        dv.fill(Vec3::zeros());
+        dw.fill(Vec3::zeros());
+        for (u, &xj) in self.unknowns.iter().zip(x) {
+            let e = if through_b { &u.impulse } else { &u.row };
+            let p = xj * e.lin;
+            dv[u.a] += p;
+            dw[u.a] += xj * e.ang_a;
+            dv[u.b] -= p;
+            dw[u.b] += xj * e.ang_b;
         }
-        for row in self.rows {
-            let c = &self.prepared[row.contact];
-            let p = row_impulse(c, row, x, through_b);
-            if c.inv_mass_a > 0.0 {
-                self.dv[c.a] += p * c.inv_mass_a;
-                self.dw[c.a] += c.inv_inertia_a * c.r_a.cross(&p);
-            }
-            if let Some(b) = c.b.filter(|_| c.inv_mass_b > 0.0) {
-                self.dv[b] -= p * c.inv_mass_b;
-                self.dw[b] -= c.inv_inertia_b * c.r_b.cross(&p);
-            }
+        for (((v, w), m), i) in dv
+            .iter_mut()
+            .zip(dw.iter_mut())
+            .zip(&*inv_mass)
+            .zip(&*inv_inertia)
+        {
+            *v *= *m;
+            *w = i * *w;
         }
     }
 
-    /// eⱼᵀ K eⱼ for every unknown j (K of eq. 9, eⱼ its row direction: n, or t₁, t₂
-    /// for the sticking rows): the diagonal of the frictionless and sticking A.
+    /// eⱼᵀ K eⱼ for every unknown j: the diagonal of the frictionless and sticking A.
     fn diagonal(&self, d: &mut [f64]) {
-        for row in self.rows {
-            let c = &self.prepared[row.contact];
-            let o = row.offset;
-            d[o] = c.n.dot(&(c.k * c.n));
-            if row.mode == Mode::Sticking {
-                d[o + 1] = c.t1.dot(&(c.k * c.t1));
-                d[o + 2] = c.t2.dot(&(c.k * c.t2));
-            }
+        for (dj, u) in d.iter_mut().zip(self.unknowns) {
+            *dj = u.diag;
         }
     }
 
     /// y = A x (`transpose` = false) or y = Aᵀ x, plus δ diag(A) x when damped.
     fn apply(&mut self, x: &[f64], y: &mut [f64], transpose: bool) {
         self.accumulate(x, !transpose);
-        for row in self.rows {
-            let c = &self.prepared[row.contact];
-            let du = delta_u(self.dv, self.dw, c);
-            let o = row.offset;
-            match row.mode {
-                Mode::Frictionless => y[o] = c.n.dot(&du),
-                Mode::Sliding { dir } if transpose => y[o] = dir.dot(&du),
-                Mode::Sliding { .. } => y[o] = c.n.dot(&du),
-                Mode::Sticking => {
-                    y[o] = c.n.dot(&du);
-                    y[o + 1] = c.t1.dot(&du);
-                    y[o + 2] = c.t2.dot(&du);
-                }
-            }
+        let SystemBodies { dv, dw, .. } = &*self.bodies;
+        for ((u, yj), &xj) in self.unknowns.iter().zip(y.iter_mut()).zip(x) {
+            let e = if transpose { &u.impulse } else { &u.row };
+            *yj = e.lin.dot(&(dv[u.a] - dv[u.b])) + e.ang_a.dot(&dw[u.a]) + e.ang_b.dot(&dw[u.b]);
             if self.damping > 0.0 {
-                // diag(A): n·K n (and t·K t for sticking rows), K of eq. 9.
-                y[o] += self.damping * c.n.dot(&(c.k * c.n)) * x[o];
-                if row.mode == Mode::Sticking {
-                    y[o + 1] += self.damping * c.t1.dot(&(c.k * c.t1)) * x[o + 1];
-                    y[o + 2] += self.damping * c.t2.dot(&(c.k * c.t2)) * x[o + 2];
-                }
+                *yj += self.damping * u.diag * xj;
             }
         }
     }
@@ -480,12 +518,12 @@ impl SmmSolver {
         params: &super::SolverParams,
         report: &mut SolverReport,
     ) -> Result<(), String> {
-        self.collect_system_bodies();
         let mut n = 0;
         for row in &mut self.rows {
             row.offset = n;
             n += row.unknowns();
         }
+        self.build_system();
         self.krylov.resize(n);
         let symmetric = self
             .rows
@@ -519,11 +557,8 @@ impl SmmSolver {
             .max_iterations
             .saturating_add(u32::try_from(4 * n).unwrap_or(u32::MAX));
         let mut op = Operator {
-            prepared: &self.prepared,
-            rows: &self.rows,
-            system_bodies: &self.system_bodies,
-            dv: &mut self.dv,
-            dw: &mut self.dw,
+            unknowns: &self.unknowns,
+            bodies: &mut self.bodies,
             damping: 0.0,
         };
         let mut iterations = if symmetric {
@@ -581,24 +616,76 @@ impl SmmSolver {
         Ok(())
     }
 
-    /// The dynamic bodies of the rows into `system_bodies`.
-    fn collect_system_bodies(&mut self) {
+    /// The dynamic bodies of the rows into `system_bodies` and their slots, masses and
+    /// inertias into `slot` and `bodies`; the unknowns of the rows into `unknowns`.
+    fn build_system(&mut self) {
+        for &k in &self.system_bodies {
+            self.slot[k] = usize::MAX;
+        }
         self.system_bodies.clear();
+        let SystemBodies {
+            inv_mass,
+            inv_inertia,
+            dv,
+            dw,
+        } = &mut self.bodies;
+        inv_mass.clear();
+        inv_inertia.clear();
         for row in &self.rows {
             let c = &self.prepared[row.contact];
             let b = c.b.filter(|_| c.inv_mass_b > 0.0);
-            for body in [(c.inv_mass_a > 0.0).then_some(c.a), b]
-                .into_iter()
-                .flatten()
-            {
-                if !self.body_mark[body] {
-                    self.body_mark[body] = true;
+            for (body, m, i) in [
+                (
+                    (c.inv_mass_a > 0.0).then_some(c.a),
+                    c.inv_mass_a,
+                    &c.inv_inertia_a,
+                ),
+                (b, c.inv_mass_b, &c.inv_inertia_b),
+            ] {
+                if let Some(body) = body.filter(|&k| self.slot[k] == usize::MAX) {
+                    self.slot[body] = self.system_bodies.len();
                     self.system_bodies.push(body);
+                    inv_mass.push(m);
+                    inv_inertia.push(*i);
                 }
             }
         }
-        for &k in &self.system_bodies {
-            self.body_mark[k] = false;
+        // The static placeholder.
+        let fixed = self.system_bodies.len();
+        inv_mass.push(0.0);
+        inv_inertia.push(Mat3::zeros());
+        dv.clear();
+        dv.resize(fixed + 1, Vec3::zeros());
+        dw.clear();
+        dw.resize(fixed + 1, Vec3::zeros());
+
+        self.unknowns.clear();
+        for row in &self.rows {
+            let c = &self.prepared[row.contact];
+            let a = if c.inv_mass_a > 0.0 {
+                self.slot[c.a]
+            } else {
+                fixed
+            };
+            let b =
+                c.b.filter(|_| c.inv_mass_b > 0.0)
+                    .map_or(fixed, |k| self.slot[k]);
+            let unknown = |impulse: Vec3, row: Vec3| Unknown {
+                a,
+                b,
+                impulse: Jacobian::new(c, impulse),
+                row: Jacobian::new(c, row),
+                diag: row.dot(&(c.k * row)),
+            };
+            match row.mode {
+                Mode::Frictionless => self.unknowns.push(unknown(c.n, c.n)),
+                Mode::Sliding { dir } => self.unknowns.push(unknown(dir, c.n)),
+                Mode::Sticking => {
+                    self.unknowns.push(unknown(c.n, c.n));
+                    self.unknowns.push(unknown(c.t1, c.t1));
+                    self.unknowns.push(unknown(c.t2, c.t2));
+                }
+            }
         }
     }
 
@@ -819,7 +906,7 @@ impl SmmSolver {
         let mut impulses = Vec::with_capacity(if trace.is_some() { self.rows.len() } else { 0 });
         for row in &self.rows {
             let c = &self.prepared[row.contact];
-            let p = row_impulse(c, row, &self.krylov.x, true);
+            let p = row_impulse(c, row, &self.krylov.x);
             let u_after = row.u0 + delta_u(&self.dv, &self.dw, c);
             // ΔK = Σ p_i·(u_i⁻ + u_i⁺)/2, split into normal and tangential parts.
             let un0 = c.n.dot(&row.u0);
@@ -859,14 +946,19 @@ impl SmmSolver {
     /// Body velocity changes (into dv, dw) of the current solution λ.
     fn accumulate_solution(&mut self) {
         let mut op = Operator {
-            prepared: &self.prepared,
-            rows: &self.rows,
-            system_bodies: &self.system_bodies,
-            dv: &mut self.dv,
-            dw: &mut self.dw,
+            unknowns: &self.unknowns,
+            bodies: &mut self.bodies,
             damping: 0.0,
         };
         op.accumulate(&self.krylov.x, true);
+        for (&k, (v, w)) in self
+            .system_bodies
+            .iter()
+            .zip(self.bodies.dv.iter().zip(&self.bodies.dw))
+        {
+            self.dv[k] = *v;
+            self.dw[k] = *w;
+        }
     }
 }
 
@@ -907,8 +999,9 @@ impl CollisionSolver for SmmSolver {
         self.dv.resize(nb, Vec3::zeros());
         self.dw.clear();
         self.dw.resize(nb, Vec3::zeros());
-        self.body_mark.clear();
-        self.body_mark.resize(nb, false);
+        self.slot.clear();
+        self.slot.resize(nb, usize::MAX);
+        self.system_bodies.clear();
         self.in_system.clear();
         self.in_system.resize(contacts.len(), false);
 

@@ -139,6 +139,7 @@ use super::{
     total_kinetic_energy,
 };
 use crate::body::RigidBody;
+use crate::collision::{Contact, relative_velocity};
 use crate::dynamics::contact_pass::REST_TOLERANCE;
 use crate::math::{Mat3, Vec3};
 
@@ -245,6 +246,31 @@ fn delta_u(dv: &[Vec3], dw: &[Vec3], c: &PreparedContact) -> Vec3 {
         du -= dv[b] + dw[b].cross(&c.r_b);
     }
     du
+}
+
+/// Whether a contact of an island takes part in an impact: step 2's test (resolvable,
+/// approaching faster than `resting` as [`PreparedContact::approaching`] decides) on the
+/// contacts as the narrow phase gave them, so that islands at rest are not prepared (K of
+/// eq. 9 per contact); also true for a non-finite relative velocity, which step 2 reports.
+fn island_has_impact(
+    bodies: &[RigidBody],
+    contacts: &[Contact],
+    mut ids: impl Iterator<Item = usize>,
+    dt: f64,
+    resting: f64,
+) -> bool {
+    ids.any(|ci| {
+        let c = &contacts[ci];
+        let u = relative_velocity(bodies, c);
+        if !u.iter().all(|v| v.is_finite()) {
+            return true;
+        }
+        let un = u.dot(&c.normal);
+        let inv_mass_b = c.b.map_or(0.0, |b| bodies[b].inv_mass);
+        bodies[c.a].inv_mass + inv_mass_b > 0.0
+            && un < -resting
+            && (c.gap <= 0.0 || c.gap + dt * un < 0.0)
+    })
 }
 
 /// Unit direction of the pre-impact slip u_t/|u_t|, if the contact slips.
@@ -764,10 +790,14 @@ impl SmmSolver {
         any
     }
 
-    /// Resolve one island whose contacts are `island` (indices into `prepared`).
+    /// Resolve one island whose contacts are `contacts[order[k].1]` for k in `island`.
+    /// Its contacts are prepared (`prepared[k − island.start]`) only if one of them
+    /// takes part in an impact ([`island_has_impact`]).
+    #[allow(clippy::too_many_arguments)]
     fn resolve_island(
         &mut self,
         bodies: &mut [RigidBody],
+        contacts: &[Contact],
         island: std::ops::Range<usize>,
         params: &super::SolverParams,
         dt: f64,
@@ -783,10 +813,22 @@ impl SmmSolver {
         // speed; slower ones are the contact pass's (see "Resting contacts").
         let resting = params.resting_speed();
         self.rows.clear();
+        let ids = &self.order[island.clone()];
+        if !island_has_impact(bodies, contacts, ids.iter().map(|&(_, ci)| ci), dt, resting) {
+            return Ok(());
+        }
+        self.prepared.clear();
+        self.prepared.extend(
+            ids.iter()
+                .map(|&(_, ci)| PreparedContact::new(bodies, &contacts[ci])),
+        );
+        self.in_system.clear();
+        self.in_system.resize(ids.len(), false);
         let mut v_ref: f64 = 0.0;
         for k in island.clone() {
             let ci = self.order[k].1;
-            let c = &self.prepared[ci];
+            let l = k - island.start;
+            let c = &self.prepared[l];
             let u0 = c.relative_velocity(bodies);
             let un = u0.dot(&c.n);
             if !u0.iter().all(|v| v.is_finite()) {
@@ -800,9 +842,9 @@ impl SmmSolver {
             }
             if c.resolvable() && c.approaching(un, dt, resting) {
                 v_ref = v_ref.max(-un);
-                self.in_system[ci] = true;
+                self.in_system[l] = true;
                 self.rows.push(Row {
-                    contact: ci,
+                    contact: l,
                     mode: initial_mode,
                     offset: 0,
                     u0,
@@ -862,10 +904,9 @@ impl SmmSolver {
             // Step 4: contacts outside the system that the impulses make approach.
             self.accumulate_solution();
             let mut grew = false;
-            for k in island.clone() {
-                let ci = self.order[k].1;
-                let c = &self.prepared[ci];
-                if self.in_system[ci] || !c.resolvable() {
+            for l in 0..island.len() {
+                let c = &self.prepared[l];
+                if self.in_system[l] || !c.resolvable() {
                     continue;
                 }
                 let u0 = c.relative_velocity(bodies);
@@ -874,10 +915,10 @@ impl SmmSolver {
                 // before the impact) do not count, nor resting ones (≤ the resting speed,
                 // the contact pass's).
                 if c.approaching(un_after, dt, grow_threshold) {
-                    self.in_system[ci] = true;
+                    self.in_system[l] = true;
                     let target_n = target(c.n.dot(&u0));
                     self.rows.push(Row {
-                        contact: ci,
+                        contact: l,
                         mode: initial_mode,
                         offset: 0,
                         u0,
@@ -916,7 +957,11 @@ impl SmmSolver {
             report.dissipated_friction -= w_total - w_normal;
             report.impulses = report.impulses.saturating_add(1);
             if trace.is_some() {
-                impulses.push((row.contact, p, u_after.dot(&c.n)));
+                impulses.push((
+                    self.order[island.start + row.contact].1,
+                    p,
+                    u_after.dot(&c.n),
+                ));
             }
             self.in_system[row.contact] = false;
         }
@@ -991,9 +1036,6 @@ impl CollisionSolver for SmmSolver {
             dt,
             mut trace,
         } = ctx;
-        self.prepared.clear();
-        self.prepared
-            .extend(contacts.iter().map(|c| PreparedContact::new(bodies, c)));
         let nb = bodies.len();
         self.dv.clear();
         self.dv.resize(nb, Vec3::zeros());
@@ -1002,8 +1044,6 @@ impl CollisionSolver for SmmSolver {
         self.slot.clear();
         self.slot.resize(nb, usize::MAX);
         self.system_bodies.clear();
-        self.in_system.clear();
-        self.in_system.resize(contacts.len(), false);
 
         // Step 1: islands of touching dynamic bodies (`dynamics::islands`), as runs of
         // `order` with the same island number.
@@ -1022,6 +1062,7 @@ impl CollisionSolver for SmmSolver {
             }
             self.resolve_island(
                 bodies,
+                contacts,
                 start..end,
                 params,
                 dt,

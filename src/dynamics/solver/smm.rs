@@ -164,6 +164,9 @@ struct Row {
     u0: Vec3,
     /// Normal velocity after the impact (Newton's law, eqs. 103-106).
     target_n: f64,
+    /// The CGLS dual variables of this contact's rows from the last solve (n, then t₁,
+    /// t₂ for a sticking contact), its warm start in the next (see [`Krylov::cgls`]).
+    dual: [f64; 3],
 }
 
 impl Row {
@@ -219,6 +222,9 @@ struct Krylov {
     /// CGLS column scaling S (see [`Krylov::cgls`]) and scratch for S p.
     scale: Vec<f64>,
     t: Vec<f64>,
+    /// CGLS dual variables z (x = S (A S)ᵀ z) and their search direction.
+    z: Vec<f64>,
+    zp: Vec<f64>,
 }
 
 fn dot(a: &[f64], b: &[f64]) -> f64 {
@@ -404,6 +410,8 @@ impl Krylov {
             &mut self.s,
             &mut self.scale,
             &mut self.t,
+            &mut self.z,
+            &mut self.zp,
         ] {
             v.clear();
             v.resize(n, 0.0);
@@ -445,17 +453,25 @@ impl Krylov {
         it
     }
 
-    /// CGLS (CG on the normal equations) for general A from x = 0, with Jacobi column
-    /// scaling: it minimises ‖A S y − b‖ with S = diag(1/eⱼᵀK eⱼ) (eⱼ the row direction
-    /// of unknown j, K of eq. 9), x = S y, so that every column of A S has a unit
-    /// diagonal entry. CGLS converges at the rate of κ(A S)², and the diagonal of A
-    /// spans a factor ~3.5 between normal and tangential rows of a sphere (2/m vs 7/m)
-    /// and 2 between contacts with a wall and with another body. It returns the
-    /// least-squares solution of minimum ‖S⁻¹x‖ (the minimum-norm one of the scaled
-    /// unknowns); every least-squares solution gives the same velocities when the system
-    /// is consistent (A λ = A λ' ⇒ the impulses differ by a self-equilibrated set).
-    /// Stops at ‖r‖ ≤ `tol` ‖b‖, or when ‖(A S)ᵀ r‖ has fallen below 10⁻³ `ls_tol` of its
-    /// start (a least-squares solution of an inconsistent system).
+    /// CGLS (CG on the normal equations) for general A, with Jacobi column scaling: it
+    /// minimises ‖A S y − b‖ with S = diag(1/eⱼᵀK eⱼ) (eⱼ the row direction of unknown
+    /// j, K of eq. 9), x = S y, so that every column of A S has a unit diagonal entry.
+    /// CGLS converges at the rate of κ(A S)², and the diagonal of A spans a factor ~3.5
+    /// between normal and tangential rows of a sphere (2/m vs 7/m) and 2 between
+    /// contacts with a wall and with another body.
+    ///
+    /// It starts from y₀ = (A S)ᵀ z₀, z₀ the dual variables in `z` (the last round's, one
+    /// per row; zero for new rows), and keeps y = (A S)ᵀ z along the way (every search
+    /// direction is (A S)ᵀ of a direction in z). The iterates so stay in the range of
+    /// (A S)ᵀ, and the least-squares solution there is the one of minimum ‖y‖ = ‖S⁻¹x‖,
+    /// whatever z₀: a warm start that keeps CGLS's minimum-norm answer (the minimum-norm
+    /// one of the scaled unknowns). If y₀ leaves a residual larger than ‖b‖, it starts
+    /// from 0. On return `z` holds the final dual variables. Every least-squares solution
+    /// gives the same velocities when the system is consistent (A λ = A λ' ⇒ the
+    /// impulses differ by a self-equilibrated set).
+    ///
+    /// Stops at ‖r‖ ≤ `tol` ‖b‖, or when ‖(A S)ᵀ r‖ has fallen below 10⁻³ `ls_tol` of
+    /// ‖(A S)ᵀ b‖ (a least-squares solution of an inconsistent system).
     fn cgls(&mut self, op: &mut Operator<'_>, cap: u32, tol: f64, ls_tol: f64) -> u32 {
         let Krylov {
             x,
@@ -466,6 +482,8 @@ impl Krylov {
             s,
             scale,
             t,
+            z,
+            zp,
         } = self;
         op.diagonal(scale);
         for v in scale.iter_mut() {
@@ -476,13 +494,39 @@ impl Krylov {
             };
         }
         let b_norm = dot(b, b).sqrt();
-        x.fill(0.0);
-        r.copy_from_slice(b);
-        op.apply(r, s, true);
-        s.iter_mut().zip(scale.iter()).for_each(|(v, c)| *v *= c);
+        // s = (A S)ᵀ v
+        let scaled_transpose = |op: &mut Operator<'_>, v: &[f64], s: &mut [f64]| {
+            op.apply(v, s, true);
+            s.iter_mut().zip(scale.iter()).for_each(|(v, c)| *v *= c);
+        };
+        scaled_transpose(op, b, s);
+        let s0 = dot(s, s).sqrt();
+        let mut warm = z.iter().any(|&v| v != 0.0);
+        if warm {
+            // y₀ = (A S)ᵀ z₀ (in x until the end), r₀ = b − A S y₀.
+            scaled_transpose(op, z, x);
+            for i in 0..t.len() {
+                t[i] = scale[i] * x[i];
+            }
+            op.apply(t, q, false);
+            for i in 0..r.len() {
+                r[i] = b[i] - q[i];
+            }
+            let rr = dot(r, r);
+            warm = rr.is_finite() && x.iter().all(|v| v.is_finite()) && rr < b_norm * b_norm;
+            if warm {
+                scaled_transpose(op, r, s);
+            }
+        }
+        if !warm {
+            x.fill(0.0);
+            z.fill(0.0);
+            r.copy_from_slice(b);
+            // s = (A S)ᵀ b from above.
+        }
         p.copy_from_slice(s);
+        zp.copy_from_slice(r);
         let mut ss = dot(s, s);
-        let s0 = ss.sqrt();
         let mut it = 0;
         while it < cap && dot(r, r).sqrt() > tol * b_norm && ss.sqrt() > 1e-3 * ls_tol * s0 {
             for i in 0..t.len() {
@@ -496,14 +540,15 @@ impl Krylov {
             let alpha = ss / qq;
             for i in 0..x.len() {
                 x[i] += alpha * p[i];
+                z[i] += alpha * zp[i];
                 r[i] -= alpha * q[i];
             }
-            op.apply(r, s, true);
-            s.iter_mut().zip(scale.iter()).for_each(|(v, c)| *v *= c);
+            scaled_transpose(op, r, s);
             let ss_new = dot(s, s);
             let beta = ss_new / ss;
             for i in 0..p.len() {
                 p[i] = s[i] + beta * p[i];
+                zp[i] = r[i] + beta * zp[i];
             }
             ss = ss_new;
             it += 1;
@@ -590,7 +635,20 @@ impl SmmSolver {
         let mut iterations = if symmetric {
             self.krylov.cg(&mut op, cap, converged)
         } else {
-            self.krylov.cgls(&mut op, cap, converged, params.tolerance)
+            for row in &self.rows {
+                let k = row.unknowns();
+                self.krylov.z[row.offset..row.offset + k].copy_from_slice(&row.dual[..k]);
+            }
+            let iterations = self.krylov.cgls(&mut op, cap, converged, params.tolerance);
+            for row in &mut self.rows {
+                let k = row.unknowns();
+                row.dual = [0.0; 3];
+                let z = &self.krylov.z[row.offset..row.offset + k];
+                if z.iter().all(|v| v.is_finite()) {
+                    row.dual[..k].copy_from_slice(z);
+                }
+            }
+            iterations
         };
         let mut residual = self.krylov.residual(&mut op);
         let solved = |residual: f64, x: &[f64]| {
@@ -849,6 +907,7 @@ impl SmmSolver {
                     offset: 0,
                     u0,
                     target_n: 0.0,
+                    dual: [0.0; 3],
                 });
             }
         }
@@ -923,6 +982,7 @@ impl SmmSolver {
                         offset: 0,
                         u0,
                         target_n,
+                        dual: [0.0; 3],
                     });
                     grew = true;
                 }

@@ -20,10 +20,11 @@
 //!    an impulse-only system A λ = b. We never assemble it: A λ is evaluated matrix-free
 //!    (impulses → body velocity changes → contact velocity changes), O(contacts) per
 //!    product, and solved by conjugate gradients (A symmetric: frictionless and sticking
-//!    rows) or CGLS (CG on the normal equations, for the non-symmetric sliding rows),
-//!    both started from λ = 0 so they return the **minimum-norm** solution when W is
-//!    singular but the system consistent (a box flat on the ground: 4 normal rows,
-//!    rank 3).
+//!    rows) or CGLS (CG on the normal equations, for the non-symmetric sliding rows).
+//!    CG starts from λ = 0 and CGLS from (A S)ᵀ z₀ (z₀ the last round's dual variables,
+//!    `Krylov::cgls`), so both stay in the range of the (scaled) transpose and return
+//!    the **minimum-norm** solution when W is singular but the system consistent (a box
+//!    flat on the ground: 4 normal rows, rank 3).
 //! 3. **Friction** (μ > 0), an active set: all contacts start *sticking*; a contact whose
 //!    sticking impulse leaves the cone (|p_t| > μ p_n) switches to *sliding* and the
 //!    island is solved again, until no contact switches (contacts only switch from

@@ -232,6 +232,27 @@ fn dot(a: &[f64], b: &[f64]) -> f64 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
 
+/// y += a x.
+fn axpy(y: &mut [f64], a: f64, x: &[f64]) {
+    for (yi, xi) in y.iter_mut().zip(x) {
+        *yi += a * xi;
+    }
+}
+
+/// p = x + β p.
+fn xpby(p: &mut [f64], x: &[f64], beta: f64) {
+    for (pi, xi) in p.iter_mut().zip(x) {
+        *pi = xi + beta * *pi;
+    }
+}
+
+/// t = diag(scale) v.
+fn scaled(t: &mut [f64], scale: &[f64], v: &[f64]) {
+    for ((ti, si), vi) in t.iter_mut().zip(scale).zip(v) {
+        *ti = si * vi;
+    }
+}
+
 /// Impulse on a at the contact of `row` from its unknowns in `x` (the impulse
 /// parametrisation B).
 fn row_impulse(c: &PreparedContact, row: &Row, x: &[f64]) -> Vec3 {
@@ -439,15 +460,11 @@ impl Krylov {
                 break;
             }
             let alpha = rr / pq;
-            for i in 0..x.len() {
-                x[i] += alpha * p[i];
-                r[i] -= alpha * q[i];
-            }
+            axpy(x, alpha, p);
+            axpy(r, -alpha, q);
             let rr_new = dot(r, r);
             let beta = rr_new / rr;
-            for i in 0..p.len() {
-                p[i] = r[i] + beta * p[i];
-            }
+            xpby(p, r, beta);
             rr = rr_new;
             it += 1;
         }
@@ -506,12 +523,10 @@ impl Krylov {
         if warm {
             // y₀ = (A S)ᵀ z₀ (in x until the end), r₀ = b − A S y₀.
             scaled_transpose(op, z, x);
-            for i in 0..t.len() {
-                t[i] = scale[i] * x[i];
-            }
+            scaled(t, scale, x);
             op.apply(t, q, false);
-            for i in 0..r.len() {
-                r[i] = b[i] - q[i];
+            for ((ri, bi), qi) in r.iter_mut().zip(b.iter()).zip(q.iter()) {
+                *ri = bi - qi;
             }
             let rr = dot(r, r);
             warm = rr.is_finite() && x.iter().all(|v| v.is_finite()) && rr < b_norm * b_norm;
@@ -530,27 +545,21 @@ impl Krylov {
         let mut ss = dot(s, s);
         let mut it = 0;
         while it < cap && dot(r, r).sqrt() > tol * b_norm && ss.sqrt() > 1e-3 * ls_tol * s0 {
-            for i in 0..t.len() {
-                t[i] = scale[i] * p[i];
-            }
+            scaled(t, scale, p);
             op.apply(t, q, false);
             let qq = dot(q, q);
             if !(qq > 0.0 && qq.is_finite()) {
                 break;
             }
             let alpha = ss / qq;
-            for i in 0..x.len() {
-                x[i] += alpha * p[i];
-                z[i] += alpha * zp[i];
-                r[i] -= alpha * q[i];
-            }
+            axpy(x, alpha, p);
+            axpy(z, alpha, zp);
+            axpy(r, -alpha, q);
             scaled_transpose(op, r, s);
             let ss_new = dot(s, s);
             let beta = ss_new / ss;
-            for i in 0..p.len() {
-                p[i] = s[i] + beta * p[i];
-                zp[i] = r[i] + beta * zp[i];
-            }
+            xpby(p, s, beta);
+            xpby(zp, r, beta);
             ss = ss_new;
             it += 1;
         }

@@ -20,10 +20,11 @@
 //!    an impulse-only system A λ = b. We never assemble it: A λ is evaluated matrix-free
 //!    (impulses → body velocity changes → contact velocity changes), O(contacts) per
 //!    product, and solved by conjugate gradients (A symmetric: frictionless and sticking
-//!    rows) or CGLS (CG on the normal equations, for the non-symmetric sliding rows),
-//!    both started from λ = 0 so they return the **minimum-norm** solution when W is
-//!    singular but the system consistent (a box flat on the ground: 4 normal rows,
-//!    rank 3).
+//!    rows) or CGLS (CG on the normal equations, for the non-symmetric sliding rows).
+//!    CG starts from λ = 0 and CGLS from (A S)ᵀ z₀ (z₀ the last round's dual variables,
+//!    `Krylov::cgls`), so both stay in the range of the (scaled) transpose and return
+//!    the **minimum-norm** solution when W is singular but the system consistent (a box
+//!    flat on the ground: 4 normal rows, rank 3).
 //! 3. **Friction** (μ > 0), an active set: all contacts start *sticking*; a contact whose
 //!    sticking impulse leaves the cone (|p_t| > μ p_n) switches to *sliding* and the
 //!    island is solved again, until no contact switches (contacts only switch from
@@ -139,8 +140,9 @@ use super::{
     total_kinetic_energy,
 };
 use crate::body::RigidBody;
+use crate::collision::{Contact, relative_velocity};
 use crate::dynamics::contact_pass::REST_TOLERANCE;
-use crate::math::Vec3;
+use crate::math::{Mat3, Vec3};
 
 /// How a contact's impulse is parametrised and which rows it contributes.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -163,6 +165,9 @@ struct Row {
     u0: Vec3,
     /// Normal velocity after the impact (Newton's law, eqs. 103-106).
     target_n: f64,
+    /// The CGLS dual variables of this contact's rows from the last solve (n, then t₁,
+    /// t₂ for a sticking contact), its warm start in the next (see [`Krylov::cgls`]).
+    dual: [f64; 3],
 }
 
 impl Row {
@@ -196,7 +201,11 @@ pub struct SmmSolver {
     /// Dynamic bodies touched by the system's rows (the only ones whose velocities the
     /// impulses change).
     system_bodies: Vec<usize>,
-    body_mark: Vec<bool>,
+    /// Slot of each body in `bodies` (global index; `usize::MAX` outside the system).
+    slot: Vec<usize>,
+    /// The unknowns of the current rows, in the order of λ.
+    unknowns: Vec<Unknown>,
+    bodies: SystemBodies,
     /// Velocity changes per body (global index; only island bodies are used).
     dv: Vec<Vec3>,
     dw: Vec<Vec3>,
@@ -214,20 +223,43 @@ struct Krylov {
     /// CGLS column scaling S (see [`Krylov::cgls`]) and scratch for S p.
     scale: Vec<f64>,
     t: Vec<f64>,
+    /// CGLS dual variables z (x = S (A S)ᵀ z) and their search direction.
+    z: Vec<f64>,
+    zp: Vec<f64>,
 }
 
 fn dot(a: &[f64], b: &[f64]) -> f64 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
 
-/// Impulse on a at the contact of `row` from its unknowns in `x`, through the impulse
-/// parametrisation B (`through_b`) or through the row directions C (for Aᵀ).
-fn row_impulse(c: &PreparedContact, row: &Row, x: &[f64], through_b: bool) -> Vec3 {
+/// y += a x.
+fn axpy(y: &mut [f64], a: f64, x: &[f64]) {
+    for (yi, xi) in y.iter_mut().zip(x) {
+        *yi += a * xi;
+    }
+}
+
+/// p = x + β p.
+fn xpby(p: &mut [f64], x: &[f64], beta: f64) {
+    for (pi, xi) in p.iter_mut().zip(x) {
+        *pi = xi + beta * *pi;
+    }
+}
+
+/// t = diag(scale) v.
+fn scaled(t: &mut [f64], scale: &[f64], v: &[f64]) {
+    for ((ti, si), vi) in t.iter_mut().zip(scale).zip(v) {
+        *ti = si * vi;
+    }
+}
+
+/// Impulse on a at the contact of `row` from its unknowns in `x` (the impulse
+/// parametrisation B).
+fn row_impulse(c: &PreparedContact, row: &Row, x: &[f64]) -> Vec3 {
     let o = row.offset;
     match row.mode {
         Mode::Frictionless => x[o] * c.n,
-        Mode::Sliding { dir } if through_b => x[o] * dir,
-        Mode::Sliding { .. } => x[o] * c.n,
+        Mode::Sliding { dir } => x[o] * dir,
         Mode::Sticking => x[o] * c.n + x[o + 1] * c.t1 + x[o + 2] * c.t2,
     }
 }
@@ -244,6 +276,31 @@ fn delta_u(dv: &[Vec3], dw: &[Vec3], c: &PreparedContact) -> Vec3 {
     du
 }
 
+/// Whether a contact of an island takes part in an impact: step 2's test (resolvable,
+/// approaching faster than `resting` as [`PreparedContact::approaching`] decides) on the
+/// contacts as the narrow phase gave them, so that islands at rest are not prepared (K of
+/// eq. 9 per contact); also true for a non-finite relative velocity, which step 2 reports.
+fn island_has_impact(
+    bodies: &[RigidBody],
+    contacts: &[Contact],
+    mut ids: impl Iterator<Item = usize>,
+    dt: f64,
+    resting: f64,
+) -> bool {
+    ids.any(|ci| {
+        let c = &contacts[ci];
+        let u = relative_velocity(bodies, c);
+        if !u.iter().all(|v| v.is_finite()) {
+            return true;
+        }
+        let un = u.dot(&c.normal);
+        let inv_mass_b = c.b.map_or(0.0, |b| bodies[b].inv_mass);
+        bodies[c.a].inv_mass + inv_mass_b > 0.0
+            && un < -resting
+            && (c.gap <= 0.0 || c.gap + dt * un < 0.0)
+    })
+}
+
 /// Unit direction of the pre-impact slip u_t/|u_t|, if the contact slips.
 fn slip_direction(c: &PreparedContact, u0: &Vec3) -> Option<Vec3> {
     let ut = u0 - c.n.dot(u0) * c.n;
@@ -251,79 +308,114 @@ fn slip_direction(c: &PreparedContact, u0: &Vec3) -> Option<Vec3> {
     (slip > 1e-12 * u0.norm()).then(|| ut / slip)
 }
 
+/// The Jacobian of a direction e at a contact. The relative velocity along e is
+/// e·u = e·v_a + (r_a × e)·ω_a − e·v_b − (r_b × e)·ω_b, and an impulse λ e on a (−λ e on
+/// b) changes the momenta of a and b by λ (e, r_a × e) and −λ (e, r_b × e) (eqs. 95-102):
+/// the same three vectors serve the product Wλ (scatter) and the rows (gather).
+#[derive(Clone, Copy, Debug, Default)]
+struct Jacobian {
+    lin: Vec3,
+    /// r_a × e.
+    ang_a: Vec3,
+    /// −r_b × e.
+    ang_b: Vec3,
+}
+
+impl Jacobian {
+    fn new(c: &PreparedContact, e: Vec3) -> Self {
+        Jacobian {
+            lin: e,
+            ang_a: c.r_a.cross(&e),
+            ang_b: -c.r_b.cross(&e),
+        }
+    }
+}
+
+/// One unknown λⱼ of the system: its bodies, the Jacobians of its impulse direction
+/// (column j of B) and of its row direction (row j of C), and the diagonal entry of A.
+#[derive(Clone, Copy, Debug, Default)]
+struct Unknown {
+    /// Slots of bodies a and b in [`SystemBodies`]; a static body or a container takes
+    /// the last slot, whose inverse mass and inertia are zero.
+    a: usize,
+    b: usize,
+    impulse: Jacobian,
+    row: Jacobian,
+    /// eⱼᵀ K eⱼ (K of eq. 9, eⱼ the row direction): the diagonal entry of A for the
+    /// frictionless and sticking rows.
+    diag: f64,
+}
+
+/// The dynamic bodies of one system, in slots (the last one a static placeholder).
+#[derive(Clone, Default)]
+struct SystemBodies {
+    inv_mass: Vec<f64>,
+    /// World-frame inverse inertia.
+    inv_inertia: Vec<Mat3>,
+    /// Linear and angular impulse sums of a product, turned into the velocity changes
+    /// Δv = p/m, Δω = I⁻¹ L in place.
+    dv: Vec<Vec3>,
+    dw: Vec<Vec3>,
+}
+
 /// The matrix-free impulse operator of one island: A λ = Cᵀ W B λ, with B the impulse
 /// parametrisation of each contact and C its rows (equal except for sliding contacts).
 struct Operator<'a> {
-    prepared: &'a [PreparedContact],
-    rows: &'a [Row],
-    system_bodies: &'a [usize],
-    dv: &'a mut [Vec3],
-    dw: &'a mut [Vec3],
+    unknowns: &'a [Unknown],
+    bodies: &'a mut SystemBodies,
     /// Regularisation δ ≥ 0: the operator is A + δ diag(A) (see "Ill-conditioned
     /// systems" in the module doc); 0 for the exact system.
     damping: f64,
 }
 
 impl Operator<'_> {
-    /// Body velocity changes (dv, dw) caused by the impulses of λ = `x`
-    /// (momentum rows, eqs. 95-102).
+    /// Body velocity changes (into `bodies.dv`, `bodies.dw`) caused by the impulses of
+    /// λ = `x` through the impulse directions B, or through the row directions C (for
+    /// Aᵀ) (momentum rows, eqs. 95-102).
     fn accumulate(&mut self, x: &[f64], through_b: bool) {
-        for &k in self.system_bodies {
-            self.dv[k] = Vec3::zeros();
-            self.dw[k] = Vec3::zeros();
+        let SystemBodies {
+            inv_mass,
+            inv_inertia,
+            dv,
+            dw,
+        } = &mut *self.bodies;
+        dv.fill(Vec3::zeros());
+        dw.fill(Vec3::zeros());
+        for (u, &xj) in self.unknowns.iter().zip(x) {
+            let e = if through_b { &u.impulse } else { &u.row };
+            let p = xj * e.lin;
+            dv[u.a] += p;
+            dw[u.a] += xj * e.ang_a;
+            dv[u.b] -= p;
+            dw[u.b] += xj * e.ang_b;
         }
-        for row in self.rows {
-            let c = &self.prepared[row.contact];
-            let p = row_impulse(c, row, x, through_b);
-            if c.inv_mass_a > 0.0 {
-                self.dv[c.a] += p * c.inv_mass_a;
-                self.dw[c.a] += c.inv_inertia_a * c.r_a.cross(&p);
-            }
-            if let Some(b) = c.b.filter(|_| c.inv_mass_b > 0.0) {
-                self.dv[b] -= p * c.inv_mass_b;
-                self.dw[b] -= c.inv_inertia_b * c.r_b.cross(&p);
-            }
+        for (((v, w), m), i) in dv
+            .iter_mut()
+            .zip(dw.iter_mut())
+            .zip(&*inv_mass)
+            .zip(&*inv_inertia)
+        {
+            *v *= *m;
+            *w = i * *w;
         }
     }
 
-    /// eⱼᵀ K eⱼ for every unknown j (K of eq. 9, eⱼ its row direction: n, or t₁, t₂
-    /// for the sticking rows): the diagonal of the frictionless and sticking A.
+    /// eⱼᵀ K eⱼ for every unknown j: the diagonal of the frictionless and sticking A.
     fn diagonal(&self, d: &mut [f64]) {
-        for row in self.rows {
-            let c = &self.prepared[row.contact];
-            let o = row.offset;
-            d[o] = c.n.dot(&(c.k * c.n));
-            if row.mode == Mode::Sticking {
-                d[o + 1] = c.t1.dot(&(c.k * c.t1));
-                d[o + 2] = c.t2.dot(&(c.k * c.t2));
-            }
+        for (dj, u) in d.iter_mut().zip(self.unknowns) {
+            *dj = u.diag;
         }
     }
 
     /// y = A x (`transpose` = false) or y = Aᵀ x, plus δ diag(A) x when damped.
     fn apply(&mut self, x: &[f64], y: &mut [f64], transpose: bool) {
         self.accumulate(x, !transpose);
-        for row in self.rows {
-            let c = &self.prepared[row.contact];
-            let du = delta_u(self.dv, self.dw, c);
-            let o = row.offset;
-            match row.mode {
-                Mode::Frictionless => y[o] = c.n.dot(&du),
-                Mode::Sliding { dir } if transpose => y[o] = dir.dot(&du),
-                Mode::Sliding { .. } => y[o] = c.n.dot(&du),
-                Mode::Sticking => {
-                    y[o] = c.n.dot(&du);
-                    y[o + 1] = c.t1.dot(&du);
-                    y[o + 2] = c.t2.dot(&du);
-                }
-            }
+        let SystemBodies { dv, dw, .. } = &*self.bodies;
+        for ((u, yj), &xj) in self.unknowns.iter().zip(y.iter_mut()).zip(x) {
+            let e = if transpose { &u.impulse } else { &u.row };
+            *yj = e.lin.dot(&(dv[u.a] - dv[u.b])) + e.ang_a.dot(&dw[u.a]) + e.ang_b.dot(&dw[u.b]);
             if self.damping > 0.0 {
-                // diag(A): n·K n (and t·K t for sticking rows), K of eq. 9.
-                y[o] += self.damping * c.n.dot(&(c.k * c.n)) * x[o];
-                if row.mode == Mode::Sticking {
-                    y[o + 1] += self.damping * c.t1.dot(&(c.k * c.t1)) * x[o + 1];
-                    y[o + 2] += self.damping * c.t2.dot(&(c.k * c.t2)) * x[o + 2];
-                }
+                *yj += self.damping * u.diag * xj;
             }
         }
     }
@@ -340,6 +432,8 @@ impl Krylov {
             &mut self.s,
             &mut self.scale,
             &mut self.t,
+            &mut self.z,
+            &mut self.zp,
         ] {
             v.clear();
             v.resize(n, 0.0);
@@ -366,32 +460,36 @@ impl Krylov {
                 break;
             }
             let alpha = rr / pq;
-            for i in 0..x.len() {
-                x[i] += alpha * p[i];
-                r[i] -= alpha * q[i];
-            }
+            axpy(x, alpha, p);
+            axpy(r, -alpha, q);
             let rr_new = dot(r, r);
             let beta = rr_new / rr;
-            for i in 0..p.len() {
-                p[i] = r[i] + beta * p[i];
-            }
+            xpby(p, r, beta);
             rr = rr_new;
             it += 1;
         }
         it
     }
 
-    /// CGLS (CG on the normal equations) for general A from x = 0, with Jacobi column
-    /// scaling: it minimises ‖A S y − b‖ with S = diag(1/eⱼᵀK eⱼ) (eⱼ the row direction
-    /// of unknown j, K of eq. 9), x = S y, so that every column of A S has a unit
-    /// diagonal entry. CGLS converges at the rate of κ(A S)², and the diagonal of A
-    /// spans a factor ~3.5 between normal and tangential rows of a sphere (2/m vs 7/m)
-    /// and 2 between contacts with a wall and with another body. It returns the
-    /// least-squares solution of minimum ‖S⁻¹x‖ (the minimum-norm one of the scaled
-    /// unknowns); every least-squares solution gives the same velocities when the system
-    /// is consistent (A λ = A λ' ⇒ the impulses differ by a self-equilibrated set).
-    /// Stops at ‖r‖ ≤ `tol` ‖b‖, or when ‖(A S)ᵀ r‖ has fallen below 10⁻³ `ls_tol` of its
-    /// start (a least-squares solution of an inconsistent system).
+    /// CGLS (CG on the normal equations) for general A, with Jacobi column scaling: it
+    /// minimises ‖A S y − b‖ with S = diag(1/eⱼᵀK eⱼ) (eⱼ the row direction of unknown
+    /// j, K of eq. 9), x = S y, so that every column of A S has a unit diagonal entry.
+    /// CGLS converges at the rate of κ(A S)², and the diagonal of A spans a factor ~3.5
+    /// between normal and tangential rows of a sphere (2/m vs 7/m) and 2 between
+    /// contacts with a wall and with another body.
+    ///
+    /// It starts from y₀ = (A S)ᵀ z₀, z₀ the dual variables in `z` (the last round's, one
+    /// per row; zero for new rows), and keeps y = (A S)ᵀ z along the way (every search
+    /// direction is (A S)ᵀ of a direction in z). The iterates so stay in the range of
+    /// (A S)ᵀ, and the least-squares solution there is the one of minimum ‖y‖ = ‖S⁻¹x‖,
+    /// whatever z₀: a warm start that keeps CGLS's minimum-norm answer (the minimum-norm
+    /// one of the scaled unknowns). If y₀ leaves a residual larger than ‖b‖, it starts
+    /// from 0. On return `z` holds the final dual variables. Every least-squares solution
+    /// gives the same velocities when the system is consistent (A λ = A λ' ⇒ the
+    /// impulses differ by a self-equilibrated set).
+    ///
+    /// Stops at ‖r‖ ≤ `tol` ‖b‖, or when ‖(A S)ᵀ r‖ has fallen below 10⁻³ `ls_tol` of
+    /// ‖(A S)ᵀ b‖ (a least-squares solution of an inconsistent system).
     fn cgls(&mut self, op: &mut Operator<'_>, cap: u32, tol: f64, ls_tol: f64) -> u32 {
         let Krylov {
             x,
@@ -402,6 +500,8 @@ impl Krylov {
             s,
             scale,
             t,
+            z,
+            zp,
         } = self;
         op.diagonal(scale);
         for v in scale.iter_mut() {
@@ -412,35 +512,54 @@ impl Krylov {
             };
         }
         let b_norm = dot(b, b).sqrt();
-        x.fill(0.0);
-        r.copy_from_slice(b);
-        op.apply(r, s, true);
-        s.iter_mut().zip(scale.iter()).for_each(|(v, c)| *v *= c);
+        // s = (A S)ᵀ v
+        let scaled_transpose = |op: &mut Operator<'_>, v: &[f64], s: &mut [f64]| {
+            op.apply(v, s, true);
+            s.iter_mut().zip(scale.iter()).for_each(|(v, c)| *v *= c);
+        };
+        scaled_transpose(op, b, s);
+        let s0 = dot(s, s).sqrt();
+        let mut warm = z.iter().any(|&v| v != 0.0);
+        if warm {
+            // y₀ = (A S)ᵀ z₀ (in x until the end), r₀ = b − A S y₀.
+            scaled_transpose(op, z, x);
+            scaled(t, scale, x);
+            op.apply(t, q, false);
+            for ((ri, bi), qi) in r.iter_mut().zip(b.iter()).zip(q.iter()) {
+                *ri = bi - qi;
+            }
+            let rr = dot(r, r);
+            warm = rr.is_finite() && x.iter().all(|v| v.is_finite()) && rr < b_norm * b_norm;
+            if warm {
+                scaled_transpose(op, r, s);
+            }
+        }
+        if !warm {
+            x.fill(0.0);
+            z.fill(0.0);
+            r.copy_from_slice(b);
+            // s = (A S)ᵀ b from above.
+        }
         p.copy_from_slice(s);
+        zp.copy_from_slice(r);
         let mut ss = dot(s, s);
-        let s0 = ss.sqrt();
         let mut it = 0;
         while it < cap && dot(r, r).sqrt() > tol * b_norm && ss.sqrt() > 1e-3 * ls_tol * s0 {
-            for i in 0..t.len() {
-                t[i] = scale[i] * p[i];
-            }
+            scaled(t, scale, p);
             op.apply(t, q, false);
             let qq = dot(q, q);
             if !(qq > 0.0 && qq.is_finite()) {
                 break;
             }
             let alpha = ss / qq;
-            for i in 0..x.len() {
-                x[i] += alpha * p[i];
-                r[i] -= alpha * q[i];
-            }
-            op.apply(r, s, true);
-            s.iter_mut().zip(scale.iter()).for_each(|(v, c)| *v *= c);
+            axpy(x, alpha, p);
+            axpy(z, alpha, zp);
+            axpy(r, -alpha, q);
+            scaled_transpose(op, r, s);
             let ss_new = dot(s, s);
             let beta = ss_new / ss;
-            for i in 0..p.len() {
-                p[i] = s[i] + beta * p[i];
-            }
+            xpby(p, s, beta);
+            xpby(zp, r, beta);
             ss = ss_new;
             it += 1;
         }
@@ -480,12 +599,12 @@ impl SmmSolver {
         params: &super::SolverParams,
         report: &mut SolverReport,
     ) -> Result<(), String> {
-        self.collect_system_bodies();
         let mut n = 0;
         for row in &mut self.rows {
             row.offset = n;
             n += row.unknowns();
         }
+        self.build_system();
         self.krylov.resize(n);
         let symmetric = self
             .rows
@@ -519,17 +638,27 @@ impl SmmSolver {
             .max_iterations
             .saturating_add(u32::try_from(4 * n).unwrap_or(u32::MAX));
         let mut op = Operator {
-            prepared: &self.prepared,
-            rows: &self.rows,
-            system_bodies: &self.system_bodies,
-            dv: &mut self.dv,
-            dw: &mut self.dw,
+            unknowns: &self.unknowns,
+            bodies: &mut self.bodies,
             damping: 0.0,
         };
         let mut iterations = if symmetric {
             self.krylov.cg(&mut op, cap, converged)
         } else {
-            self.krylov.cgls(&mut op, cap, converged, params.tolerance)
+            for row in &self.rows {
+                let k = row.unknowns();
+                self.krylov.z[row.offset..row.offset + k].copy_from_slice(&row.dual[..k]);
+            }
+            let iterations = self.krylov.cgls(&mut op, cap, converged, params.tolerance);
+            for row in &mut self.rows {
+                let k = row.unknowns();
+                row.dual = [0.0; 3];
+                let z = &self.krylov.z[row.offset..row.offset + k];
+                if z.iter().all(|v| v.is_finite()) {
+                    row.dual[..k].copy_from_slice(z);
+                }
+            }
+            iterations
         };
         let mut residual = self.krylov.residual(&mut op);
         let solved = |residual: f64, x: &[f64]| {
@@ -581,24 +710,76 @@ impl SmmSolver {
         Ok(())
     }
 
-    /// The dynamic bodies of the rows into `system_bodies`.
-    fn collect_system_bodies(&mut self) {
+    /// The dynamic bodies of the rows into `system_bodies` and their slots, masses and
+    /// inertias into `slot` and `bodies`; the unknowns of the rows into `unknowns`.
+    fn build_system(&mut self) {
+        for &k in &self.system_bodies {
+            self.slot[k] = usize::MAX;
+        }
         self.system_bodies.clear();
+        let SystemBodies {
+            inv_mass,
+            inv_inertia,
+            dv,
+            dw,
+        } = &mut self.bodies;
+        inv_mass.clear();
+        inv_inertia.clear();
         for row in &self.rows {
             let c = &self.prepared[row.contact];
             let b = c.b.filter(|_| c.inv_mass_b > 0.0);
-            for body in [(c.inv_mass_a > 0.0).then_some(c.a), b]
-                .into_iter()
-                .flatten()
-            {
-                if !self.body_mark[body] {
-                    self.body_mark[body] = true;
+            for (body, m, i) in [
+                (
+                    (c.inv_mass_a > 0.0).then_some(c.a),
+                    c.inv_mass_a,
+                    &c.inv_inertia_a,
+                ),
+                (b, c.inv_mass_b, &c.inv_inertia_b),
+            ] {
+                if let Some(body) = body.filter(|&k| self.slot[k] == usize::MAX) {
+                    self.slot[body] = self.system_bodies.len();
                     self.system_bodies.push(body);
+                    inv_mass.push(m);
+                    inv_inertia.push(*i);
                 }
             }
         }
-        for &k in &self.system_bodies {
-            self.body_mark[k] = false;
+        // The static placeholder.
+        let fixed = self.system_bodies.len();
+        inv_mass.push(0.0);
+        inv_inertia.push(Mat3::zeros());
+        dv.clear();
+        dv.resize(fixed + 1, Vec3::zeros());
+        dw.clear();
+        dw.resize(fixed + 1, Vec3::zeros());
+
+        self.unknowns.clear();
+        for row in &self.rows {
+            let c = &self.prepared[row.contact];
+            let a = if c.inv_mass_a > 0.0 {
+                self.slot[c.a]
+            } else {
+                fixed
+            };
+            let b =
+                c.b.filter(|_| c.inv_mass_b > 0.0)
+                    .map_or(fixed, |k| self.slot[k]);
+            let unknown = |impulse: Vec3, row: Vec3| Unknown {
+                a,
+                b,
+                impulse: Jacobian::new(c, impulse),
+                row: Jacobian::new(c, row),
+                diag: row.dot(&(c.k * row)),
+            };
+            match row.mode {
+                Mode::Frictionless => self.unknowns.push(unknown(c.n, c.n)),
+                Mode::Sliding { dir } => self.unknowns.push(unknown(dir, c.n)),
+                Mode::Sticking => {
+                    self.unknowns.push(unknown(c.n, c.n));
+                    self.unknowns.push(unknown(c.t1, c.t1));
+                    self.unknowns.push(unknown(c.t2, c.t2));
+                }
+            }
         }
     }
 
@@ -677,10 +858,14 @@ impl SmmSolver {
         any
     }
 
-    /// Resolve one island whose contacts are `island` (indices into `prepared`).
+    /// Resolve one island whose contacts are `contacts[order[k].1]` for k in `island`.
+    /// Its contacts are prepared (`prepared[k − island.start]`) only if one of them
+    /// takes part in an impact ([`island_has_impact`]).
+    #[allow(clippy::too_many_arguments)]
     fn resolve_island(
         &mut self,
         bodies: &mut [RigidBody],
+        contacts: &[Contact],
         island: std::ops::Range<usize>,
         params: &super::SolverParams,
         dt: f64,
@@ -696,10 +881,22 @@ impl SmmSolver {
         // speed; slower ones are the contact pass's (see "Resting contacts").
         let resting = params.resting_speed();
         self.rows.clear();
+        let ids = &self.order[island.clone()];
+        if !island_has_impact(bodies, contacts, ids.iter().map(|&(_, ci)| ci), dt, resting) {
+            return Ok(());
+        }
+        self.prepared.clear();
+        self.prepared.extend(
+            ids.iter()
+                .map(|&(_, ci)| PreparedContact::new(bodies, &contacts[ci])),
+        );
+        self.in_system.clear();
+        self.in_system.resize(ids.len(), false);
         let mut v_ref: f64 = 0.0;
         for k in island.clone() {
             let ci = self.order[k].1;
-            let c = &self.prepared[ci];
+            let l = k - island.start;
+            let c = &self.prepared[l];
             let u0 = c.relative_velocity(bodies);
             let un = u0.dot(&c.n);
             if !u0.iter().all(|v| v.is_finite()) {
@@ -713,13 +910,14 @@ impl SmmSolver {
             }
             if c.resolvable() && c.approaching(un, dt, resting) {
                 v_ref = v_ref.max(-un);
-                self.in_system[ci] = true;
+                self.in_system[l] = true;
                 self.rows.push(Row {
-                    contact: ci,
+                    contact: l,
                     mode: initial_mode,
                     offset: 0,
                     u0,
                     target_n: 0.0,
+                    dual: [0.0; 3],
                 });
             }
         }
@@ -775,10 +973,9 @@ impl SmmSolver {
             // Step 4: contacts outside the system that the impulses make approach.
             self.accumulate_solution();
             let mut grew = false;
-            for k in island.clone() {
-                let ci = self.order[k].1;
-                let c = &self.prepared[ci];
-                if self.in_system[ci] || !c.resolvable() {
+            for l in 0..island.len() {
+                let c = &self.prepared[l];
+                if self.in_system[l] || !c.resolvable() {
                     continue;
                 }
                 let u0 = c.relative_velocity(bodies);
@@ -787,14 +984,15 @@ impl SmmSolver {
                 // before the impact) do not count, nor resting ones (≤ the resting speed,
                 // the contact pass's).
                 if c.approaching(un_after, dt, grow_threshold) {
-                    self.in_system[ci] = true;
+                    self.in_system[l] = true;
                     let target_n = target(c.n.dot(&u0));
                     self.rows.push(Row {
-                        contact: ci,
+                        contact: l,
                         mode: initial_mode,
                         offset: 0,
                         u0,
                         target_n,
+                        dual: [0.0; 3],
                     });
                     grew = true;
                 }
@@ -819,7 +1017,7 @@ impl SmmSolver {
         let mut impulses = Vec::with_capacity(if trace.is_some() { self.rows.len() } else { 0 });
         for row in &self.rows {
             let c = &self.prepared[row.contact];
-            let p = row_impulse(c, row, &self.krylov.x, true);
+            let p = row_impulse(c, row, &self.krylov.x);
             let u_after = row.u0 + delta_u(&self.dv, &self.dw, c);
             // ΔK = Σ p_i·(u_i⁻ + u_i⁺)/2, split into normal and tangential parts.
             let un0 = c.n.dot(&row.u0);
@@ -829,7 +1027,11 @@ impl SmmSolver {
             report.dissipated_friction -= w_total - w_normal;
             report.impulses = report.impulses.saturating_add(1);
             if trace.is_some() {
-                impulses.push((row.contact, p, u_after.dot(&c.n)));
+                impulses.push((
+                    self.order[island.start + row.contact].1,
+                    p,
+                    u_after.dot(&c.n),
+                ));
             }
             self.in_system[row.contact] = false;
         }
@@ -859,14 +1061,19 @@ impl SmmSolver {
     /// Body velocity changes (into dv, dw) of the current solution λ.
     fn accumulate_solution(&mut self) {
         let mut op = Operator {
-            prepared: &self.prepared,
-            rows: &self.rows,
-            system_bodies: &self.system_bodies,
-            dv: &mut self.dv,
-            dw: &mut self.dw,
+            unknowns: &self.unknowns,
+            bodies: &mut self.bodies,
             damping: 0.0,
         };
         op.accumulate(&self.krylov.x, true);
+        for (&k, (v, w)) in self
+            .system_bodies
+            .iter()
+            .zip(self.bodies.dv.iter().zip(&self.bodies.dw))
+        {
+            self.dv[k] = *v;
+            self.dw[k] = *w;
+        }
     }
 }
 
@@ -899,18 +1106,14 @@ impl CollisionSolver for SmmSolver {
             dt,
             mut trace,
         } = ctx;
-        self.prepared.clear();
-        self.prepared
-            .extend(contacts.iter().map(|c| PreparedContact::new(bodies, c)));
         let nb = bodies.len();
         self.dv.clear();
         self.dv.resize(nb, Vec3::zeros());
         self.dw.clear();
         self.dw.resize(nb, Vec3::zeros());
-        self.body_mark.clear();
-        self.body_mark.resize(nb, false);
-        self.in_system.clear();
-        self.in_system.resize(contacts.len(), false);
+        self.slot.clear();
+        self.slot.resize(nb, usize::MAX);
+        self.system_bodies.clear();
 
         // Step 1: islands of touching dynamic bodies (`dynamics::islands`), as runs of
         // `order` with the same island number.
@@ -929,6 +1132,7 @@ impl CollisionSolver for SmmSolver {
             }
             self.resolve_island(
                 bodies,
+                contacts,
                 start..end,
                 params,
                 dt,

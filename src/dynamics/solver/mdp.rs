@@ -104,7 +104,7 @@ use super::{
 use crate::body::RigidBody;
 use crate::dynamics::warm_start::{ImpulseCache, PairKey};
 use crate::math::{Mat3, Vec3, skew};
-use nalgebra::{Cholesky, Matrix2, Matrix4, Matrix6, Matrix6x3, SymmetricEigen, U3, Vector2};
+use nalgebra::{Cholesky, Matrix2, Matrix6, Matrix6x3, SymmetricEigen, U3, Vector2};
 use serde::{Deserialize, Serialize};
 use std::f64::consts::{PI, TAU};
 use std::fmt;
@@ -351,11 +351,6 @@ impl PlaneProblem {
     /// parabola or hyperbola, so it is an interior critical point). It is unique: the
     /// conic section is convex and g strictly convex (A is SPD).
     pub fn boundary_minimiser(&self) -> Vector2<f64> {
-        let t = |phi: f64| {
-            let d = dir(phi);
-            let tau = perp(&d) + perp(&self.k);
-            self.c * (self.a * d).dot(&tau) + (1.0 + self.k.dot(&d)) * self.p.dot(&tau)
-        };
         // Fast path, central contacts (spheres): k = 0 and A = α 1 make the boundary a
         // circle of radius c and g isotropic: x = −c p/‖p‖.
         let iso = self.a[(0, 1)].abs() + (self.a[(0, 0)] - self.a[(1, 1)]).abs();
@@ -371,7 +366,7 @@ impl PlaneProblem {
                 }
             }
         };
-        let (roots, count) = trig2_root_array(&TrigPoly2::fit(t));
+        let (roots, count) = trig2_root_array(&self.boundary_poly());
         for &phi in &roots[..count] {
             consider(phi, &mut best);
         }
@@ -386,6 +381,27 @@ impl PlaneProblem {
                 }
                 best.map_or(Vector2::zeros(), |(_, x)| x)
             }
+        }
+    }
+
+    /// The coefficients of [`Self::boundary_minimiser`]'s
+    /// T(φ) = c (A d)ᵀ(d⊥ + k⊥) + (1 + kᵀd) pᵀ(d⊥ + k⊥), d = (cos φ, sin φ). With
+    /// A = [a₁₁ a₁₂; a₁₂ a₂₂] and κ = pᵀk⊥ = k₁p₂ − k₂p₁: (A d)ᵀd⊥ = a₁₂ cos 2φ +
+    /// ½(a₂₂ − a₁₁) sin 2φ, (A d)ᵀk⊥ = (k₁a₁₂ − k₂a₁₁) cos φ + (k₁a₂₂ − k₂a₁₂) sin φ, and
+    /// (1 + k₁ cos φ + k₂ sin φ)(κ + p₂ cos φ − p₁ sin φ) expands with cos² = (1 + cos 2φ)/2,
+    /// sin² = (1 − cos 2φ)/2, sin cos = ½ sin 2φ.
+    fn boundary_poly(&self) -> TrigPoly2 {
+        let (a11, a12, a22) = (self.a[(0, 0)], self.a[(0, 1)], self.a[(1, 1)]);
+        let (k1, k2) = (self.k.x, self.k.y);
+        let (p1, p2) = (self.p.x, self.p.y);
+        let c = self.c;
+        let kappa = k1 * p2 - k2 * p1;
+        TrigPoly2 {
+            a0: 1.5 * kappa,
+            a1: c * (k1 * a12 - k2 * a11) + p2 + k1 * kappa,
+            b1: c * (k1 * a22 - k2 * a12) - p1 + k2 * kappa,
+            a2: c * a12 + 0.5 * (k1 * p2 + k2 * p1),
+            b2: 0.5 * (c * (a22 - a11) - k1 * p1 + k2 * p2),
         }
     }
 
@@ -499,10 +515,19 @@ impl TrigPoly2 {
         self.a0.abs() + self.a1.abs() + self.b1.abs() + self.a2.abs() + self.b2.abs()
     }
 
-    /// The same polynomial in ψ = φ − φ0.
-    fn shifted(&self, phi0: f64) -> Self {
-        let (s1, c1) = phi0.sin_cos();
-        let (s2, c2) = (2.0 * phi0).sin_cos();
+    /// T(φ) and T'(φ) from one sine and cosine (the double angles by
+    /// sin 2φ = 2 sin φ cos φ, cos 2φ = (cos φ − sin φ)(cos φ + sin φ)).
+    fn eval_with_derivative(&self, phi: f64) -> (f64, f64) {
+        let (s, c) = phi.sin_cos();
+        let (s2, c2) = (2.0 * s * c, (c - s) * (c + s));
+        (
+            self.a0 + self.a1 * c + self.b1 * s + self.a2 * c2 + self.b2 * s2,
+            -self.a1 * s + self.b1 * c + 2.0 * (self.b2 * c2 - self.a2 * s2),
+        )
+    }
+
+    /// The same polynomial in ψ = φ − φ0, given (cos φ0, sin φ0, cos 2φ0, sin 2φ0).
+    fn rotated(&self, (c1, s1, c2, s2): (f64, f64, f64, f64)) -> Self {
         TrigPoly2 {
             a0: self.a0,
             a1: self.a1 * c1 + self.b1 * s1,
@@ -520,15 +545,32 @@ impl TrigPoly2 {
 ///
 /// (1 + t²)² T = (a0 − a1 + a2) t⁴ + (2b1 − 4b2) t³ + (2a0 − 6a2) t² + (2b1 + 4b2) t + (a0 + a1 + a2).
 ///
-/// The variable is first rotated (ψ = φ − φ0) so that |T(φ0 + π)|, the
-/// leading coefficient, is the largest of 8 samples: no root sits at t = ∞. The quartic's
-/// roots are the eigenvalues of its companion matrix; those with a small imaginary part
-/// are polished by Newton's method on T itself. Near-real complex pairs may yield extra
-/// candidates; callers evaluate or check each one.
+/// The variable is first rotated (ψ = φ − φ0, φ0 a multiple of π/4) so that
+/// |T(φ0 + π)|, the leading coefficient, is the largest of 8 samples: no root sits at
+/// t = ∞. The quartic's four complex roots come from Ferrari's factorisation
+/// ([`quartic_roots`]); those with a small imaginary part are polished by Newton's
+/// method on T itself. Near-real complex pairs may yield extra candidates; callers
+/// evaluate or check each one.
 pub fn trig2_roots(poly: &TrigPoly2) -> Vec<f64> {
     let (roots, count) = trig2_root_array(poly);
     roots[..count].to_vec()
 }
+
+/// (cos θ, sin θ, cos 2θ, sin 2θ) at θ = jπ/4, j = 0…7: the candidate rotations of
+/// [`trig2_roots`].
+const EIGHTHS: [(f64, f64, f64, f64); 8] = {
+    const H: f64 = std::f64::consts::FRAC_1_SQRT_2;
+    [
+        (1.0, 0.0, 1.0, 0.0),
+        (H, H, 0.0, 1.0),
+        (0.0, 1.0, -1.0, 0.0),
+        (-H, H, 0.0, -1.0),
+        (-1.0, 0.0, 1.0, 0.0),
+        (-H, -H, 0.0, 1.0),
+        (0.0, -1.0, -1.0, 0.0),
+        (H, -H, 0.0, -1.0),
+    ]
+};
 
 /// [`trig2_roots`] without allocating: the distinct roots are the first `count` of the
 /// array (a quartic has at most 4), for the solver's inner loop.
@@ -539,35 +581,37 @@ fn trig2_root_array(poly: &TrigPoly2) -> ([f64; 4], usize) {
     if scale == 0.0 || !scale.is_finite() {
         return (roots, count);
     }
-    let phi0 = (0..8)
-        .map(|j| TAU * j as f64 / 8.0)
-        .max_by(|x, y| poly.eval(x + PI).abs().total_cmp(&poly.eval(y + PI).abs()))
-        .unwrap_or(0.0);
-    let q = poly.shifted(phi0);
+    // T(θ + π) = a0 − a1 cos θ − b1 sin θ + a2 cos 2θ + b2 sin 2θ.
+    let opposite = |&(c1, s1, c2, s2): &(f64, f64, f64, f64)| {
+        (poly.a0 - poly.a1 * c1 - poly.b1 * s1 + poly.a2 * c2 + poly.b2 * s2).abs()
+    };
+    let mut j0 = 0;
+    for j in 1..8 {
+        if opposite(&EIGHTHS[j]) > opposite(&EIGHTHS[j0]) {
+            j0 = j;
+        }
+    }
+    let phi0 = j0 as f64 * std::f64::consts::FRAC_PI_4;
+    let q = poly.rotated(EIGHTHS[j0]);
     let lead = q.a0 - q.a1 + q.a2;
     if lead.abs() <= 1e-14 * scale {
         // |T| ≤ 1e-14 scale at 8 points spread over the circle: T vanishes identically
         // to rounding (no isolated roots).
         return (roots, count);
     }
-    let coeffs = [
+    let quartic = quartic_roots(
         (2.0 * q.b1 - 4.0 * q.b2) / lead,
         (2.0 * q.a0 - 6.0 * q.a2) / lead,
         (2.0 * q.b1 + 4.0 * q.b2) / lead,
         (q.a0 + q.a1 + q.a2) / lead,
-    ];
-    // Companion matrix of t⁴ + c3 t³ + c2 t² + c1 t + c0.
-    let m = Matrix4::new(
-        -coeffs[0], -coeffs[1], -coeffs[2], -coeffs[3], 1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0,
-        0.0, 0.0, 1.0, 0.0,
     );
-    for z in m.complex_eigenvalues().iter() {
-        if !(z.re.is_finite() && z.im.is_finite()) || z.im.abs() > 1e-3 * (1.0 + z.norm()) {
+    for (re, im) in quartic {
+        if !(re.is_finite() && im.is_finite()) || im.abs() > 1e-3 * (1.0 + re.hypot(im)) {
             continue;
         }
-        let mut phi = phi0 + 2.0 * z.re.atan();
+        let mut phi = phi0 + 2.0 * re.atan();
         for _ in 0..8 {
-            let (v, dv) = (poly.eval(phi), poly.derivative(phi));
+            let (v, dv) = poly.eval_with_derivative(phi);
             if dv == 0.0 || v == 0.0 {
                 break;
             }
@@ -590,6 +634,100 @@ fn trig2_root_array(poly: &TrigPoly2) -> ([f64; 4], usize) {
         }
     }
     (roots, count)
+}
+
+/// The four complex roots (re, im) of the monic quartic t⁴ + a t³ + b t² + c t + d
+/// (Ferrari). With t = y − a/4 it is y⁴ + p y² + q y + r, which factors as
+/// (y² + α y + β)(y² − α y + γ) with β + γ = p + α², α (γ − β) = q, β γ = r;
+/// eliminating β and γ leaves the resolvent cubic in m = α²/2,
+/// m³ + p m² + (p²/4 − r) m − q²/8 = 0, whose largest root is ≥ 0 (the cubic is −q²/8 ≤ 0
+/// at m = 0). γ − β is taken as q/α or as ±√((p + α²)² − 4r) (the roots of
+/// s² − (p + α²) s + r, sign of q), whichever matches the factorisation's equations
+/// better: the first loses accuracy as α → 0, the second where its root is a
+/// cancellation. Rounding errors of the roots are left to the caller's polish.
+fn quartic_roots(a: f64, b: f64, c: f64, d: f64) -> [(f64, f64); 4] {
+    let shift = -0.25 * a;
+    let a2 = a * a;
+    let p = b - 0.375 * a2;
+    let q = c - 0.5 * a * b + 0.125 * a2 * a;
+    let r = d - 0.25 * a * c + a2 * b / 16.0 - 3.0 * a2 * a2 / 256.0;
+    let m = largest_cubic_root(p, 0.25 * p * p - r, -0.125 * q * q).max(0.0);
+    let alpha = (2.0 * m).sqrt();
+    let sum = p + 2.0 * m;
+    // (γ − β) candidates and the factorisation's residual for each.
+    let residual = |diff: f64| {
+        let (beta, gamma) = (0.5 * (sum - diff), 0.5 * (sum + diff));
+        (
+            (alpha * diff - q).abs() + (beta * gamma - r).abs(),
+            beta,
+            gamma,
+        )
+    };
+    let mut best = (f64::INFINITY, 0.5 * sum, 0.5 * sum);
+    if alpha > 0.0 {
+        best = residual(q / alpha);
+    }
+    let disc = sum * sum - 4.0 * r;
+    if disc >= 0.0 {
+        let candidate = residual(disc.sqrt().copysign(q));
+        if candidate.0 < best.0 {
+            best = candidate;
+        }
+    }
+    let (_, beta, gamma) = best;
+    let [y0, y1] = quadratic_roots(alpha, beta);
+    let [y2, y3] = quadratic_roots(-alpha, gamma);
+    [y0, y1, y2, y3].map(|(re, im)| (re + shift, im))
+}
+
+/// The two complex roots (re, im) of y² + s y + t.
+fn quadratic_roots(s: f64, t: f64) -> [(f64, f64); 2] {
+    let disc = s * s - 4.0 * t;
+    if disc >= 0.0 {
+        // −(s ± √disc)/2 without cancellation: the larger root, then t over it.
+        let big = -0.5 * (s + disc.sqrt().copysign(s));
+        let small = if big != 0.0 { t / big } else { 0.0 };
+        [(big, 0.0), (small, 0.0)]
+    } else {
+        let im = 0.5 * (-disc).sqrt();
+        [(-0.5 * s, im), (-0.5 * s, -im)]
+    }
+}
+
+/// The largest real root of the monic cubic m³ + b m² + c m + d (Cardano, or the
+/// trigonometric form when all three roots are real), polished by two Newton steps.
+fn largest_cubic_root(b: f64, c: f64, d: f64) -> f64 {
+    // m = z − b/3: z³ + P z + Q.
+    let third = b / 3.0;
+    let pp = c - b * third;
+    let qq = (2.0 / 27.0) * b * b * b - c * third + d;
+    let disc = 0.25 * qq * qq + pp * pp * pp / 27.0;
+    let z = if disc > 0.0 {
+        let u = -(0.5 * qq.abs() + disc.sqrt()).cbrt().copysign(qq);
+        if u != 0.0 { u - pp / (3.0 * u) } else { 0.0 }
+    } else {
+        let rho = (-pp / 3.0).sqrt();
+        if rho > 0.0 {
+            let cos3 = (-qq / (2.0 * rho * rho * rho)).clamp(-1.0, 1.0);
+            2.0 * rho * (cos3.acos() / 3.0).cos()
+        } else {
+            0.0
+        }
+    };
+    let mut m = z - third;
+    for _ in 0..2 {
+        let f = ((m + b) * m + c) * m + d;
+        let df = (3.0 * m + 2.0 * b) * m + c;
+        if df == 0.0 || f == 0.0 {
+            break;
+        }
+        let next = m - f / df;
+        if !next.is_finite() {
+            break;
+        }
+        m = next;
+    }
+    m
 }
 
 /// All impulsive Coulomb solutions of one contact (paper 003 §4.1, Fig. 1's impulsive
@@ -1180,6 +1318,85 @@ mod tests {
         }
         // No real root: 2 + cos φ.
         assert!(trig2_roots(&TrigPoly2::fit(|phi| 2.0 + phi.cos())).is_empty());
+    }
+
+    /// Prescribed roots: T(φ) = Π_i sin((φ − φ_i)/2) over four angles (a product of two
+    /// degree-1 trigonometric polynomials, sin(φ/2 − α) sin(φ/2 − β) =
+    /// ½ (cos(α − β) − cos(φ − α − β))), and two roots times a positive factor. Roots
+    /// at least 10⁻³ rad apart are simple and well separated in the quartic's variable,
+    /// and Newton's polish on T ends at rounding: every prescribed root found to 1e-9 rad
+    /// and nothing else.
+    #[test]
+    fn trig2_roots_finds_prescribed_roots() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(27);
+        let wrap = |x: f64| (x + PI).rem_euclid(TAU) - PI;
+        for case in 0..20_000 {
+            let four = case % 2 == 0;
+            let n = if four { 4 } else { 2 };
+            let want: Vec<f64> = loop {
+                let r: Vec<f64> = (0..n).map(|_| rng.random_range(-PI..PI)).collect();
+                let separated = r
+                    .iter()
+                    .enumerate()
+                    .all(|(i, a)| r[..i].iter().all(|b| wrap(a - b).abs() > 1e-3));
+                if separated {
+                    break sorted(r);
+                }
+            };
+            let (tilt, lift) = (rng.random_range(-PI..PI), rng.random_range(0.0..0.99));
+            let poly = TrigPoly2::fit(|phi| {
+                let roots: f64 = want.iter().map(|r| (0.5 * (phi - r)).sin()).product();
+                if four {
+                    roots
+                } else {
+                    roots * (1.0 + lift * (phi - tilt).cos())
+                }
+            });
+            let got = sorted(trig2_roots(&poly));
+            assert_eq!(got.len(), n, "case {case}: {got:?} vs {want:?}");
+            for (g, w) in got.iter().zip(&want) {
+                assert!(wrap(g - w).abs() < 1e-9, "case {case}: {got:?} vs {want:?}");
+            }
+        }
+    }
+
+    /// [`PlaneProblem::boundary_poly`]'s closed-form coefficients are those of T(φ)
+    /// sampled and fitted (exact for a degree-2 polynomial) on random problems, to
+    /// rounding (1e-12 of the coefficients' size).
+    #[test]
+    fn boundary_poly_matches_its_definition() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
+        for case in 0..1000 {
+            let l = Mat3::from_fn(|_, _| rng.random_range(-1.0..1.0));
+            let d = l * l.transpose() + Mat3::identity() * 0.1;
+            let b = Vec3::new(
+                rng.random_range(-1.0..0.0),
+                rng.random_range(-1.0..1.0),
+                rng.random_range(-1.0..1.0),
+            );
+            let plane = PlaneProblem::new(&d, &b, rng.random_range(0.0..2.0));
+            let fitted = TrigPoly2::fit(|phi| {
+                let d = dir(phi);
+                let tau = perp(&d) + perp(&plane.k);
+                plane.c * (plane.a * d).dot(&tau) + (1.0 + plane.k.dot(&d)) * plane.p.dot(&tau)
+            });
+            let closed = plane.boundary_poly();
+            let scale = fitted.scale();
+            for (x, y) in [
+                (closed.a0, fitted.a0),
+                (closed.a1, fitted.a1),
+                (closed.b1, fitted.b1),
+                (closed.a2, fitted.a2),
+                (closed.b2, fitted.b2),
+            ] {
+                assert!(
+                    (x - y).abs() <= 1e-12 * scale,
+                    "case {case}: {closed:?} vs {fitted:?}"
+                );
+            }
+        }
     }
 
     /// A contact of body `a` with `b` or `container` at lever arm `r` from a (the 1 m cubes

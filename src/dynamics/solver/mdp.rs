@@ -8,8 +8,8 @@
 //!    ([`PreparedContact`]) and its Delassus block in the contact frame,
 //!    D_ii = Qᵀ K Q with Q = [n t₁ t₂] and K the collision matrix
 //!    K = (1/m_a + 1/m_b) 1 − r̃_a I_a⁻¹ r̃_a − r̃_b I_b⁻¹ r̃_b (paper 003 eq. 2, the same
-//!    matrix as paper 000 eq. 9). D_ii is SPD when one body is dynamic; its Cholesky
-//!    factor is kept for the sticking impulse. The accumulated impulse λ_i starts at 0.
+//!    matrix as paper 000 eq. 9). D_ii is SPD when one body is dynamic; its inverse
+//!    (from its Cholesky factor) is kept for the sticking impulse −D_ii⁻¹ b_i. The accumulated impulse λ_i starts at 0.
 //!    The contacts are grouped by pair (the same two bodies, or a body and the same
 //!    container): the narrow phase emits a pair's contacts together, and where it does
 //!    not they are sorted by pair first.
@@ -200,6 +200,22 @@ pub fn solve_with_law(
     mu: f64,
     law: FrictionLaw,
 ) -> SingleContact {
+    solve_with_stick(d, b, mu, law, || match chol {
+        Some(c) => Some(-c.solve(b)),
+        None => d.cholesky().map(|c| -c.solve(b)),
+    })
+}
+
+/// [`solve_with_law`] with the sticking impulse −D⁻¹ b from `stick` (`None` if D is not
+/// SPD), which runs only when the impulse can stick (b_n ≤ 0, μ > 0).
+#[inline(always)]
+fn solve_with_stick(
+    d: &Mat3,
+    b: &Vec3,
+    mu: f64,
+    law: FrictionLaw,
+    stick: impl FnOnce() -> Option<Vec3>,
+) -> SingleContact {
     let separating = SingleContact {
         lambda: Vec3::zeros(),
         state: ContactState::Separating,
@@ -222,12 +238,8 @@ pub fn solve_with_law(
         };
     }
     // Sticking: the unconstrained minimum −D⁻¹ b (on the plane, since D λ + b = 0).
-    let stick = match chol {
-        Some(c) => -c.solve(b),
-        None => match d.cholesky() {
-            Some(c) => -c.solve(b),
-            None => return separating,
-        },
+    let Some(stick) = stick() else {
+        return separating;
     };
     let scale = stick.norm();
     let in_cone = |l: &Vec3| {
@@ -291,6 +303,7 @@ fn dir(phi: f64) -> Vector2<f64> {
     Vector2::new(phi.cos(), phi.sin())
 }
 
+#[cfg(test)]
 fn perp(v: &Vector2<f64>) -> Vector2<f64> {
     Vector2::new(-v.y, v.x)
 }
@@ -768,7 +781,8 @@ pub fn coulomb_solutions(d: &Mat3, b: &Vec3, mu: f64) -> Vec<Vec3> {
 struct BlockRow {
     /// Delassus block in the contact frame (n, t₁, t₂).
     d: Mat3,
-    chol: Option<Cholesky<f64, U3>>,
+    /// D⁻¹ (from its Cholesky factor), `None` for a contact between two static sides.
+    d_inv: Option<Mat3>,
     /// Accumulated impulse in the contact frame.
     lambda: Vec3,
     /// g̃/h: the gap (or error-reduction) term of the normal velocity (m/s).
@@ -846,7 +860,7 @@ fn solve_block(
     mu: f64,
     law: FrictionLaw,
 ) -> Result<Option<Pending>, SolverError> {
-    let Some(chol) = row.chol.as_ref() else {
+    let Some(d_inv) = row.d_inv.as_ref() else {
         return Ok(None);
     };
     let u = c.relative_velocity(bodies);
@@ -863,7 +877,7 @@ fn solve_block(
             c.a
         )));
     }
-    let sol = solve_with_law(&row.d, Some(chol), &b, mu, law);
+    let sol = solve_with_stick(&row.d, &b, mu, law, || Some(-(d_inv * b)));
     let delta = sol.lambda - row.lambda;
     if !delta.iter().all(|x| x.is_finite()) {
         return Err(diverged(format!(
@@ -960,7 +974,7 @@ fn pair_spectrum(
     let mut s = Matrix6::<f64>::zeros();
     for &ci in members {
         let (c, row) = (&prepared[ci], &rows[ci]);
-        let Some(chol) = row.chol.as_ref() else {
+        let Some(d_inv) = row.d_inv.as_ref() else {
             continue;
         };
         let q = Mat3::from_columns(&[c.n, c.t1, c.t2]);
@@ -968,7 +982,7 @@ fn pair_spectrum(
         j.fixed_view_mut::<3, 3>(0, 0).copy_from(&q);
         j.fixed_view_mut::<3, 3>(3, 0)
             .copy_from(&(skew(&c.r_a) * q));
-        s += j * chol.inverse() * j.transpose();
+        s += j * d_inv * j.transpose();
     }
     // (P, L_a) ↦ ½ ΔᵀDΔ: L_b = L_a + d × P with d = x_a − x_b = r_b − r_a.
     let d = skew(&(c0.r_b - c0.r_a));
@@ -1108,8 +1122,8 @@ impl CollisionSolver for MdpSolver {
             // D_ii = Qᵀ K Q, Q = [n t₁ t₂]   (paper 003 eq. 2)
             let q = Mat3::from_columns(&[c.n, c.t1, c.t2]);
             let d = q.transpose() * c.k * q;
-            let chol = if c.resolvable() {
-                Some(d.cholesky().ok_or_else(|| {
+            let d_inv = if c.resolvable() {
+                Some(d.cholesky().map(|c| c.inverse()).ok_or_else(|| {
                     diverged(format!(
                         "Delassus block of contact {ci} (body {}) is not positive definite",
                         c.a
@@ -1121,7 +1135,7 @@ impl CollisionSolver for MdpSolver {
             let bias = if c.gap >= 0.0 { c.gap } else { eps * c.gap } / dt;
             self.rows.push(BlockRow {
                 d,
-                chol,
+                d_inv,
                 lambda: Vec3::zeros(),
                 bias,
             });
@@ -1132,7 +1146,7 @@ impl CollisionSolver for MdpSolver {
         // from it, pulled into the friction cone. It is a starting point of the sweeps
         // only: their fixed points are the same.
         for ((c, row), contact) in self.prepared.iter().zip(self.rows.iter_mut()).zip(contacts) {
-            if row.chol.is_none() {
+            if row.d_inv.is_none() {
                 continue;
             }
             let key = (c.a, c.b, c.container);
@@ -1445,7 +1459,7 @@ mod tests {
         let d = q.transpose() * c.k * q;
         BlockRow {
             d,
-            chol: d.cholesky(),
+            d_inv: d.cholesky().map(|c| c.inverse()),
             lambda: Vec3::zeros(),
             bias: 0.0,
         }

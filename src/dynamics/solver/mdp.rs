@@ -241,11 +241,15 @@ fn solve_with_stick(
     let Some(stick) = stick() else {
         return separating;
     };
-    let scale = stick.norm();
+    // In the cone up to the rounding slack ROUND ‖λ‖; strictly inside (no slack, no
+    // square root) decides most sticking contacts.
+    let strictly_inside =
+        stick.x > 0.0 && stick.y * stick.y + stick.z * stick.z <= (mu * stick.x) * (mu * stick.x);
     let in_cone = |l: &Vec3| {
+        let scale = l.norm();
         l.x >= -ROUND * scale && l.yz().norm() <= mu * l.x + ROUND * scale.max(f64::MIN_POSITIVE)
     };
-    if in_cone(&stick) {
+    if strictly_inside || in_cone(&stick) {
         return SingleContact {
             lambda: stick,
             state: ContactState::Sticking,
@@ -342,8 +346,12 @@ impl PlaneProblem {
 
     /// The boundary point at angle φ, if the boundary reaches that direction.
     pub fn boundary_point(&self, phi: f64) -> Option<Vector2<f64>> {
-        let d = dir(phi);
-        let den = 1.0 + self.k.dot(&d);
+        self.boundary_point_along(&dir(phi))
+    }
+
+    /// The boundary point along the unit direction `d`, if the boundary reaches it.
+    fn boundary_point_along(&self, d: &Vector2<f64>) -> Option<Vector2<f64>> {
+        let den = 1.0 + self.k.dot(d);
         (den > 1e-12).then(|| d * (self.c / den))
     }
 
@@ -379,9 +387,14 @@ impl PlaneProblem {
                 }
             }
         };
-        let (roots, count) = trig2_root_array(&self.boundary_poly());
-        for &phi in &roots[..count] {
-            consider(phi, &mut best);
+        let (dirs, count) = trig2_root_directions(&self.boundary_poly());
+        for d in &dirs[..count] {
+            if let Some(x) = self.boundary_point_along(d) {
+                let v = self.g(&x);
+                if best.is_none_or(|(b, _)| v < b) {
+                    best = Some((v, x));
+                }
+            }
         }
         match best {
             Some((_, x)) => x,
@@ -585,14 +598,14 @@ const EIGHTHS: [(f64, f64, f64, f64); 8] = {
     ]
 };
 
-/// [`trig2_roots`] without allocating: the distinct roots are the first `count` of the
-/// array (a quartic has at most 4), for the solver's inner loop.
-fn trig2_root_array(poly: &TrigPoly2) -> ([f64; 4], usize) {
-    let mut roots = [0.0; 4];
-    let mut count = 0;
+/// The rotation and the monic quartic of [`trig2_roots`]: the index j0 of the rotation
+/// φ0 = j0 π/4 in [`EIGHTHS`] and the coefficients (c3, c2, c1, c0) of
+/// t⁴ + c3 t³ + c2 t² + c1 t + c0, t = tan((φ − φ0)/2); `None` when T vanishes
+/// identically to rounding.
+fn rotated_quartic(poly: &TrigPoly2) -> Option<(usize, [f64; 4])> {
     let scale = poly.scale();
     if scale == 0.0 || !scale.is_finite() {
-        return (roots, count);
+        return None;
     }
     // T(θ + π) = a0 − a1 cos θ − b1 sin θ + a2 cos 2θ + b2 sin 2θ.
     let opposite = |&(c1, s1, c2, s2): &(f64, f64, f64, f64)| {
@@ -604,22 +617,81 @@ fn trig2_root_array(poly: &TrigPoly2) -> ([f64; 4], usize) {
             j0 = j;
         }
     }
-    let phi0 = j0 as f64 * std::f64::consts::FRAC_PI_4;
     let q = poly.rotated(EIGHTHS[j0]);
     let lead = q.a0 - q.a1 + q.a2;
     if lead.abs() <= 1e-14 * scale {
         // |T| ≤ 1e-14 scale at 8 points spread over the circle: T vanishes identically
         // to rounding (no isolated roots).
-        return (roots, count);
+        return None;
     }
-    let quartic = quartic_roots(
-        (2.0 * q.b1 - 4.0 * q.b2) / lead,
-        (2.0 * q.a0 - 6.0 * q.a2) / lead,
-        (2.0 * q.b1 + 4.0 * q.b2) / lead,
-        (q.a0 + q.a1 + q.a2) / lead,
-    );
-    for (re, im) in quartic {
-        if !(re.is_finite() && im.is_finite()) || im.abs() > 1e-3 * (1.0 + re.hypot(im)) {
+    Some((
+        j0,
+        [
+            (2.0 * q.b1 - 4.0 * q.b2) / lead,
+            (2.0 * q.a0 - 6.0 * q.a2) / lead,
+            (2.0 * q.b1 + 4.0 * q.b2) / lead,
+            (q.a0 + q.a1 + q.a2) / lead,
+        ],
+    ))
+}
+
+/// Whether a complex root (re, im) of the quartic counts as a real candidate: a small
+/// imaginary part may be rounding of a real (double) root.
+fn near_real(re: f64, im: f64) -> bool {
+    re.is_finite() && im.is_finite() && im.abs() <= 1e-3 * (1.0 + re.hypot(im))
+}
+
+/// The unit directions d(φ) = (cos φ, sin φ) at the real roots of `poly`, without
+/// trigonometric functions: each near-real root t of [`rotated_quartic`] is polished by
+/// Newton's method on the quartic itself, and d is the rotation by φ0 of
+/// ((1 − t²), 2t)/(1 + t²). At most 4; a near-real complex pair may yield extra
+/// candidates (the caller evaluates each one).
+fn trig2_root_directions(poly: &TrigPoly2) -> ([Vector2<f64>; 4], usize) {
+    let mut dirs = [Vector2::zeros(); 4];
+    let mut count = 0;
+    let Some((j0, [c3, c2, c1, c0])) = rotated_quartic(poly) else {
+        return (dirs, count);
+    };
+    let (cos0, sin0, _, _) = EIGHTHS[j0];
+    for (re, im) in quartic_roots(c3, c2, c1, c0) {
+        if !near_real(re, im) {
+            continue;
+        }
+        let mut t = re;
+        for _ in 0..8 {
+            let f = (((t + c3) * t + c2) * t + c1) * t + c0;
+            let df = ((4.0 * t + 3.0 * c3) * t + 2.0 * c2) * t + c1;
+            if df == 0.0 || f == 0.0 {
+                break;
+            }
+            let step = f / df;
+            if !step.is_finite() || step.abs() > 0.5 * (1.0 + t.abs()) {
+                break;
+            }
+            t -= step;
+            if step.abs() <= 1e-15 * (1.0 + t.abs()) {
+                break;
+            }
+        }
+        let w = 1.0 / (1.0 + t * t);
+        let (c, s) = ((1.0 - t * t) * w, 2.0 * t * w);
+        dirs[count] = Vector2::new(cos0 * c - sin0 * s, sin0 * c + cos0 * s);
+        count += 1;
+    }
+    (dirs, count)
+}
+
+/// [`trig2_roots`] without allocating: the distinct roots are the first `count` of the
+/// array (a quartic has at most 4).
+fn trig2_root_array(poly: &TrigPoly2) -> ([f64; 4], usize) {
+    let mut roots = [0.0; 4];
+    let mut count = 0;
+    let Some((j0, [c3, c2, c1, c0])) = rotated_quartic(poly) else {
+        return (roots, count);
+    };
+    let phi0 = j0 as f64 * std::f64::consts::FRAC_PI_4;
+    for (re, im) in quartic_roots(c3, c2, c1, c0) {
+        if !near_real(re, im) {
             continue;
         }
         let mut phi = phi0 + 2.0 * re.atan();
@@ -1201,7 +1273,8 @@ impl CollisionSolver for MdpSolver {
         let mut v_ref: f64 = 0.0;
         for sweep in 1..=params.max_iterations {
             report.iterations = sweep;
-            let mut change: f64 = 0.0;
+            // The largest ‖D_ii Δ_i‖², its square root taken once per sweep.
+            let mut change_sq: f64 = 0.0;
             let mut start = 0;
             for (&end, &weight) in ends.iter().zip(weights.iter()) {
                 let members = &order[start..end];
@@ -1215,7 +1288,7 @@ impl CollisionSolver for MdpSolver {
                     if sweep == 1 {
                         v_ref = v_ref.max(job.b.norm());
                     }
-                    change = change.max((row.d * job.delta).norm());
+                    change_sq = change_sq.max((row.d * job.delta).norm_squared());
                     let u = job.u;
                     apply_block(
                         c,
@@ -1237,7 +1310,7 @@ impl CollisionSolver for MdpSolver {
                         if sweep == 1 {
                             v_ref = v_ref.max(job.b.norm());
                         }
-                        change = change.max((rows[ci].d * job.delta).norm());
+                        change_sq = change_sq.max((rows[ci].d * job.delta).norm_squared());
                         pending.push(job);
                     }
                 }
@@ -1264,6 +1337,7 @@ impl CollisionSolver for MdpSolver {
                     );
                 }
             }
+            let change = change_sq.sqrt();
             report.residual = change;
             if change <= params.tolerance * v_ref {
                 break;
@@ -1338,8 +1412,8 @@ mod tests {
     /// degree-1 trigonometric polynomials, sin(φ/2 − α) sin(φ/2 − β) =
     /// ½ (cos(α − β) − cos(φ − α − β))), and two roots times a positive factor. Roots
     /// at least 10⁻³ rad apart are simple and well separated in the quartic's variable,
-    /// and Newton's polish on T ends at rounding: every prescribed root found to 1e-9 rad
-    /// and nothing else.
+    /// and Newton's polish (on T, or on the quartic for the directions) ends at rounding:
+    /// every prescribed root found to 1e-9 rad and nothing else.
     #[test]
     fn trig2_roots_finds_prescribed_roots() {
         use rand::{Rng, SeedableRng};
@@ -1371,6 +1445,16 @@ mod tests {
             assert_eq!(got.len(), n, "case {case}: {got:?} vs {want:?}");
             for (g, w) in got.iter().zip(&want) {
                 assert!(wrap(g - w).abs() < 1e-9, "case {case}: {got:?} vs {want:?}");
+            }
+            // The same roots as unit directions, without trigonometric functions.
+            let (dirs, count) = trig2_root_directions(&poly);
+            assert_eq!(count, n, "case {case}: {:?}", &dirs[..count]);
+            for w in &want {
+                assert!(
+                    dirs[..count].iter().any(|d| (d - dir(*w)).norm() < 1e-9),
+                    "case {case}: {w} not among {:?}",
+                    &dirs[..count]
+                );
             }
         }
     }

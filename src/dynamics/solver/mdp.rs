@@ -611,10 +611,11 @@ fn rotated_quartic(poly: &TrigPoly2) -> Option<(usize, [f64; 4])> {
     let opposite = |&(c1, s1, c2, s2): &(f64, f64, f64, f64)| {
         (poly.a0 - poly.a1 * c1 - poly.b1 * s1 + poly.a2 * c2 + poly.b2 * s2).abs()
     };
-    let mut j0 = 0;
-    for j in 1..8 {
-        if opposite(&EIGHTHS[j]) > opposite(&EIGHTHS[j0]) {
-            j0 = j;
+    let (mut j0, mut largest) = (0, opposite(&EIGHTHS[0]));
+    for (j, angle) in EIGHTHS.iter().enumerate().skip(1) {
+        let v = opposite(angle);
+        if v > largest {
+            (j0, largest) = (j, v);
         }
     }
     let q = poly.rotated(EIGHTHS[j0]);
@@ -624,13 +625,14 @@ fn rotated_quartic(poly: &TrigPoly2) -> Option<(usize, [f64; 4])> {
         // to rounding (no isolated roots).
         return None;
     }
+    let inv = 1.0 / lead;
     Some((
         j0,
         [
-            (2.0 * q.b1 - 4.0 * q.b2) / lead,
-            (2.0 * q.a0 - 6.0 * q.a2) / lead,
-            (2.0 * q.b1 + 4.0 * q.b2) / lead,
-            (q.a0 + q.a1 + q.a2) / lead,
+            (2.0 * q.b1 - 4.0 * q.b2) * inv,
+            (2.0 * q.a0 - 6.0 * q.a2) * inv,
+            (2.0 * q.b1 + 4.0 * q.b2) * inv,
+            (q.a0 + q.a1 + q.a2) * inv,
         ],
     ))
 }
@@ -638,7 +640,7 @@ fn rotated_quartic(poly: &TrigPoly2) -> Option<(usize, [f64; 4])> {
 /// Whether a complex root (re, im) of the quartic counts as a real candidate: a small
 /// imaginary part may be rounding of a real (double) root.
 fn near_real(re: f64, im: f64) -> bool {
-    re.is_finite() && im.is_finite() && im.abs() <= 1e-3 * (1.0 + re.hypot(im))
+    re.is_finite() && im.is_finite() && im.abs() <= 1e-3 * (1.0 + (re * re + im * im).sqrt())
 }
 
 /// The unit directions d(φ) = (cos φ, sin φ) at the real roots of `poly`, without

@@ -867,8 +867,10 @@ struct BlockRow {
 #[derive(Clone, Copy, Debug)]
 struct Pending {
     ci: usize,
-    /// Relative velocity (world) from which the block was solved.
-    u: Vec3,
+    /// Relative velocity from which the block was solved, in the contact frame.
+    local: Vec3,
+    /// D_ii Δ_i: the change of that velocity if Δ_i is applied in full.
+    d_delta: Vec3,
     /// (D Λ + b)_i: that velocity in the contact frame plus the gap term.
     g: Vec3,
     /// b_i: the velocity the block starts from (its norm scales the convergence test).
@@ -961,7 +963,8 @@ fn solve_block(
     }
     Ok(Some(Pending {
         ci,
-        u,
+        local,
+        d_delta: row.d * delta,
         g,
         b,
         lambda: sol.lambda,
@@ -971,8 +974,10 @@ fn solve_block(
 }
 
 /// Moves contact `job.ci`'s accumulated impulse by ω Δ (to λ̂ itself when ω = 1), applies
-/// that change to the bodies, whose relative velocity at the contact is `u`, books its
-/// work and writes its trace row.
+/// that change to the bodies, whose relative velocity at the contact is `local` (contact
+/// frame), books its work and writes its trace row. In the contact frame the impulse
+/// ω Δ changes that velocity by ω D_ii Δ (D_ii = Qᵀ K Q), so its work
+/// ω Δ·(u⁻ + u⁺)/2 (paper 000 eq. 16) is booked there, e_n the normal.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 fn apply_block(
@@ -980,34 +985,34 @@ fn apply_block(
     row: &mut BlockRow,
     job: &Pending,
     omega: f64,
-    u: &Vec3,
+    local: &Vec3,
     bodies: &mut [RigidBody],
     report: &mut SolverReport,
     trace: &mut Option<&mut Vec<TraceRow>>,
     sweep: u32,
 ) {
-    let delta = if omega == 1.0 {
+    let (delta, d_delta) = if omega == 1.0 {
         row.lambda = job.lambda;
-        job.delta
+        (job.delta, job.d_delta)
     } else {
         let step = job.delta * omega;
         row.lambda += step;
-        step
+        (step, job.d_delta * omega)
     };
     if delta == Vec3::zeros() && trace.is_none() {
         return;
     }
     let p = to_world(c, &delta);
     c.apply_impulse(bodies, &p);
-    let u_after = u + c.k * p;
-    report.book_impulse(&c.n, &p, u, &u_after);
+    let after = local + d_delta;
+    report.book_impulse(&Vec3::x(), &delta, local, &after);
     if let Some(rows) = trace.as_deref_mut() {
         let kinetic_energy = super::total_kinetic_energy(bodies);
         rows.push(TraceRow {
             iteration: sweep - 1,
             stage: job.state.stage(),
             contact: job.ci,
-            normal_velocity: u_after.dot(&c.n),
+            normal_velocity: after.x,
             impulse: [p.x, p.y, p.z],
             elastic_energy: 0.0,
             elastic_total: 0.0,
@@ -1290,14 +1295,14 @@ impl CollisionSolver for MdpSolver {
                     if sweep == 1 {
                         v_ref = v_ref.max(job.b.norm());
                     }
-                    change_sq = change_sq.max((row.d * job.delta).norm_squared());
-                    let u = job.u;
+                    change_sq = change_sq.max(job.d_delta.norm_squared());
+                    let local = job.local;
                     apply_block(
                         c,
                         row,
                         &job,
                         1.0,
-                        &u,
+                        &local,
                         bodies,
                         &mut report,
                         &mut trace,
@@ -1312,7 +1317,7 @@ impl CollisionSolver for MdpSolver {
                         if sweep == 1 {
                             v_ref = v_ref.max(job.b.norm());
                         }
-                        change_sq = change_sq.max((rows[ci].d * job.delta).norm_squared());
+                        change_sq = change_sq.max(job.d_delta.norm_squared());
                         pending.push(job);
                     }
                 }
@@ -1321,17 +1326,17 @@ impl CollisionSolver for MdpSolver {
                     let c = &prepared[job.ci];
                     // The first block's velocity is still current; later ones see the
                     // pair's impulses applied before them (each booked on its own).
-                    let u = if k == 0 {
-                        job.u
+                    let local = if k == 0 {
+                        job.local
                     } else {
-                        c.relative_velocity(bodies)
+                        to_local(c, &c.relative_velocity(bodies))
                     };
                     apply_block(
                         c,
                         &mut rows[job.ci],
                         job,
                         omega,
-                        &u,
+                        &local,
                         bodies,
                         &mut report,
                         &mut trace,

@@ -8,8 +8,8 @@
 //!    ([`PreparedContact`]) and its Delassus block in the contact frame,
 //!    D_ii = Qᵀ K Q with Q = [n t₁ t₂] and K the collision matrix
 //!    K = (1/m_a + 1/m_b) 1 − r̃_a I_a⁻¹ r̃_a − r̃_b I_b⁻¹ r̃_b (paper 003 eq. 2, the same
-//!    matrix as paper 000 eq. 9). D_ii is SPD when one body is dynamic; its Cholesky
-//!    factor is kept for the sticking impulse. The accumulated impulse λ_i starts at 0.
+//!    matrix as paper 000 eq. 9). D_ii is SPD when one body is dynamic; its inverse
+//!    (from its Cholesky factor) is kept for the sticking impulse −D_ii⁻¹ b_i. The accumulated impulse λ_i starts at 0.
 //!    The contacts are grouped by pair (the same two bodies, or a body and the same
 //!    container): the narrow phase emits a pair's contacts together, and where it does
 //!    not they are sorted by pair first.
@@ -104,7 +104,7 @@ use super::{
 use crate::body::RigidBody;
 use crate::dynamics::warm_start::{ImpulseCache, PairKey};
 use crate::math::{Mat3, Vec3, skew};
-use nalgebra::{Cholesky, Matrix2, Matrix4, Matrix6, Matrix6x3, SymmetricEigen, U3, Vector2};
+use nalgebra::{Cholesky, Matrix2, Matrix6, Matrix6x3, SymmetricEigen, U3, Vector2};
 use serde::{Deserialize, Serialize};
 use std::f64::consts::{PI, TAU};
 use std::fmt;
@@ -200,6 +200,22 @@ pub fn solve_with_law(
     mu: f64,
     law: FrictionLaw,
 ) -> SingleContact {
+    solve_with_stick(d, b, mu, law, || match chol {
+        Some(c) => Some(-c.solve(b)),
+        None => d.cholesky().map(|c| -c.solve(b)),
+    })
+}
+
+/// [`solve_with_law`] with the sticking impulse −D⁻¹ b from `stick` (`None` if D is not
+/// SPD), which runs only when the impulse can stick (b_n ≤ 0, μ > 0).
+#[inline(always)]
+fn solve_with_stick(
+    d: &Mat3,
+    b: &Vec3,
+    mu: f64,
+    law: FrictionLaw,
+    stick: impl FnOnce() -> Option<Vec3>,
+) -> SingleContact {
     let separating = SingleContact {
         lambda: Vec3::zeros(),
         state: ContactState::Separating,
@@ -222,18 +238,18 @@ pub fn solve_with_law(
         };
     }
     // Sticking: the unconstrained minimum −D⁻¹ b (on the plane, since D λ + b = 0).
-    let stick = match chol {
-        Some(c) => -c.solve(b),
-        None => match d.cholesky() {
-            Some(c) => -c.solve(b),
-            None => return separating,
-        },
+    let Some(stick) = stick() else {
+        return separating;
     };
-    let scale = stick.norm();
+    // In the cone up to the rounding slack ROUND ‖λ‖; strictly inside (no slack, no
+    // square root) decides most sticking contacts.
+    let strictly_inside =
+        stick.x > 0.0 && stick.y * stick.y + stick.z * stick.z <= (mu * stick.x) * (mu * stick.x);
     let in_cone = |l: &Vec3| {
+        let scale = l.norm();
         l.x >= -ROUND * scale && l.yz().norm() <= mu * l.x + ROUND * scale.max(f64::MIN_POSITIVE)
     };
-    if in_cone(&stick) {
+    if strictly_inside || in_cone(&stick) {
         return SingleContact {
             lambda: stick,
             state: ContactState::Sticking,
@@ -291,6 +307,7 @@ fn dir(phi: f64) -> Vector2<f64> {
     Vector2::new(phi.cos(), phi.sin())
 }
 
+#[cfg(test)]
 fn perp(v: &Vector2<f64>) -> Vector2<f64> {
     Vector2::new(-v.y, v.x)
 }
@@ -329,8 +346,12 @@ impl PlaneProblem {
 
     /// The boundary point at angle φ, if the boundary reaches that direction.
     pub fn boundary_point(&self, phi: f64) -> Option<Vector2<f64>> {
-        let d = dir(phi);
-        let den = 1.0 + self.k.dot(&d);
+        self.boundary_point_along(&dir(phi))
+    }
+
+    /// The boundary point along the unit direction `d`, if the boundary reaches it.
+    fn boundary_point_along(&self, d: &Vector2<f64>) -> Option<Vector2<f64>> {
+        let den = 1.0 + self.k.dot(d);
         (den > 1e-12).then(|| d * (self.c / den))
     }
 
@@ -351,11 +372,6 @@ impl PlaneProblem {
     /// parabola or hyperbola, so it is an interior critical point). It is unique: the
     /// conic section is convex and g strictly convex (A is SPD).
     pub fn boundary_minimiser(&self) -> Vector2<f64> {
-        let t = |phi: f64| {
-            let d = dir(phi);
-            let tau = perp(&d) + perp(&self.k);
-            self.c * (self.a * d).dot(&tau) + (1.0 + self.k.dot(&d)) * self.p.dot(&tau)
-        };
         // Fast path, central contacts (spheres): k = 0 and A = α 1 make the boundary a
         // circle of radius c and g isotropic: x = −c p/‖p‖.
         let iso = self.a[(0, 1)].abs() + (self.a[(0, 0)] - self.a[(1, 1)]).abs();
@@ -371,9 +387,14 @@ impl PlaneProblem {
                 }
             }
         };
-        let (roots, count) = trig2_root_array(&TrigPoly2::fit(t));
-        for &phi in &roots[..count] {
-            consider(phi, &mut best);
+        let (dirs, count) = trig2_root_directions(&self.boundary_poly());
+        for d in &dirs[..count] {
+            if let Some(x) = self.boundary_point_along(d) {
+                let v = self.g(&x);
+                if best.is_none_or(|(b, _)| v < b) {
+                    best = Some((v, x));
+                }
+            }
         }
         match best {
             Some((_, x)) => x,
@@ -386,6 +407,27 @@ impl PlaneProblem {
                 }
                 best.map_or(Vector2::zeros(), |(_, x)| x)
             }
+        }
+    }
+
+    /// The coefficients of [`Self::boundary_minimiser`]'s
+    /// T(φ) = c (A d)ᵀ(d⊥ + k⊥) + (1 + kᵀd) pᵀ(d⊥ + k⊥), d = (cos φ, sin φ). With
+    /// A = [a₁₁ a₁₂; a₁₂ a₂₂] and κ = pᵀk⊥ = k₁p₂ − k₂p₁: (A d)ᵀd⊥ = a₁₂ cos 2φ +
+    /// ½(a₂₂ − a₁₁) sin 2φ, (A d)ᵀk⊥ = (k₁a₁₂ − k₂a₁₁) cos φ + (k₁a₂₂ − k₂a₁₂) sin φ, and
+    /// (1 + k₁ cos φ + k₂ sin φ)(κ + p₂ cos φ − p₁ sin φ) expands with cos² = (1 + cos 2φ)/2,
+    /// sin² = (1 − cos 2φ)/2, sin cos = ½ sin 2φ.
+    fn boundary_poly(&self) -> TrigPoly2 {
+        let (a11, a12, a22) = (self.a[(0, 0)], self.a[(0, 1)], self.a[(1, 1)]);
+        let (k1, k2) = (self.k.x, self.k.y);
+        let (p1, p2) = (self.p.x, self.p.y);
+        let c = self.c;
+        let kappa = k1 * p2 - k2 * p1;
+        TrigPoly2 {
+            a0: 1.5 * kappa,
+            a1: c * (k1 * a12 - k2 * a11) + p2 + k1 * kappa,
+            b1: c * (k1 * a22 - k2 * a12) - p1 + k2 * kappa,
+            a2: c * a12 + 0.5 * (k1 * p2 + k2 * p1),
+            b2: 0.5 * (c * (a22 - a11) - k1 * p1 + k2 * p2),
         }
     }
 
@@ -499,10 +541,19 @@ impl TrigPoly2 {
         self.a0.abs() + self.a1.abs() + self.b1.abs() + self.a2.abs() + self.b2.abs()
     }
 
-    /// The same polynomial in ψ = φ − φ0.
-    fn shifted(&self, phi0: f64) -> Self {
-        let (s1, c1) = phi0.sin_cos();
-        let (s2, c2) = (2.0 * phi0).sin_cos();
+    /// T(φ) and T'(φ) from one sine and cosine (the double angles by
+    /// sin 2φ = 2 sin φ cos φ, cos 2φ = (cos φ − sin φ)(cos φ + sin φ)).
+    fn eval_with_derivative(&self, phi: f64) -> (f64, f64) {
+        let (s, c) = phi.sin_cos();
+        let (s2, c2) = (2.0 * s * c, (c - s) * (c + s));
+        (
+            self.a0 + self.a1 * c + self.b1 * s + self.a2 * c2 + self.b2 * s2,
+            -self.a1 * s + self.b1 * c + 2.0 * (self.b2 * c2 - self.a2 * s2),
+        )
+    }
+
+    /// The same polynomial in ψ = φ − φ0, given (cos φ0, sin φ0, cos 2φ0, sin 2φ0).
+    fn rotated(&self, (c1, s1, c2, s2): (f64, f64, f64, f64)) -> Self {
         TrigPoly2 {
             a0: self.a0,
             a1: self.a1 * c1 + self.b1 * s1,
@@ -520,54 +571,134 @@ impl TrigPoly2 {
 ///
 /// (1 + t²)² T = (a0 − a1 + a2) t⁴ + (2b1 − 4b2) t³ + (2a0 − 6a2) t² + (2b1 + 4b2) t + (a0 + a1 + a2).
 ///
-/// The variable is first rotated (ψ = φ − φ0) so that |T(φ0 + π)|, the
-/// leading coefficient, is the largest of 8 samples: no root sits at t = ∞. The quartic's
-/// roots are the eigenvalues of its companion matrix; those with a small imaginary part
-/// are polished by Newton's method on T itself. Near-real complex pairs may yield extra
-/// candidates; callers evaluate or check each one.
+/// The variable is first rotated (ψ = φ − φ0, φ0 a multiple of π/4) so that
+/// |T(φ0 + π)|, the leading coefficient, is the largest of 8 samples: no root sits at
+/// t = ∞. The quartic's four complex roots come from Ferrari's factorisation
+/// ([`quartic_roots`]); those with a small imaginary part are polished by Newton's
+/// method on T itself. Near-real complex pairs may yield extra candidates; callers
+/// evaluate or check each one.
 pub fn trig2_roots(poly: &TrigPoly2) -> Vec<f64> {
     let (roots, count) = trig2_root_array(poly);
     roots[..count].to_vec()
 }
 
-/// [`trig2_roots`] without allocating: the distinct roots are the first `count` of the
-/// array (a quartic has at most 4), for the solver's inner loop.
-fn trig2_root_array(poly: &TrigPoly2) -> ([f64; 4], usize) {
-    let mut roots = [0.0; 4];
-    let mut count = 0;
+/// (cos θ, sin θ, cos 2θ, sin 2θ) at θ = jπ/4, j = 0…7: the candidate rotations of
+/// [`trig2_roots`].
+const EIGHTHS: [(f64, f64, f64, f64); 8] = {
+    const H: f64 = std::f64::consts::FRAC_1_SQRT_2;
+    [
+        (1.0, 0.0, 1.0, 0.0),
+        (H, H, 0.0, 1.0),
+        (0.0, 1.0, -1.0, 0.0),
+        (-H, H, 0.0, -1.0),
+        (-1.0, 0.0, 1.0, 0.0),
+        (-H, -H, 0.0, 1.0),
+        (0.0, -1.0, -1.0, 0.0),
+        (H, -H, 0.0, -1.0),
+    ]
+};
+
+/// The rotation and the monic quartic of [`trig2_roots`]: the index j0 of the rotation
+/// φ0 = j0 π/4 in [`EIGHTHS`] and the coefficients (c3, c2, c1, c0) of
+/// t⁴ + c3 t³ + c2 t² + c1 t + c0, t = tan((φ − φ0)/2); `None` when T vanishes
+/// identically to rounding.
+fn rotated_quartic(poly: &TrigPoly2) -> Option<(usize, [f64; 4])> {
     let scale = poly.scale();
     if scale == 0.0 || !scale.is_finite() {
-        return (roots, count);
+        return None;
     }
-    let phi0 = (0..8)
-        .map(|j| TAU * j as f64 / 8.0)
-        .max_by(|x, y| poly.eval(x + PI).abs().total_cmp(&poly.eval(y + PI).abs()))
-        .unwrap_or(0.0);
-    let q = poly.shifted(phi0);
+    // T(θ + π) = a0 − a1 cos θ − b1 sin θ + a2 cos 2θ + b2 sin 2θ.
+    let opposite = |&(c1, s1, c2, s2): &(f64, f64, f64, f64)| {
+        (poly.a0 - poly.a1 * c1 - poly.b1 * s1 + poly.a2 * c2 + poly.b2 * s2).abs()
+    };
+    let (mut j0, mut largest) = (0, opposite(&EIGHTHS[0]));
+    for (j, angle) in EIGHTHS.iter().enumerate().skip(1) {
+        let v = opposite(angle);
+        if v > largest {
+            (j0, largest) = (j, v);
+        }
+    }
+    let q = poly.rotated(EIGHTHS[j0]);
     let lead = q.a0 - q.a1 + q.a2;
     if lead.abs() <= 1e-14 * scale {
         // |T| ≤ 1e-14 scale at 8 points spread over the circle: T vanishes identically
         // to rounding (no isolated roots).
-        return (roots, count);
+        return None;
     }
-    let coeffs = [
-        (2.0 * q.b1 - 4.0 * q.b2) / lead,
-        (2.0 * q.a0 - 6.0 * q.a2) / lead,
-        (2.0 * q.b1 + 4.0 * q.b2) / lead,
-        (q.a0 + q.a1 + q.a2) / lead,
-    ];
-    // Companion matrix of t⁴ + c3 t³ + c2 t² + c1 t + c0.
-    let m = Matrix4::new(
-        -coeffs[0], -coeffs[1], -coeffs[2], -coeffs[3], 1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0,
-        0.0, 0.0, 1.0, 0.0,
-    );
-    for z in m.complex_eigenvalues().iter() {
-        if !(z.re.is_finite() && z.im.is_finite()) || z.im.abs() > 1e-3 * (1.0 + z.norm()) {
+    let inv = 1.0 / lead;
+    Some((
+        j0,
+        [
+            (2.0 * q.b1 - 4.0 * q.b2) * inv,
+            (2.0 * q.a0 - 6.0 * q.a2) * inv,
+            (2.0 * q.b1 + 4.0 * q.b2) * inv,
+            (q.a0 + q.a1 + q.a2) * inv,
+        ],
+    ))
+}
+
+/// Whether a complex root (re, im) of the quartic counts as a real candidate: a small
+/// imaginary part may be rounding of a real (double) root.
+fn near_real(re: f64, im: f64) -> bool {
+    re.is_finite() && im.is_finite() && im.abs() <= 1e-3 * (1.0 + (re * re + im * im).sqrt())
+}
+
+/// The unit directions d(φ) = (cos φ, sin φ) at the real roots of `poly`, without
+/// trigonometric functions: each near-real root t of [`rotated_quartic`] is polished by
+/// Newton's method on the quartic itself, and d is the rotation by φ0 of
+/// ((1 − t²), 2t)/(1 + t²). At most 4; a near-real complex pair may yield extra
+/// candidates (the caller evaluates each one).
+fn trig2_root_directions(poly: &TrigPoly2) -> ([Vector2<f64>; 4], usize) {
+    let mut dirs = [Vector2::zeros(); 4];
+    let mut count = 0;
+    let Some((j0, [c3, c2, c1, c0])) = rotated_quartic(poly) else {
+        return (dirs, count);
+    };
+    let (cos0, sin0, _, _) = EIGHTHS[j0];
+    for (re, im) in quartic_roots(c3, c2, c1, c0) {
+        if !near_real(re, im) {
             continue;
         }
-        let mut phi = phi0 + 2.0 * z.re.atan();
+        let mut t = re;
         for _ in 0..8 {
-            let (v, dv) = (poly.eval(phi), poly.derivative(phi));
+            let f = (((t + c3) * t + c2) * t + c1) * t + c0;
+            let df = ((4.0 * t + 3.0 * c3) * t + 2.0 * c2) * t + c1;
+            if df == 0.0 || f == 0.0 {
+                break;
+            }
+            let step = f / df;
+            if !step.is_finite() || step.abs() > 0.5 * (1.0 + t.abs()) {
+                break;
+            }
+            t -= step;
+            if step.abs() <= 1e-15 * (1.0 + t.abs()) {
+                break;
+            }
+        }
+        let w = 1.0 / (1.0 + t * t);
+        let (c, s) = ((1.0 - t * t) * w, 2.0 * t * w);
+        dirs[count] = Vector2::new(cos0 * c - sin0 * s, sin0 * c + cos0 * s);
+        count += 1;
+    }
+    (dirs, count)
+}
+
+/// [`trig2_roots`] without allocating: the distinct roots are the first `count` of the
+/// array (a quartic has at most 4).
+fn trig2_root_array(poly: &TrigPoly2) -> ([f64; 4], usize) {
+    let mut roots = [0.0; 4];
+    let mut count = 0;
+    let Some((j0, [c3, c2, c1, c0])) = rotated_quartic(poly) else {
+        return (roots, count);
+    };
+    let phi0 = j0 as f64 * std::f64::consts::FRAC_PI_4;
+    for (re, im) in quartic_roots(c3, c2, c1, c0) {
+        if !near_real(re, im) {
+            continue;
+        }
+        let mut phi = phi0 + 2.0 * re.atan();
+        for _ in 0..8 {
+            let (v, dv) = poly.eval_with_derivative(phi);
             if dv == 0.0 || v == 0.0 {
                 break;
             }
@@ -590,6 +721,100 @@ fn trig2_root_array(poly: &TrigPoly2) -> ([f64; 4], usize) {
         }
     }
     (roots, count)
+}
+
+/// The four complex roots (re, im) of the monic quartic t⁴ + a t³ + b t² + c t + d
+/// (Ferrari). With t = y − a/4 it is y⁴ + p y² + q y + r, which factors as
+/// (y² + α y + β)(y² − α y + γ) with β + γ = p + α², α (γ − β) = q, β γ = r;
+/// eliminating β and γ leaves the resolvent cubic in m = α²/2,
+/// m³ + p m² + (p²/4 − r) m − q²/8 = 0, whose largest root is ≥ 0 (the cubic is −q²/8 ≤ 0
+/// at m = 0). γ − β is taken as q/α or as ±√((p + α²)² − 4r) (the roots of
+/// s² − (p + α²) s + r, sign of q), whichever matches the factorisation's equations
+/// better: the first loses accuracy as α → 0, the second where its root is a
+/// cancellation. Rounding errors of the roots are left to the caller's polish.
+fn quartic_roots(a: f64, b: f64, c: f64, d: f64) -> [(f64, f64); 4] {
+    let shift = -0.25 * a;
+    let a2 = a * a;
+    let p = b - 0.375 * a2;
+    let q = c - 0.5 * a * b + 0.125 * a2 * a;
+    let r = d - 0.25 * a * c + a2 * b / 16.0 - 3.0 * a2 * a2 / 256.0;
+    let m = largest_cubic_root(p, 0.25 * p * p - r, -0.125 * q * q).max(0.0);
+    let alpha = (2.0 * m).sqrt();
+    let sum = p + 2.0 * m;
+    // (γ − β) candidates and the factorisation's residual for each.
+    let residual = |diff: f64| {
+        let (beta, gamma) = (0.5 * (sum - diff), 0.5 * (sum + diff));
+        (
+            (alpha * diff - q).abs() + (beta * gamma - r).abs(),
+            beta,
+            gamma,
+        )
+    };
+    let mut best = (f64::INFINITY, 0.5 * sum, 0.5 * sum);
+    if alpha > 0.0 {
+        best = residual(q / alpha);
+    }
+    let disc = sum * sum - 4.0 * r;
+    if disc >= 0.0 {
+        let candidate = residual(disc.sqrt().copysign(q));
+        if candidate.0 < best.0 {
+            best = candidate;
+        }
+    }
+    let (_, beta, gamma) = best;
+    let [y0, y1] = quadratic_roots(alpha, beta);
+    let [y2, y3] = quadratic_roots(-alpha, gamma);
+    [y0, y1, y2, y3].map(|(re, im)| (re + shift, im))
+}
+
+/// The two complex roots (re, im) of y² + s y + t.
+fn quadratic_roots(s: f64, t: f64) -> [(f64, f64); 2] {
+    let disc = s * s - 4.0 * t;
+    if disc >= 0.0 {
+        // −(s ± √disc)/2 without cancellation: the larger root, then t over it.
+        let big = -0.5 * (s + disc.sqrt().copysign(s));
+        let small = if big != 0.0 { t / big } else { 0.0 };
+        [(big, 0.0), (small, 0.0)]
+    } else {
+        let im = 0.5 * (-disc).sqrt();
+        [(-0.5 * s, im), (-0.5 * s, -im)]
+    }
+}
+
+/// The largest real root of the monic cubic m³ + b m² + c m + d (Cardano, or the
+/// trigonometric form when all three roots are real), polished by two Newton steps.
+fn largest_cubic_root(b: f64, c: f64, d: f64) -> f64 {
+    // m = z − b/3: z³ + P z + Q.
+    let third = b / 3.0;
+    let pp = c - b * third;
+    let qq = (2.0 / 27.0) * b * b * b - c * third + d;
+    let disc = 0.25 * qq * qq + pp * pp * pp / 27.0;
+    let z = if disc > 0.0 {
+        let u = -(0.5 * qq.abs() + disc.sqrt()).cbrt().copysign(qq);
+        if u != 0.0 { u - pp / (3.0 * u) } else { 0.0 }
+    } else {
+        let rho = (-pp / 3.0).sqrt();
+        if rho > 0.0 {
+            let cos3 = (-qq / (2.0 * rho * rho * rho)).clamp(-1.0, 1.0);
+            2.0 * rho * (cos3.acos() / 3.0).cos()
+        } else {
+            0.0
+        }
+    };
+    let mut m = z - third;
+    for _ in 0..2 {
+        let f = ((m + b) * m + c) * m + d;
+        let df = (3.0 * m + 2.0 * b) * m + c;
+        if df == 0.0 || f == 0.0 {
+            break;
+        }
+        let next = m - f / df;
+        if !next.is_finite() {
+            break;
+        }
+        m = next;
+    }
+    m
 }
 
 /// All impulsive Coulomb solutions of one contact (paper 003 §4.1, Fig. 1's impulsive
@@ -630,7 +855,8 @@ pub fn coulomb_solutions(d: &Mat3, b: &Vec3, mu: f64) -> Vec<Vec3> {
 struct BlockRow {
     /// Delassus block in the contact frame (n, t₁, t₂).
     d: Mat3,
-    chol: Option<Cholesky<f64, U3>>,
+    /// D⁻¹ (from its Cholesky factor), `None` for a contact between two static sides.
+    d_inv: Option<Mat3>,
     /// Accumulated impulse in the contact frame.
     lambda: Vec3,
     /// g̃/h: the gap (or error-reduction) term of the normal velocity (m/s).
@@ -641,8 +867,10 @@ struct BlockRow {
 #[derive(Clone, Copy, Debug)]
 struct Pending {
     ci: usize,
-    /// Relative velocity (world) from which the block was solved.
-    u: Vec3,
+    /// Relative velocity from which the block was solved, in the contact frame.
+    local: Vec3,
+    /// D_ii Δ_i: the change of that velocity if Δ_i is applied in full.
+    d_delta: Vec3,
     /// (D Λ + b)_i: that velocity in the contact frame plus the gap term.
     g: Vec3,
     /// b_i: the velocity the block starts from (its norm scales the convergence test).
@@ -708,7 +936,7 @@ fn solve_block(
     mu: f64,
     law: FrictionLaw,
 ) -> Result<Option<Pending>, SolverError> {
-    let Some(chol) = row.chol.as_ref() else {
+    let Some(d_inv) = row.d_inv.as_ref() else {
         return Ok(None);
     };
     let u = c.relative_velocity(bodies);
@@ -725,7 +953,7 @@ fn solve_block(
             c.a
         )));
     }
-    let sol = solve_with_law(&row.d, Some(chol), &b, mu, law);
+    let sol = solve_with_stick(&row.d, &b, mu, law, || Some(-(d_inv * b)));
     let delta = sol.lambda - row.lambda;
     if !delta.iter().all(|x| x.is_finite()) {
         return Err(diverged(format!(
@@ -735,7 +963,8 @@ fn solve_block(
     }
     Ok(Some(Pending {
         ci,
-        u,
+        local,
+        d_delta: row.d * delta,
         g,
         b,
         lambda: sol.lambda,
@@ -745,8 +974,10 @@ fn solve_block(
 }
 
 /// Moves contact `job.ci`'s accumulated impulse by ω Δ (to λ̂ itself when ω = 1), applies
-/// that change to the bodies, whose relative velocity at the contact is `u`, books its
-/// work and writes its trace row.
+/// that change to the bodies, whose relative velocity at the contact is `local` (contact
+/// frame), books its work and writes its trace row. In the contact frame the impulse
+/// ω Δ changes that velocity by ω D_ii Δ (D_ii = Qᵀ K Q), so its work
+/// ω Δ·(u⁻ + u⁺)/2 (paper 000 eq. 16) is booked there, e_n the normal.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 fn apply_block(
@@ -754,34 +985,34 @@ fn apply_block(
     row: &mut BlockRow,
     job: &Pending,
     omega: f64,
-    u: &Vec3,
+    local: &Vec3,
     bodies: &mut [RigidBody],
     report: &mut SolverReport,
     trace: &mut Option<&mut Vec<TraceRow>>,
     sweep: u32,
 ) {
-    let delta = if omega == 1.0 {
+    let (delta, d_delta) = if omega == 1.0 {
         row.lambda = job.lambda;
-        job.delta
+        (job.delta, job.d_delta)
     } else {
         let step = job.delta * omega;
         row.lambda += step;
-        step
+        (step, job.d_delta * omega)
     };
     if delta == Vec3::zeros() && trace.is_none() {
         return;
     }
     let p = to_world(c, &delta);
     c.apply_impulse(bodies, &p);
-    let u_after = u + c.k * p;
-    report.book_impulse(&c.n, &p, u, &u_after);
+    let after = local + d_delta;
+    report.book_impulse(&Vec3::x(), &delta, local, &after);
     if let Some(rows) = trace.as_deref_mut() {
         let kinetic_energy = super::total_kinetic_energy(bodies);
         rows.push(TraceRow {
             iteration: sweep - 1,
             stage: job.state.stage(),
             contact: job.ci,
-            normal_velocity: u_after.dot(&c.n),
+            normal_velocity: after.x,
             impulse: [p.x, p.y, p.z],
             elastic_energy: 0.0,
             elastic_total: 0.0,
@@ -822,7 +1053,7 @@ fn pair_spectrum(
     let mut s = Matrix6::<f64>::zeros();
     for &ci in members {
         let (c, row) = (&prepared[ci], &rows[ci]);
-        let Some(chol) = row.chol.as_ref() else {
+        let Some(d_inv) = row.d_inv.as_ref() else {
             continue;
         };
         let q = Mat3::from_columns(&[c.n, c.t1, c.t2]);
@@ -830,7 +1061,7 @@ fn pair_spectrum(
         j.fixed_view_mut::<3, 3>(0, 0).copy_from(&q);
         j.fixed_view_mut::<3, 3>(3, 0)
             .copy_from(&(skew(&c.r_a) * q));
-        s += j * chol.inverse() * j.transpose();
+        s += j * d_inv * j.transpose();
     }
     // (P, L_a) ↦ ½ ΔᵀDΔ: L_b = L_a + d × P with d = x_a − x_b = r_b − r_a.
     let d = skew(&(c0.r_b - c0.r_a));
@@ -970,8 +1201,8 @@ impl CollisionSolver for MdpSolver {
             // D_ii = Qᵀ K Q, Q = [n t₁ t₂]   (paper 003 eq. 2)
             let q = Mat3::from_columns(&[c.n, c.t1, c.t2]);
             let d = q.transpose() * c.k * q;
-            let chol = if c.resolvable() {
-                Some(d.cholesky().ok_or_else(|| {
+            let d_inv = if c.resolvable() {
+                Some(d.cholesky().map(|c| c.inverse()).ok_or_else(|| {
                     diverged(format!(
                         "Delassus block of contact {ci} (body {}) is not positive definite",
                         c.a
@@ -983,7 +1214,7 @@ impl CollisionSolver for MdpSolver {
             let bias = if c.gap >= 0.0 { c.gap } else { eps * c.gap } / dt;
             self.rows.push(BlockRow {
                 d,
-                chol,
+                d_inv,
                 lambda: Vec3::zeros(),
                 bias,
             });
@@ -994,7 +1225,7 @@ impl CollisionSolver for MdpSolver {
         // from it, pulled into the friction cone. It is a starting point of the sweeps
         // only: their fixed points are the same.
         for ((c, row), contact) in self.prepared.iter().zip(self.rows.iter_mut()).zip(contacts) {
-            if row.chol.is_none() {
+            if row.d_inv.is_none() {
                 continue;
             }
             let key = (c.a, c.b, c.container);
@@ -1049,7 +1280,8 @@ impl CollisionSolver for MdpSolver {
         let mut v_ref: f64 = 0.0;
         for sweep in 1..=params.max_iterations {
             report.iterations = sweep;
-            let mut change: f64 = 0.0;
+            // The largest ‖D_ii Δ_i‖², its square root taken once per sweep.
+            let mut change_sq: f64 = 0.0;
             let mut start = 0;
             for (&end, &weight) in ends.iter().zip(weights.iter()) {
                 let members = &order[start..end];
@@ -1063,14 +1295,14 @@ impl CollisionSolver for MdpSolver {
                     if sweep == 1 {
                         v_ref = v_ref.max(job.b.norm());
                     }
-                    change = change.max((row.d * job.delta).norm());
-                    let u = job.u;
+                    change_sq = change_sq.max(job.d_delta.norm_squared());
+                    let local = job.local;
                     apply_block(
                         c,
                         row,
                         &job,
                         1.0,
-                        &u,
+                        &local,
                         bodies,
                         &mut report,
                         &mut trace,
@@ -1085,7 +1317,7 @@ impl CollisionSolver for MdpSolver {
                         if sweep == 1 {
                             v_ref = v_ref.max(job.b.norm());
                         }
-                        change = change.max((rows[ci].d * job.delta).norm());
+                        change_sq = change_sq.max(job.d_delta.norm_squared());
                         pending.push(job);
                     }
                 }
@@ -1094,17 +1326,17 @@ impl CollisionSolver for MdpSolver {
                     let c = &prepared[job.ci];
                     // The first block's velocity is still current; later ones see the
                     // pair's impulses applied before them (each booked on its own).
-                    let u = if k == 0 {
-                        job.u
+                    let local = if k == 0 {
+                        job.local
                     } else {
-                        c.relative_velocity(bodies)
+                        to_local(c, &c.relative_velocity(bodies))
                     };
                     apply_block(
                         c,
                         &mut rows[job.ci],
                         job,
                         omega,
-                        &u,
+                        &local,
                         bodies,
                         &mut report,
                         &mut trace,
@@ -1112,6 +1344,7 @@ impl CollisionSolver for MdpSolver {
                     );
                 }
             }
+            let change = change_sq.sqrt();
             report.residual = change;
             if change <= params.tolerance * v_ref {
                 break;
@@ -1182,6 +1415,95 @@ mod tests {
         assert!(trig2_roots(&TrigPoly2::fit(|phi| 2.0 + phi.cos())).is_empty());
     }
 
+    /// Prescribed roots: T(φ) = Π_i sin((φ − φ_i)/2) over four angles (a product of two
+    /// degree-1 trigonometric polynomials, sin(φ/2 − α) sin(φ/2 − β) =
+    /// ½ (cos(α − β) − cos(φ − α − β))), and two roots times a positive factor. Roots
+    /// at least 10⁻³ rad apart are simple and well separated in the quartic's variable,
+    /// and Newton's polish (on T, or on the quartic for the directions) ends at rounding:
+    /// every prescribed root found to 1e-9 rad and nothing else.
+    #[test]
+    fn trig2_roots_finds_prescribed_roots() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(27);
+        let wrap = |x: f64| (x + PI).rem_euclid(TAU) - PI;
+        for case in 0..20_000 {
+            let four = case % 2 == 0;
+            let n = if four { 4 } else { 2 };
+            let want: Vec<f64> = loop {
+                let r: Vec<f64> = (0..n).map(|_| rng.random_range(-PI..PI)).collect();
+                let separated = r
+                    .iter()
+                    .enumerate()
+                    .all(|(i, a)| r[..i].iter().all(|b| wrap(a - b).abs() > 1e-3));
+                if separated {
+                    break sorted(r);
+                }
+            };
+            let (tilt, lift) = (rng.random_range(-PI..PI), rng.random_range(0.0..0.99));
+            let poly = TrigPoly2::fit(|phi| {
+                let roots: f64 = want.iter().map(|r| (0.5 * (phi - r)).sin()).product();
+                if four {
+                    roots
+                } else {
+                    roots * (1.0 + lift * (phi - tilt).cos())
+                }
+            });
+            let got = sorted(trig2_roots(&poly));
+            assert_eq!(got.len(), n, "case {case}: {got:?} vs {want:?}");
+            for (g, w) in got.iter().zip(&want) {
+                assert!(wrap(g - w).abs() < 1e-9, "case {case}: {got:?} vs {want:?}");
+            }
+            // The same roots as unit directions, without trigonometric functions.
+            let (dirs, count) = trig2_root_directions(&poly);
+            assert_eq!(count, n, "case {case}: {:?}", &dirs[..count]);
+            for w in &want {
+                assert!(
+                    dirs[..count].iter().any(|d| (d - dir(*w)).norm() < 1e-9),
+                    "case {case}: {w} not among {:?}",
+                    &dirs[..count]
+                );
+            }
+        }
+    }
+
+    /// [`PlaneProblem::boundary_poly`]'s closed-form coefficients are those of T(φ)
+    /// sampled and fitted (exact for a degree-2 polynomial) on random problems, to
+    /// rounding (1e-12 of the coefficients' size).
+    #[test]
+    fn boundary_poly_matches_its_definition() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
+        for case in 0..1000 {
+            let l = Mat3::from_fn(|_, _| rng.random_range(-1.0..1.0));
+            let d = l * l.transpose() + Mat3::identity() * 0.1;
+            let b = Vec3::new(
+                rng.random_range(-1.0..0.0),
+                rng.random_range(-1.0..1.0),
+                rng.random_range(-1.0..1.0),
+            );
+            let plane = PlaneProblem::new(&d, &b, rng.random_range(0.0..2.0));
+            let fitted = TrigPoly2::fit(|phi| {
+                let d = dir(phi);
+                let tau = perp(&d) + perp(&plane.k);
+                plane.c * (plane.a * d).dot(&tau) + (1.0 + plane.k.dot(&d)) * plane.p.dot(&tau)
+            });
+            let closed = plane.boundary_poly();
+            let scale = fitted.scale();
+            for (x, y) in [
+                (closed.a0, fitted.a0),
+                (closed.a1, fitted.a1),
+                (closed.b1, fitted.b1),
+                (closed.a2, fitted.a2),
+                (closed.b2, fitted.b2),
+            ] {
+                assert!(
+                    (x - y).abs() <= 1e-12 * scale,
+                    "case {case}: {closed:?} vs {fitted:?}"
+                );
+            }
+        }
+    }
+
     /// A contact of body `a` with `b` or `container` at lever arm `r` from a (the 1 m cubes
     /// of [`cubes`] sit 2 m apart along x), normal +z.
     fn contact(
@@ -1228,7 +1550,7 @@ mod tests {
         let d = q.transpose() * c.k * q;
         BlockRow {
             d,
-            chol: d.cholesky(),
+            d_inv: d.cholesky().map(|c| c.inverse()),
             lambda: Vec3::zeros(),
             bias: 0.0,
         }

@@ -22,7 +22,9 @@
 //!    touching a level-k body gets level k + 1 (breadth-first over the contacts). Groups
 //!    resting on nothing static get no level (they go last).
 //! 2. **Order**: contacts bottom up, by the higher level of their two bodies (a static
-//!    side ranks below level 0; ties by contact index: deterministic).
+//!    side ranks below level 0; ties by contact index: deterministic). A large pass
+//!    splits into two halves of disjoint bodies that sweep side by side, bottom up
+//!    within each (`halves.rs`).
 //! 3. **Warm start** (Box2D/Rapier; only when `rest_velocity > 0`): each contact gets
 //!    the accumulated impulse the same contact (same pair, same features:
 //!    `Contact::feature`) carried at the end of the last step, so a resting pile starts
@@ -74,7 +76,8 @@
 //! projected Gauss-Seidel update and warm start; `friction.rs` the friction cone's
 //! nearest impulse ([`nearest_in_disk`]); `projection.rs` the position projection and
 //! the speculative gap it opens; `safeguard.rs` the booking of the pass's work and the
-//! fallback when a result gains energy.
+//! fallback when a result gains energy; `halves.rs` the split of a large pass into two
+//! halves that sweep on two threads.
 
 use super::solver::prepared::PreparedContact;
 use super::solver::{ContactFallback, SolverParams, SolverReport, total_kinetic_energy};

@@ -574,7 +574,7 @@ impl TrigPoly2 {
 /// The variable is first rotated (ψ = φ − φ0, φ0 a multiple of π/4) so that
 /// |T(φ0 + π)|, the leading coefficient, is the largest of 8 samples: no root sits at
 /// t = ∞. The quartic's four complex roots come from Ferrari's factorisation
-/// ([`quartic_roots`]); those with a small imaginary part are polished by Newton's
+/// (`quartic_roots`); those with a small imaginary part are polished by Newton's
 /// method on T itself. Near-real complex pairs may yield extra candidates; callers
 /// evaluate or check each one.
 pub fn trig2_roots(poly: &TrigPoly2) -> Vec<f64> {

@@ -158,10 +158,9 @@ impl Row {
         self.apply(bodies, &impulse, report);
     }
 
-    /// One projected Gauss-Seidel update (see the module doc), applied to the bodies
-    /// (and booked each time if `book_each`); returns the square of the largest velocity
-    /// change it made at the contact ((m/s)²; squared, so that a sweep takes no square
-    /// root per contact).
+    /// One projected Gauss-Seidel update (see the module doc) applied to the bodies with
+    /// [`Self::apply`] (the shock-propagation sweep's rows, which book each impulse);
+    /// returns the square of the largest velocity change it made at the contact.
     pub(super) fn solve(
         &mut self,
         bodies: &mut [RigidBody],
@@ -176,20 +175,20 @@ impl Row {
         let Some((dn, dt, change)) = self.update(u, mu, tol) else {
             return 0.0;
         };
-        if self.book_each {
-            let p = &self.p;
-            let impulse = dn * p.n + dt.x * p.t1 + dt.y * p.t2;
-            self.apply(bodies, &impulse, report);
-        } else {
-            self.apply_components(bodies, dn, dt, report);
-        }
+        let p = &self.p;
+        let impulse = dn * p.n + dt.x * p.t1 + dt.y * p.t2;
+        self.apply(bodies, &impulse, report);
         change
     }
 
-    /// One update of a sweep: [`Self::solve`] then, with `resist`, [`Self::resistance`],
-    /// the same arithmetic in the same order, on the velocities of the row's slots in
-    /// `vel` (slot s at `vel[s − offset]`; a side with no slot has zero velocity and is
-    /// not written), read once and written once.
+    /// One update of a sweep: the projected Gauss-Seidel update ([`Self::update`]),
+    /// applied through the row's copied I⁻¹ (r × d) without booking (the sweeps book
+    /// their net work), then, with `resist`, rolling and spinning resistance
+    /// ([`Self::resistance`]), on the velocities of the row's slots in `vel` (slot s at
+    /// `vel[s − offset]`; a side with no slot has zero velocity and is not written), read
+    /// once and written once. Returns the square of the largest velocity change the
+    /// update made at the contact ((m/s)²; squared, so that a sweep takes no square root
+    /// per contact).
     pub(super) fn sweep(
         &mut self,
         vel: &mut [[Vec3; 2]],
@@ -295,29 +294,6 @@ impl Row {
             return None;
         }
         Some((dn, dt, change))
-    }
-
-    /// Apply the impulse dn n + dt₁ t₁ + dt₂ t₂ (on a; its opposite on b) through the
-    /// row's copied I⁻¹ (r × d), without booking (the sweeps book their net work).
-    pub(super) fn apply_components(
-        &self,
-        bodies: &mut [RigidBody],
-        dn: f64,
-        dt: nalgebra::Vector2<f64>,
-        report: &mut SolverReport,
-    ) {
-        let p = &self.p;
-        report.impulses += 1;
-        let impulse = dn * p.n + dt.x * p.t1 + dt.y * p.t2;
-        let ba = &mut bodies[p.a];
-        ba.velocity += impulse * p.inv_mass_a;
-        ba.angular_velocity += dn * self.turn_a[0] + dt.x * self.turn_a[1] + dt.y * self.turn_a[2];
-        if let Some(b) = p.b {
-            let bb = &mut bodies[b];
-            bb.velocity -= impulse * p.inv_mass_b;
-            bb.angular_velocity -=
-                dn * self.turn_b[0] + dt.x * self.turn_b[1] + dt.y * self.turn_b[2];
-        }
     }
 
     /// Rolling and spinning resistance (see `SolverParams::rolling_friction`) at the

@@ -520,7 +520,20 @@ impl World {
     /// the solver's error, or with [`SolverError::NonFinite`] when the step leaves a
     /// body's state or an energy NaN or infinite (the world is then not usable; its
     /// sample is not returned).
+    ///
+    /// The step runs on a worker of rayon's pool: called from outside one (a test, a
+    /// program's own thread), it moves there once (`rayon::scope`), so that its parallel
+    /// loops and the contact pass's halves fork from inside the pool; forked from
+    /// outside, each would hand its work over and wait to be woken. The numbers do not
+    /// depend on where it runs or on the pool's size.
     pub fn step(&mut self) -> Result<EnergySample, SolverError> {
+        if rayon::current_thread_index().is_none() {
+            return rayon::scope(|_| self.step_in_pool());
+        }
+        self.step_in_pool()
+    }
+
+    fn step_in_pool(&mut self) -> Result<EnergySample, SolverError> {
         let h = self.dt;
         // 1. detect
         let t0 = Instant::now();

@@ -4,17 +4,21 @@
 //!
 //! **Order.** Bodies get solver slots: those left of the plane (the median of their
 //! positions along the horizontal axis of largest spread) first, then the right ones,
-//! each in body order. The rows keep the bottom-up order within three groups: rows whose
-//! dynamic bodies are all on the left (A), all on the right (B), then the rows that join
-//! the two (C). A sweep is A and B (side by side: they share no body, so neither sees
-//! the other's updates and the result does not depend on which runs first or whether
-//! they run at once), then C. The split depends on the positions only, never on the
-//! number of threads, so one thread and two give the same result bit for bit.
+//! each in body order. The bottom-up rows are cut into **bands** of whole levels, each of
+//! at least [`BAND_ROWS`] rows; within a band they keep the bottom-up order in three
+//! groups: rows whose dynamic bodies are all on the left (A), all on the right (B), then
+//! the rows that join the two (C). A sweep visits the bands bottom up, each as A and B
+//! side by side (they share no body, so neither sees the other's updates and the result
+//! does not depend on which runs first or whether they run at once), then C. The split
+//! depends on the positions only, never on the number of threads, so one thread and two
+//! give the same result bit for bit.
 //!
-//! **Why a vertical plane.** A pile's weight runs down its columns; each half keeps its
-//! columns whole and bottom up, so the shock-propagating order of the sweeps
-//! (`contact_pass` module doc, step 2) holds within each half. Only the contacts crossing
-//! the plane are visited after their half, as the last rows of a sweep.
+//! **Why a vertical plane, and bands.** A pile's weight runs down its columns; each half
+//! keeps its columns whole and bottom up, so the shock-propagating order of the sweeps
+//! (`contact_pass` module doc, step 2) holds within each half. The contacts crossing the
+//! plane come after their band's halves, not after the whole sweep: with them last in
+//! every sweep, the bodies on the plane were supported only after everything above them
+//! had pushed down, and pour_mixed under jolt and SQM was still moving at 8 s.
 //!
 //! A pass of fewer than [`SPLIT_ROWS`] rows does not split: its rows sweep in the
 //! bottom-up order alone.
@@ -61,20 +65,14 @@ impl ContactPass {
             return;
         }
         // The horizontal axis of largest spread (any axis without gravity).
+        let (lo, hi) = self.touched.iter().fold(
+            (Vec3::repeat(f64::INFINITY), Vec3::repeat(f64::NEG_INFINITY)),
+            |(lo, hi), &i| (lo.inf(&bodies[i].position), hi.sup(&bodies[i].position)),
+        );
+        let spread = hi - lo;
         let axis = (0..3)
             .filter(|&k| up == Vec3::zeros() || up[k].abs() < up.amax())
-            .max_by(|&k, &l| {
-                let spread = |k: usize| {
-                    let (lo, hi) = self.touched.iter().fold(
-                        (f64::INFINITY, f64::NEG_INFINITY),
-                        |(lo, hi), &i| {
-                            (lo.min(bodies[i].position[k]), hi.max(bodies[i].position[k]))
-                        },
-                    );
-                    hi - lo
-                };
-                spread(k).total_cmp(&spread(l))
-            })
+            .max_by(|&k, &l| spread[k].total_cmp(&spread[l]))
             .unwrap_or(0);
         // Left: the lower half by position along the axis (ties by body index).
         self.keyed.clear();

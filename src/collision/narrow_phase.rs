@@ -392,7 +392,7 @@ impl Pair {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::math::Quat;
+    use crate::scene::expand::random_rotation;
     use crate::shapes::Shape;
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
@@ -430,19 +430,6 @@ mod tests {
             pair.emit(bodies, m, &mut out);
         }
         out
-    }
-
-    fn random_quat(rng: &mut ChaCha8Rng) -> Quat {
-        // Uniform on SO(3) (Shoemake): a uniform point on the unit 3-sphere.
-        let (u1, u2, u3): (f64, f64, f64) = (rng.random(), rng.random(), rng.random());
-        let tau = std::f64::consts::TAU;
-        let (s1, s2) = ((1.0 - u1).sqrt(), u1.sqrt());
-        Quat::from_quaternion(nalgebra::Quaternion::new(
-            s2 * (tau * u3).cos(),
-            s1 * (tau * u2).sin(),
-            s1 * (tau * u2).cos(),
-            s2 * (tau * u3).sin(),
-        ))
     }
 
     /// Over many random poses of two bodies at most their bounding radii plus the margin
@@ -522,11 +509,11 @@ mod tests {
                     rng.random_range(-50.0..50.0),
                     rng.random_range(0.0..50.0),
                 );
-                let dir = random_quat(&mut rng) * Vec3::x();
+                let dir = random_rotation(&mut rng) * Vec3::x();
                 let xb = xa + rng.random_range(0.3..1.0) * reach * dir;
                 let bodies = vec![
-                    RigidBody::new(shape_a, 1000.0, xa, random_quat(&mut rng)),
-                    RigidBody::new(shape_b, 1000.0, xb, random_quat(&mut rng)),
+                    RigidBody::new(shape_a, 1000.0, xa, random_rotation(&mut rng)),
+                    RigidBody::new(shape_b, 1000.0, xb, random_rotation(&mut rng)),
                 ];
                 let colliders: Vec<Collider> =
                     bodies.iter().map(|b| Collider::new(&b.shape)).collect();

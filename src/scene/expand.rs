@@ -687,7 +687,7 @@ fn apportion(n: usize, weights: &[f64]) -> Vec<usize> {
 
 /// Uniformly distributed rotation (Shoemake, "Uniform random rotations", Graphics Gems
 /// III, 1992): q = (√(1−u₁) sin 2πu₂, √(1−u₁) cos 2πu₂, √u₁ sin 2πu₃, √u₁ cos 2πu₃).
-fn random_rotation(rng: &mut ChaCha8Rng) -> Quat {
+pub(crate) fn random_rotation(rng: &mut ChaCha8Rng) -> Quat {
     let (u1, u2, u3): (f64, f64, f64) = (rng.random(), rng.random(), rng.random());
     let (a, b) = ((1.0 - u1).sqrt(), u1.sqrt());
     Quat::from_quaternion(nalgebra::Quaternion::new(

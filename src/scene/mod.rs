@@ -21,7 +21,7 @@
 //! planes, slopes and the floors of boxes and cylinders.
 
 mod error;
-mod expand;
+pub(crate) mod expand;
 pub mod locate;
 pub mod resume;
 pub mod save;

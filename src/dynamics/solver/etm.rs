@@ -96,7 +96,9 @@ use super::{
     total_kinetic_energy,
 };
 use crate::body::RigidBody;
+use crate::collision::{Contact, relative_velocity};
 use crate::math::{Mat3, Vec3};
+use rayon::prelude::*;
 
 /// Outer rounds after which the restitution is set to zero (paper 000, section 6.3).
 pub const ROUNDS_BEFORE_INELASTIC: u32 = 300;
@@ -148,7 +150,12 @@ struct EtmContact {
     threshold: f64,
     /// At least one dynamic body.
     active: bool,
+    /// Active, and K has no inverse (the step fails).
+    singular: bool,
 }
+
+/// Fewest contacts a thread prepares at once.
+const PREPARE_CHUNK: usize = 128;
 
 /// Friction regime of an increment; decides the impulse as a function of Δũ_n.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -185,6 +192,37 @@ struct LocalVel {
 }
 
 impl EtmContact {
+    /// Contact `c` prepared for a step of length `dt`: K (eq. 9), and for a contact with a
+    /// dynamic side K⁻¹ and nᵀKn; it joins once it approaches faster than the resting
+    /// speed and, if speculative, fast enough to close its gap within the step.
+    fn prepare(bodies: &[RigidBody], c: &Contact, params: &super::SolverParams, dt: f64) -> Self {
+        let pc = PreparedContact::new(bodies, c);
+        let dyn_a = !bodies[c.a].is_static();
+        let dyn_b = c.b.is_some_and(|b| !bodies[b].is_static());
+        let active = dyn_a || dyn_b;
+        let (k_inv, nkn, singular) = if active {
+            match pc.k.try_inverse() {
+                Some(k_inv) => (k_inv, pc.n.dot(&(pc.k * pc.n)), false),
+                None => (Mat3::zeros(), 0.0, true),
+            }
+        } else {
+            (Mat3::zeros(), 0.0, false)
+        };
+        let gap_closing = if c.gap > 0.0 { -c.gap / dt } else { 0.0 };
+        EtmContact {
+            pc,
+            k_inv,
+            nkn,
+            w: 0.0,
+            du_dot: 0.0,
+            e: params.restitution,
+            engaged: false,
+            threshold: gap_closing.min(-params.resting_speed()),
+            active,
+            singular,
+        }
+    }
+
     fn local(&self, bodies: &[RigidBody]) -> LocalVel {
         let u = self.pc.relative_velocity(bodies);
         let un = u.dot(&self.pc.n);
@@ -382,41 +420,47 @@ impl CollisionSolver for EtmSolver {
         let mut tally = Tally::default();
         self.mu = params.friction;
 
-        // Prepare contacts: K (eq. 9), K⁻¹, activation threshold.
-        self.contacts.clear();
-        for (ci, c) in contacts.iter().enumerate() {
-            let pc = PreparedContact::new(bodies, c);
-            let dyn_a = !bodies[c.a].is_static();
-            let dyn_b = c.b.is_some_and(|b| !bodies[b].is_static());
-            let active = dyn_a || dyn_b;
-            let (k_inv, nkn) = if active {
-                let k_inv = pc.k.try_inverse().ok_or_else(|| {
-                    diverged(format!("collision matrix K of contact {ci} is singular"))
-                })?;
-                (k_inv, pc.n.dot(&(pc.k * pc.n)))
-            } else {
-                (Mat3::zeros(), 0.0)
-            };
-            if active && !(nkn > 0.0 && nkn.is_finite() && k_inv.iter().all(|x| x.is_finite())) {
+        // An island whose contacts all approach at most at the resting speed is left to
+        // the contact pass (`solve_island`): when every island is, the step returns
+        // before preparing K and K⁻¹ of every contact (most steps of a pile at rest).
+        let resting = params.resting_speed().max(0.0);
+        let fastest = |ids: &[usize]| {
+            ids.iter().fold(0.0_f64, |v, &ci| {
+                let c = &contacts[ci];
+                v.max(-relative_velocity(bodies, c).dot(&c.normal))
+            })
+        };
+        if islands.iter().all(|ids| fastest(ids) <= resting) {
+            self.contacts.clear();
+            self.frictionless_fallbacks = 0;
+            return Ok(SolverReport {
+                elastic: 0.0,
+                ..Default::default()
+            });
+        }
+        // Prepare contacts: K (eq. 9), K⁻¹, activation threshold; each contact's are its
+        // own, so they are prepared in parallel, in order, and the first contact that
+        // cannot be prepared is reported.
+        let shared: &[RigidBody] = bodies;
+        contacts
+            .par_iter()
+            .with_min_len(PREPARE_CHUNK)
+            .map(|c| EtmContact::prepare(shared, c, params, dt))
+            .collect_into_vec(&mut self.contacts);
+        for (ci, c) in self.contacts.iter().enumerate() {
+            if c.singular {
                 return Err(diverged(format!(
-                    "contact {ci}: nᵀKn = {nkn} is not positive"
+                    "collision matrix K of contact {ci} is singular"
                 )));
             }
-            // A contact joins once it approaches faster than the resting speed and, if
-            // speculative, fast enough to close its gap within the step.
-            let gap_closing = if c.gap > 0.0 { -c.gap / dt } else { 0.0 };
-            let threshold = gap_closing.min(-params.resting_speed());
-            self.contacts.push(EtmContact {
-                pc,
-                k_inv,
-                nkn,
-                w: 0.0,
-                du_dot: 0.0,
-                e: params.restitution,
-                engaged: false,
-                threshold,
-                active,
-            });
+            if c.active
+                && !(c.nkn > 0.0 && c.nkn.is_finite() && c.k_inv.iter().all(|x| x.is_finite()))
+            {
+                return Err(diverged(format!(
+                    "contact {ci}: nᵀKn = {} is not positive",
+                    c.nkn
+                )));
+            }
         }
         let nc = self.contacts.len();
 

@@ -457,6 +457,33 @@ pub fn trace_impulse(
     }
 }
 
+/// Whether any of the contacts `ids` takes part in an impact: it is resolvable (a
+/// dynamic side) and approaches faster than `resting` as
+/// [`PreparedContact::approaching`](prepared::PreparedContact::approaching) decides,
+/// tested on the contacts as the narrow phase gave them, so that a method can skip
+/// preparing a step or an island at rest (K of paper 000's eq. 9 per contact); also true
+/// when a relative velocity is not finite, which the method's own test reports.
+pub(super) fn has_impact(
+    bodies: &[RigidBody],
+    contacts: &[Contact],
+    mut ids: impl Iterator<Item = usize>,
+    dt: f64,
+    resting: f64,
+) -> bool {
+    ids.any(|ci| {
+        let c = &contacts[ci];
+        let u = crate::collision::relative_velocity(bodies, c);
+        if !u.iter().all(|v| v.is_finite()) {
+            return true;
+        }
+        let un = u.dot(&c.normal);
+        let inv_mass_b = c.b.map_or(0.0, |b| bodies[b].inv_mass);
+        bodies[c.a].inv_mass + inv_mass_b > 0.0
+            && un < -resting
+            && (c.gap <= 0.0 || c.gap + dt * un < 0.0)
+    })
+}
+
 /// Kinetic energy of all bodies (for trace rows).
 pub fn total_kinetic_energy(bodies: &[RigidBody]) -> f64 {
     bodies

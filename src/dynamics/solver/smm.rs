@@ -137,10 +137,10 @@
 use super::prepared::PreparedContact;
 use super::{
     CollisionSolver, Param, SolverContext, SolverError, SolverKind, SolverReport, TraceRow,
-    total_kinetic_energy,
+    has_impact, total_kinetic_energy,
 };
 use crate::body::RigidBody;
-use crate::collision::{Contact, relative_velocity};
+use crate::collision::Contact;
 use crate::dynamics::contact_pass::REST_TOLERANCE;
 use crate::math::{Mat3, Vec3};
 
@@ -274,31 +274,6 @@ fn delta_u(dv: &[Vec3], dw: &[Vec3], c: &PreparedContact) -> Vec3 {
         du -= dv[b] + dw[b].cross(&c.r_b);
     }
     du
-}
-
-/// Whether a contact of an island takes part in an impact: step 2's test (resolvable,
-/// approaching faster than `resting` as [`PreparedContact::approaching`] decides) on the
-/// contacts as the narrow phase gave them, so that islands at rest are not prepared (K of
-/// eq. 9 per contact); also true for a non-finite relative velocity, which step 2 reports.
-fn island_has_impact(
-    bodies: &[RigidBody],
-    contacts: &[Contact],
-    mut ids: impl Iterator<Item = usize>,
-    dt: f64,
-    resting: f64,
-) -> bool {
-    ids.any(|ci| {
-        let c = &contacts[ci];
-        let u = relative_velocity(bodies, c);
-        if !u.iter().all(|v| v.is_finite()) {
-            return true;
-        }
-        let un = u.dot(&c.normal);
-        let inv_mass_b = c.b.map_or(0.0, |b| bodies[b].inv_mass);
-        bodies[c.a].inv_mass + inv_mass_b > 0.0
-            && un < -resting
-            && (c.gap <= 0.0 || c.gap + dt * un < 0.0)
-    })
 }
 
 /// Unit direction of the pre-impact slip u_t/|u_t|, if the contact slips.
@@ -860,7 +835,7 @@ impl SmmSolver {
 
     /// Resolve one island whose contacts are `contacts[order[k].1]` for k in `island`.
     /// Its contacts are prepared (`prepared[k − island.start]`) only if one of them
-    /// takes part in an impact ([`island_has_impact`]).
+    /// takes part in an impact ([`has_impact`]).
     #[allow(clippy::too_many_arguments)]
     fn resolve_island(
         &mut self,
@@ -882,7 +857,7 @@ impl SmmSolver {
         let resting = params.resting_speed();
         self.rows.clear();
         let ids = &self.order[island.clone()];
-        if !island_has_impact(bodies, contacts, ids.iter().map(|&(_, ci)| ci), dt, resting) {
+        if !has_impact(bodies, contacts, ids.iter().map(|&(_, ci)| ci), dt, resting) {
             return Ok(());
         }
         self.prepared.clear();

@@ -65,9 +65,15 @@
 //! and the ledger must show it).
 
 use super::prepared::PreparedContact;
-use super::{CollisionSolver, Param, SolverContext, SolverError, SolverKind, SolverReport};
+use super::{
+    CollisionSolver, Param, SolverContext, SolverError, SolverKind, SolverReport, has_impact,
+};
 use crate::body::RigidBody;
 use crate::math::{Mat3, Vec3};
+use rayon::prelude::*;
+
+/// Fewest contacts a thread prepares at once.
+const PREPARE_CHUNK: usize = 128;
 
 /// Which approach speed Newton's law restores when a contact approaches again within
 /// the same step (see the module doc).
@@ -298,17 +304,34 @@ impl CollisionSolver for SqmSolver {
             adjacency,
             heap,
         } = self;
+        // Step 2 finds no contact to resolve when none approaches faster than the
+        // resting speed (its threshold is at least that): such a step (most steps of a
+        // pile at rest) returns before preparing K of every contact.
+        if !has_impact(
+            bodies,
+            contacts,
+            0..contacts.len(),
+            dt,
+            params.resting_speed(),
+        ) {
+            return Ok(SolverReport::default());
+        }
         let n_contacts = contacts.len();
-        prepared.clear();
-        prepared.extend(contacts.iter().map(|c| PreparedContact::new(bodies, c)));
+        // Each contact's K (eq. 9) and K⁻¹ are its own: prepared in parallel, in order.
+        let shared: &[RigidBody] = bodies;
+        contacts
+            .par_iter()
+            .with_min_len(PREPARE_CHUNK)
+            .map(|c| PreparedContact::new(shared, c))
+            .collect_into_vec(prepared);
         k_inv.clear();
         if params.friction > 0.0 {
             // K is symmetric positive definite when a body is dynamic (eq. 9).
-            k_inv.extend(
-                prepared
-                    .iter()
-                    .map(|c| c.k.cholesky().map(|ch| ch.inverse())),
-            );
+            prepared
+                .par_iter()
+                .with_min_len(PREPARE_CHUNK)
+                .map(|c| c.k.cholesky().map(|ch| ch.inverse()))
+                .collect_into_vec(k_inv);
         }
         first_approach.clear();
         first_approach.resize(n_contacts, 0.0);

@@ -10,7 +10,15 @@ use crate::math::{Quat, Vec3};
 /// One contact of the position projection ([`ContactPass::project`]).
 #[derive(Clone)]
 pub(super) struct ProjectionRow {
-    contact: usize,
+    /// The contact's bodies (b: none for a container side), normal, lever arms and gap,
+    /// copied so that a sweep reads its rows in order and nothing else but the
+    /// displacements.
+    a: usize,
+    b: Option<usize>,
+    normal: Vec3,
+    r_a: Vec3,
+    r_b: Vec3,
+    gap: f64,
     /// s*: the separation the contact must reach.
     target: f64,
     /// 1/(nᵀKn) with the frozen side left out.
@@ -128,7 +136,12 @@ impl ContactPass {
                 continue;
             }
             self.projection.push(ProjectionRow {
-                contact: k,
+                a: c.a,
+                b: c.b,
+                normal: c.normal,
+                r_a: c.r_a,
+                r_b: c.r_b,
+                gap: c.gap,
                 target: if c.gap < 0.0 { (1.0 - kp) * c.gap } else { 0.0 },
                 inv_knn: 1.0 / knn,
                 ma,
@@ -144,9 +157,8 @@ impl ContactPass {
         for _ in 0..PROJECTION_SWEEPS {
             let mut change: f64 = 0.0;
             for row in &mut self.projection {
-                let c = &contacts[row.contact];
-                let (oa, ob) = opening(c, &self.displacement);
-                let s = c.gap + oa - ob;
+                let (oa, ob) = row.opening(&self.displacement);
+                let s = row.gap + oa - ob;
                 let lambda = (row.lambda + (row.target - s) * row.inv_knn).max(0.0);
                 let dl = lambda - row.lambda;
                 if dl == 0.0 {
@@ -154,12 +166,12 @@ impl ContactPass {
                 }
                 row.lambda = lambda;
                 change = change.max((dl / row.inv_knn).abs());
-                let d = &mut self.displacement[c.a];
-                d.0 += dl * row.ma * c.normal;
+                let d = &mut self.displacement[row.a];
+                d.0 += dl * row.ma * row.normal;
                 d.1 += dl * row.ja;
-                if let Some(b) = c.b {
+                if let Some(b) = row.b {
                     let d = &mut self.displacement[b];
-                    d.0 -= dl * row.mb * c.normal;
+                    d.0 -= dl * row.mb * row.normal;
                     d.1 -= dl * row.jb;
                 }
             }
@@ -209,13 +221,41 @@ pub(super) fn speculative_gap(c: &Contact, opened: &[(Vec3, Vec3)]) -> f64 {
 /// two sides' terms: n·(Δx_a + Δθ_a × r_a) and n·(Δx_b + Δθ_b × r_b) (0 for a static
 /// side); the opening is their difference (negative: they close it).
 pub(super) fn opening(c: &Contact, displacement: &[(Vec3, Vec3)]) -> (f64, f64) {
-    let (da, ta) = displacement[c.a];
-    let oa = c.normal.dot(&(da + ta.cross(&c.r_a)));
-    let ob = c.b.map_or(0.0, |b| {
+    side_openings(c.a, c.b, &c.normal, &c.r_a, &c.r_b, displacement)
+}
+
+/// [`opening`] of the contact of `a` and `b` with normal `n` and lever arms `r_a`, `r_b`.
+#[inline(always)]
+fn side_openings(
+    a: usize,
+    b: Option<usize>,
+    n: &Vec3,
+    r_a: &Vec3,
+    r_b: &Vec3,
+    displacement: &[(Vec3, Vec3)],
+) -> (f64, f64) {
+    let (da, ta) = displacement[a];
+    let oa = n.dot(&(da + ta.cross(r_a)));
+    let ob = b.map_or(0.0, |b| {
         let (db, tb) = displacement[b];
-        c.normal.dot(&(db + tb.cross(&c.r_b)))
+        n.dot(&(db + tb.cross(r_b)))
     });
     (oa, ob)
+}
+
+impl ProjectionRow {
+    /// [`opening`] of the row's contact.
+    #[inline(always)]
+    fn opening(&self, displacement: &[(Vec3, Vec3)]) -> (f64, f64) {
+        side_openings(
+            self.a,
+            self.b,
+            &self.normal,
+            &self.r_a,
+            &self.r_b,
+            displacement,
+        )
+    }
 }
 
 #[cfg(test)]

@@ -125,9 +125,65 @@ pub struct EtmSolver {
     /// last call (diagnostics).
     pub frictionless_fallbacks: u32,
     contacts: Vec<EtmContact>,
+    /// Per contact, what its heap key reads ([`KeyRow`]).
+    keys: Vec<KeyRow>,
     adj_start: Vec<usize>,
     adj: Vec<usize>,
     heap: IndexedHeap,
+}
+
+/// What a contact's heap key reads: its bodies, normal and lever arms (for ũ_n), and
+/// whether it takes part. Kept apart from [`EtmContact`], so that re-keying the
+/// neighbours of an impulse ([`EtmSolver::apply`]) reads a few adjacent words per contact.
+#[derive(Clone, Copy)]
+struct KeyRow {
+    a: usize,
+    b: Option<usize>,
+    n: Vec3,
+    r_a: Vec3,
+    r_b: Vec3,
+    /// Whether the contact has been picked as colliding in this call.
+    engaged: bool,
+    /// A contact not yet engaged joins when ũ_n < threshold: it approaches faster than
+    /// the resting speed and, if speculative, fast enough to close its gap within the
+    /// step.
+    threshold: f64,
+}
+
+impl KeyRow {
+    fn new(c: &Contact, params: &super::SolverParams, dt: f64) -> Self {
+        let gap_closing = if c.gap > 0.0 { -c.gap / dt } else { 0.0 };
+        KeyRow {
+            a: c.a,
+            b: c.b,
+            n: c.normal,
+            r_a: c.r_a,
+            r_b: c.r_b,
+            engaged: false,
+            threshold: gap_closing.min(-params.resting_speed()),
+        }
+    }
+
+    /// The contact's key in the c_min heap at normal velocity `un`: ũ_n if it takes
+    /// part, else +∞.
+    fn key(&self, un: f64) -> f64 {
+        if self.engaged || un < self.threshold {
+            un
+        } else {
+            f64::INFINITY
+        }
+    }
+
+    /// ũ_n, the relative normal velocity (as [`PreparedContact::relative_velocity`]).
+    fn normal_velocity(&self, bodies: &[RigidBody]) -> f64 {
+        let ba = &bodies[self.a];
+        let va = ba.velocity + ba.angular_velocity.cross(&self.r_a);
+        let u = match self.b {
+            Some(b) => va - (bodies[b].velocity + bodies[b].angular_velocity.cross(&self.r_b)),
+            None => va,
+        };
+        u.dot(&self.n)
+    }
 }
 
 /// Per-contact state: the prepared data (masses, lever arms, K) and ETM's tracking.
@@ -144,10 +200,6 @@ struct EtmContact {
     du_dot: f64,
     /// Restitution of this contact (0 for resting contact).
     e: f64,
-    /// Whether the contact has been picked as colliding in this call.
-    engaged: bool,
-    /// A contact not yet engaged joins when ũ_n < threshold (speculative contacts).
-    threshold: f64,
     /// At least one dynamic body.
     active: bool,
     /// Active, and K has no inverse (the step fails).
@@ -192,10 +244,9 @@ struct LocalVel {
 }
 
 impl EtmContact {
-    /// Contact `c` prepared for a step of length `dt`: K (eq. 9), and for a contact with a
-    /// dynamic side K⁻¹ and nᵀKn; it joins once it approaches faster than the resting
-    /// speed and, if speculative, fast enough to close its gap within the step.
-    fn prepare(bodies: &[RigidBody], c: &Contact, params: &super::SolverParams, dt: f64) -> Self {
+    /// Contact `c` prepared: K (eq. 9), and for a contact with a dynamic side K⁻¹ and
+    /// nᵀKn.
+    fn prepare(bodies: &[RigidBody], c: &Contact, params: &super::SolverParams) -> Self {
         let pc = PreparedContact::new(bodies, c);
         let dyn_a = !bodies[c.a].is_static();
         let dyn_b = c.b.is_some_and(|b| !bodies[b].is_static());
@@ -208,7 +259,6 @@ impl EtmContact {
         } else {
             (Mat3::zeros(), 0.0, false)
         };
-        let gap_closing = if c.gap > 0.0 { -c.gap / dt } else { 0.0 };
         EtmContact {
             pc,
             k_inv,
@@ -216,8 +266,6 @@ impl EtmContact {
             w: 0.0,
             du_dot: 0.0,
             e: params.restitution,
-            engaged: false,
-            threshold: gap_closing.min(-params.resting_speed()),
             active,
             singular,
         }
@@ -445,8 +493,11 @@ impl CollisionSolver for EtmSolver {
         contacts
             .par_iter()
             .with_min_len(PREPARE_CHUNK)
-            .map(|c| EtmContact::prepare(shared, c, params, dt))
+            .map(|c| EtmContact::prepare(shared, c, params))
             .collect_into_vec(&mut self.contacts);
+        self.keys.clear();
+        self.keys
+            .extend(contacts.iter().map(|c| KeyRow::new(c, params, dt)));
         for (ci, c) in self.contacts.iter().enumerate() {
             if c.singular {
                 return Err(diverged(format!(
@@ -512,15 +563,6 @@ impl EtmSolver {
     }
 }
 
-/// Key of a contact in the c_min heap: ũ_n if it takes part, +∞ otherwise.
-fn heap_key(c: &EtmContact, un: f64) -> f64 {
-    if c.engaged || un < c.threshold {
-        un
-    } else {
-        f64::INFINITY
-    }
-}
-
 impl EtmSolver {
     fn solve_island(
         &mut self,
@@ -551,10 +593,9 @@ impl EtmSolver {
         // 0.115 m/s with e = 0.3 left at 0.101 m/s, not 0.034).
         let tol = params.tolerance * v_ref;
         let lambda = params.lambda;
-        let contacts = &self.contacts;
-        self.heap.build(ids, |ci| {
-            heap_key(&contacts[ci], contacts[ci].local(bodies).un)
-        });
+        let (contacts, keys) = (&self.contacts, &self.keys);
+        self.heap
+            .build(ids, |ci| keys[ci].key(contacts[ci].local(bodies).un));
 
         let budget = (params.max_iterations as u64)
             .saturating_mul(ids.len() as u64)
@@ -575,8 +616,8 @@ impl EtmSolver {
                 compression_count += 1;
                 let v = self.contacts[ci].local(bodies);
                 let c = &mut self.contacts[ci];
-                if !c.engaged {
-                    c.engaged = true;
+                if !self.keys[ci].engaged {
+                    self.keys[ci].engaged = true;
                     if -v.un <= params.rest_velocity {
                         c.e = 0.0;
                     }
@@ -838,16 +879,22 @@ impl EtmSolver {
         tally.report.dissipated_friction -= w_total - w_normal;
         tally.report.impulses += 1;
         c.pc.apply_impulse(bodies, p);
+        // Re-key the contacts sharing a dynamic body with this one (itself included);
+        // b's contacts that also touch a dynamic a were re-keyed with a's, from the same
+        // velocities.
         let (a, b) = (c.pc.a, c.pc.b);
+        let a_dynamic = !bodies[a].is_static();
         for body in [Some(a), b].into_iter().flatten() {
             if bodies[body].is_static() {
                 continue;
             }
             for k in self.adj_start[body]..self.adj_start[body + 1] {
                 let cj = self.adj[k];
-                let cc = &self.contacts[cj];
-                let key = heap_key(cc, cc.local(bodies).un);
-                self.heap.update(cj, key);
+                let key = &self.keys[cj];
+                if body != a && a_dynamic && (key.a == a || key.b == Some(a)) {
+                    continue;
+                }
+                self.heap.update(cj, key.key(key.normal_velocity(bodies)));
             }
         }
         Ok(w_normal)

@@ -5,7 +5,8 @@
 //!
 //! Steps, per solver call (one time step of the impulse-velocity scheme of §3.1):
 //! 1. **Prepare**: for every contact i copy its frame (n, t₁, t₂), lever arms and masses
-//!    ([`PreparedContact`]) and its Delassus block in the contact frame,
+//!    ([`PreparedContact`]) and, once its pair takes part in the sweeps (all pairs
+//!    unless some rest, "Resting contacts" below), its Delassus block in the contact frame,
 //!    D_ii = Qᵀ K Q with Q = [n t₁ t₂] and K the collision matrix
 //!    K = (1/m_a + 1/m_b) 1 − r̃_a I_a⁻¹ r̃_a − r̃_b I_b⁻¹ r̃_b (paper 003 eq. 2, the same
 //!    matrix as paper 000 eq. 9). D_ii is SPD when one body is dynamic; its inverse
@@ -890,6 +891,7 @@ struct BlockRow {
     /// Delassus block in the contact frame (n, t₁, t₂).
     d: Mat3,
     /// D⁻¹ (from its Cholesky factor), `None` for a contact between two static sides.
+    /// Both set when the contact's pair joins the sweeps (`join`).
     d_inv: Option<Mat3>,
     /// Accumulated impulse in the contact frame.
     lambda: Vec3,
@@ -1010,6 +1012,33 @@ fn solve_block(
     }))
 }
 
+/// Brings pair `members` into the sweeps: each contact's Delassus block
+/// D_ii = Qᵀ K Q, Q = [n t₁ t₂] (paper 003 eq. 2) and, when a body is dynamic, its inverse
+/// from its Cholesky factor; returns the pair's Jacobi weight (`jacobi_weight`).
+fn join(
+    prepared: &[PreparedContact],
+    rows: &mut [BlockRow],
+    members: &[usize],
+) -> Result<f64, SolverError> {
+    for &ci in members {
+        let (c, row) = (&prepared[ci], &mut rows[ci]);
+        let q = Mat3::from_columns(&[c.n, c.t1, c.t2]);
+        row.d = q.transpose() * c.k * q;
+        row.d_inv = if c.resolvable() {
+            Some(row.d.cholesky().map(|c| c.inverse()).ok_or_else(|| {
+                diverged(format!(
+                    "Delassus block of contact {ci} (body {}) is not positive definite",
+                    c.a
+                ))
+            })?)
+        } else {
+            None
+        };
+        row.active = true;
+    }
+    Ok(jacobi_weight(prepared, rows, members))
+}
+
 /// Whether contact `c` (impulse still 0) needs the sweeps (module doc, "Resting
 /// contacts"): with b its relative velocity plus the gap term in the contact frame, it
 /// approaches faster than `resting` (b_n < −v_r), or it closes (b_n < 0) while slipping
@@ -1017,7 +1046,7 @@ fn solve_block(
 /// two static sides never does.
 #[inline(always)]
 fn needs_impulse(c: &PreparedContact, row: &BlockRow, bodies: &[RigidBody], resting: f64) -> bool {
-    if row.d_inv.is_none() {
+    if !c.resolvable() {
         return false;
     }
     let mut b = to_local(c, &c.relative_velocity(bodies));
@@ -1254,29 +1283,13 @@ impl CollisionSolver for MdpSolver {
         self.prepared
             .extend(contacts.iter().map(|c| PreparedContact::new(bodies, c)));
         self.rows.clear();
-        for (ci, c) in self.prepared.iter().enumerate() {
-            // D_ii = Qᵀ K Q, Q = [n t₁ t₂]   (paper 003 eq. 2)
-            let q = Mat3::from_columns(&[c.n, c.t1, c.t2]);
-            let d = q.transpose() * c.k * q;
-            let d_inv = if c.resolvable() {
-                Some(d.cholesky().map(|c| c.inverse()).ok_or_else(|| {
-                    diverged(format!(
-                        "Delassus block of contact {ci} (body {}) is not positive definite",
-                        c.a
-                    ))
-                })?)
-            } else {
-                None
-            };
-            let bias = if c.gap >= 0.0 { c.gap } else { eps * c.gap } / dt;
-            self.rows.push(BlockRow {
-                d,
-                d_inv,
-                lambda: Vec3::zeros(),
-                bias,
-                active: true,
-            });
-        }
+        self.rows.extend(self.prepared.iter().map(|c| BlockRow {
+            d: Mat3::zeros(),
+            d_inv: None,
+            lambda: Vec3::zeros(),
+            bias: if c.gap >= 0.0 { c.gap } else { eps * c.gap } / dt,
+            active: false,
+        }));
         let mut report = SolverReport::default();
         group_by_pair(
             &self.prepared,
@@ -1284,30 +1297,24 @@ impl CollisionSolver for MdpSolver {
             &mut self.ends,
             &mut self.runs,
         );
-        self.weights.clear();
-        let mut start = 0;
-        for &end in &self.ends {
-            self.weights.push(jacobi_weight(
-                &self.prepared,
-                &self.rows,
-                &self.order[start..end],
-            ));
-            start = end;
-        }
-        // Resting pairs (module doc, "Resting contacts") start inactive; with the
-        // contact pass off or `rest_velocity` = 0 every pair takes part from the start.
+        // Resting pairs (module doc, "Resting contacts") start out of the sweeps, their
+        // Delassus blocks and weight not yet computed; with the contact pass off or
+        // `rest_velocity` = 0 every pair takes part from the start.
         let resting = params.resting_speed();
+        self.weights.clear();
         let mut start = 0;
         for &end in &self.ends {
             let members = &self.order[start..end];
             start = end;
-            let active = resting == 0.0
+            let joins = resting == 0.0
                 || members
                     .iter()
                     .any(|&ci| needs_impulse(&self.prepared[ci], &self.rows[ci], bodies, resting));
-            for &ci in members {
-                self.rows[ci].active = active;
-            }
+            self.weights.push(if joins {
+                join(&self.prepared, &mut self.rows, members)?
+            } else {
+                0.0
+            });
         }
         // Warm start: each contact of an active pair that carried an impulse at the end
         // of the last step (same pair, same features: the contact's `FeatureId`) starts
@@ -1356,7 +1363,7 @@ impl CollisionSolver for MdpSolver {
             // The largest ‖D_ii Δ_i‖², its square root taken once per sweep.
             let mut change_sq: f64 = 0.0;
             let mut start = 0;
-            for (&end, &weight) in ends.iter().zip(weights.iter()) {
+            for (&end, weight) in ends.iter().zip(weights.iter_mut()) {
                 let members = &order[start..end];
                 start = end;
                 // A resting pair joins once its contacts need an impulse (module doc,
@@ -1369,10 +1376,9 @@ impl CollisionSolver for MdpSolver {
                     {
                         continue;
                     }
-                    for &ci in members {
-                        rows[ci].active = true;
-                    }
+                    *weight = join(prepared, rows, members)?;
                 }
+                let weight = *weight;
                 if let [ci] = *members {
                     // A pair of one contact: plain Gauss-Seidel.
                     let (c, row) = (&prepared[ci], &mut rows[ci]);

@@ -1226,6 +1226,11 @@ pub struct MdpSolver {
     weights: Vec<f64>,
     /// The current pair's single-contact solutions.
     pending: Vec<Pending>,
+    /// Per body, the last sweep in which it received an impulse, and per pair, the last
+    /// sweep in which a resting pair was checked (`needs_impulse`): an unchanged pair is
+    /// not checked again.
+    moved: Vec<u32>,
+    checked: Vec<u32>,
     /// The accumulated impulses at the end of the last step (warm start).
     cache: ImpulseCache,
 }
@@ -1355,21 +1360,38 @@ impl CollisionSolver for MdpSolver {
             ends,
             pending,
             weights,
+            moved,
+            checked,
             ..
         } = self;
+        moved.clear();
+        moved.resize(bodies.len(), 0);
+        checked.clear();
+        checked.resize(ends.len(), 0);
         let mut v_ref: f64 = 0.0;
         for sweep in 1..=params.max_iterations {
             report.iterations = sweep;
             // The largest ‖D_ii Δ_i‖², its square root taken once per sweep.
             let mut change_sq: f64 = 0.0;
             let mut start = 0;
-            for (&end, weight) in ends.iter().zip(weights.iter_mut()) {
+            for ((&end, weight), checked) in
+                ends.iter().zip(weights.iter_mut()).zip(checked.iter_mut())
+            {
                 let members = &order[start..end];
                 start = end;
+                let (a, b) = (prepared[members[0]].a, prepared[members[0]].b);
                 // A resting pair joins once its contacts need an impulse (module doc,
-                // "Resting contacts"); its impulses are 0 until then.
+                // "Resting contacts"); its impulses are 0 until then. Its velocities, so
+                // the test, change only when a body of it receives an impulse.
                 let fresh = sweep == 1 || !rows[members[0]].active;
                 if !rows[members[0]].active {
+                    let changed = sweep == 1
+                        || moved[a] >= *checked
+                        || b.is_some_and(|b| moved[b] >= *checked);
+                    if !changed {
+                        continue;
+                    }
+                    *checked = sweep;
                     if !members
                         .iter()
                         .any(|&ci| needs_impulse(&prepared[ci], &rows[ci], bodies, resting))
@@ -1379,6 +1401,10 @@ impl CollisionSolver for MdpSolver {
                     *weight = join(prepared, rows, members)?;
                 }
                 let weight = *weight;
+                moved[a] = sweep;
+                if let Some(b) = b {
+                    moved[b] = sweep;
+                }
                 if let [ci] = *members {
                     // A pair of one contact: plain Gauss-Seidel.
                     let (c, row) = (&prepared[ci], &mut rows[ci]);

@@ -56,10 +56,16 @@ fn identities(w: &World) -> Vec<Identity> {
     ids
 }
 
-/// The cache a method warm-starts from: its own (CCP, MDP) or the contact pass's.
+/// The cache a resting stack's contacts warm-start from: the contact pass's for the
+/// methods that leave resting contacts to it (jolt, SQM, MDP: MDP keeps its own impulses
+/// only for contacts that approach or slip faster than `rest_velocity`), CCP's own.
 fn warm_cache(w: &World) -> ImpulseCache {
     let s = w.carried_state();
-    s.solver_impulses.unwrap_or(s.contact_impulses)
+    if w.solver().uses_contact_pass() {
+        s.contact_impulses
+    } else {
+        s.solver_impulses.unwrap_or(s.contact_impulses)
+    }
 }
 
 /// At rest, every contact of a step is a contact of the step before with the same

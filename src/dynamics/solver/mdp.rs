@@ -5,7 +5,8 @@
 //!
 //! Steps, per solver call (one time step of the impulse-velocity scheme of §3.1):
 //! 1. **Prepare**: for every contact i copy its frame (n, t₁, t₂), lever arms and masses
-//!    ([`PreparedContact`]) and its Delassus block in the contact frame,
+//!    ([`PreparedContact`]) and, once its pair takes part in the sweeps (all pairs
+//!    unless some rest, "Resting contacts" below), its Delassus block in the contact frame,
 //!    D_ii = Qᵀ K Q with Q = [n t₁ t₂] and K the collision matrix
 //!    K = (1/m_a + 1/m_b) 1 − r̃_a I_a⁻¹ r̃_a − r̃_b I_b⁻¹ r̃_b (paper 003 eq. 2, the same
 //!    matrix as paper 000 eq. 9). D_ii is SPD when one body is dynamic; its inverse
@@ -30,11 +31,45 @@
 //!    own). A pair of one contact has ω = 1: plain Gauss-Seidel.
 //! 4. **Converge**: stop after the first sweep in which no contact's single-contact
 //!    solution changed its post-impulse velocity by more than `tolerance` × (the largest
-//!    |b_i| of the first sweep), max_i ‖D_ii Δ_i‖, or after `max_iterations` sweeps
+//!    |b_i| at a block's first solve in the step: the first sweep, or the sweep in which
+//!    a resting pair joined), max_i ‖D_ii Δ_i‖, or after `max_iterations` sweeps
 //!    (reported in [`SolverReport::hit_iteration_cap`]). The report carries the sweeps
 //!    and that last largest change as `residual` (m/s). A fixed point has Δ_i = 0 at
 //!    every contact whatever ω, so it satisfies eq. 5 at every contact (§3.1: "a solution
 //!    of the multi-contact time-step problem satisfies Eq. (5) for all contacts").
+//!
+//! **Resting contacts** (the split of Guendelman et al. 2003 that ETM, SQM and SMM make,
+//! `dynamics::contact_pass`). With the contact pass on and `rest_velocity` v_r > 0
+//! ([`SolverParams::resting_speed`](super::SolverParams::resting_speed)), a pair takes
+//! part in the sweeps only once one of its contacts needs an impulse: with b_i its
+//! relative velocity plus the gap term (λ_i = 0), it approaches faster than v_r
+//! (b_n < −v_r), or it closes (b_n < 0) while slipping faster than v_r (‖b_t‖ > v_r).
+//! The pairs are checked before the warm start and again at each visit of a sweep, so
+//! contacts that an impact drives in join as its impulses pass through a pile; a pair
+//! that joined stays in for the step, and a pair that did not has λ = 0. Only pairs in
+//! from the start are warm-started. What is left are contacts that neither approach
+//! nor slip faster than v_r: on a pile, the support contacts after the gravity kick
+//! (g h = 0.016 m/s at h = 1/600 s). The warm-started contact pass resolves them, bottom
+//! up, with the scene's rolling and spinning resistance, which lets a settled pile fall
+//! asleep.
+//! - Where the model's answer is kept: the maximum-dissipation law (eq. 3/5) and the
+//!   Coulomb law differ on the cone's boundary only (§4.1: the sliding impulses); a
+//!   sticking contact gets −D_ii⁻¹ b_i under both (post-impulse relative velocity 0).
+//!   So every contact that approaches or slips faster than v_r, where maximal
+//!   dissipation decides the impulse (a block thrown down a slope, Painlevé's rod, an
+//!   impact), stays with this solver, and a pair is in or out as a whole, so its
+//!   Jacobi update keeps its symmetry. The slip test is what ETM, SQM and SMM do not
+//!   need: their contact law on a sliding contact is the pass's.
+//! - Why: on a formed pile the sweeps otherwise solve every support contact each step,
+//!   carrying the pile's weight one layer per sweep (Gauss-Seidel on a deep stack: the
+//!   largest change falls by ~0.95 per sweep, so `max_iterations` is hit), and, since
+//!   they leave nothing approaching, the pass never applies its rolling and spinning
+//!   resistance and the pile never sleeps (figures in `docs/results/mdp-speed.md`).
+//! - Overlap: b_n includes the error-reduction term, so an overlap deeper than
+//!   v_r h / ε (0.42 mm at the defaults) brings its pair in, and the error reduction
+//!   pushes it out; a shallower one the pass holds at u_n⁺ = 0.
+//!
+//! With v_r = 0 (or the contact pass off) every pair takes part from the start.
 //!
 //! **Why Jacobi within a pair.** The contacts of one pair act on the same two bodies;
 //! four coplanar corners of a box on a plane carry a redundant normal impulse, so the
@@ -856,11 +891,15 @@ struct BlockRow {
     /// Delassus block in the contact frame (n, t₁, t₂).
     d: Mat3,
     /// D⁻¹ (from its Cholesky factor), `None` for a contact between two static sides.
+    /// Both set when the contact's pair joins the sweeps (`join`).
     d_inv: Option<Mat3>,
     /// Accumulated impulse in the contact frame.
     lambda: Vec3,
     /// g̃/h: the gap (or error-reduction) term of the normal velocity (m/s).
     bias: f64,
+    /// Whether the contact's pair takes part in the sweeps (module doc, "Resting
+    /// contacts"); the same for every contact of a pair. An inactive contact has λ = 0.
+    active: bool,
 }
 
 /// One block's single-contact solution, waiting for the rest of its pair.
@@ -971,6 +1010,51 @@ fn solve_block(
         delta,
         state: sol.state,
     }))
+}
+
+/// Brings pair `members` into the sweeps: each contact's Delassus block
+/// D_ii = Qᵀ K Q, Q = [n t₁ t₂] (paper 003 eq. 2) and, when a body is dynamic, its inverse
+/// from its Cholesky factor; returns the pair's Jacobi weight (`jacobi_weight`).
+fn join(
+    prepared: &[PreparedContact],
+    rows: &mut [BlockRow],
+    members: &[usize],
+) -> Result<f64, SolverError> {
+    for &ci in members {
+        let (c, row) = (&prepared[ci], &mut rows[ci]);
+        let q = Mat3::from_columns(&[c.n, c.t1, c.t2]);
+        row.d = q.transpose() * c.k * q;
+        row.d_inv = if c.resolvable() {
+            Some(row.d.cholesky().map(|c| c.inverse()).ok_or_else(|| {
+                diverged(format!(
+                    "Delassus block of contact {ci} (body {}) is not positive definite",
+                    c.a
+                ))
+            })?)
+        } else {
+            None
+        };
+        row.active = true;
+    }
+    Ok(jacobi_weight(prepared, rows, members))
+}
+
+/// Whether contact `c` (impulse still 0) needs the sweeps (module doc, "Resting
+/// contacts"): with b its relative velocity plus the gap term in the contact frame, it
+/// approaches faster than `resting` (b_n < −v_r), or it closes (b_n < 0) while slipping
+/// faster than `resting` (|b_t| > v_r), or its velocity is not finite. A contact between
+/// two static sides never does.
+#[inline(always)]
+fn needs_impulse(c: &PreparedContact, row: &BlockRow, bodies: &[RigidBody], resting: f64) -> bool {
+    if !c.resolvable() {
+        return false;
+    }
+    let mut b = to_local(c, &c.relative_velocity(bodies));
+    b.x += row.bias;
+    // A non-finite velocity joins too, so that the solve reports it.
+    !b.iter().all(|x| x.is_finite())
+        || b.x < -resting
+        || (b.x < 0.0 && b.y * b.y + b.z * b.z > resting * resting)
 }
 
 /// Moves contact `job.ci`'s accumulated impulse by ω Δ (to λ̂ itself when ω = 1), applies
@@ -1142,6 +1226,11 @@ pub struct MdpSolver {
     weights: Vec<f64>,
     /// The current pair's single-contact solutions.
     pending: Vec<Pending>,
+    /// Per body, the last sweep in which it received an impulse, and per pair, the last
+    /// sweep in which a resting pair was checked (`needs_impulse`): an unchanged pair is
+    /// not checked again.
+    moved: Vec<u32>,
+    checked: Vec<u32>,
     /// The accumulated impulses at the end of the last step (warm start).
     cache: ImpulseCache,
 }
@@ -1164,6 +1253,8 @@ impl CollisionSolver for MdpSolver {
             Param::Friction,
             Param::MaxIterations,
             Param::Tolerance,
+            Param::RestVelocity,
+            Param::ContactPass,
             Param::MdpFriction,
             Param::ErrorReduction,
         ]
@@ -1197,35 +1288,45 @@ impl CollisionSolver for MdpSolver {
         self.prepared
             .extend(contacts.iter().map(|c| PreparedContact::new(bodies, c)));
         self.rows.clear();
-        for (ci, c) in self.prepared.iter().enumerate() {
-            // D_ii = Qᵀ K Q, Q = [n t₁ t₂]   (paper 003 eq. 2)
-            let q = Mat3::from_columns(&[c.n, c.t1, c.t2]);
-            let d = q.transpose() * c.k * q;
-            let d_inv = if c.resolvable() {
-                Some(d.cholesky().map(|c| c.inverse()).ok_or_else(|| {
-                    diverged(format!(
-                        "Delassus block of contact {ci} (body {}) is not positive definite",
-                        c.a
-                    ))
-                })?)
+        self.rows.extend(self.prepared.iter().map(|c| BlockRow {
+            d: Mat3::zeros(),
+            d_inv: None,
+            lambda: Vec3::zeros(),
+            bias: if c.gap >= 0.0 { c.gap } else { eps * c.gap } / dt,
+            active: false,
+        }));
+        let mut report = SolverReport::default();
+        group_by_pair(
+            &self.prepared,
+            &mut self.order,
+            &mut self.ends,
+            &mut self.runs,
+        );
+        // Resting pairs (module doc, "Resting contacts") start out of the sweeps, their
+        // Delassus blocks and weight not yet computed; with the contact pass off or
+        // `rest_velocity` = 0 every pair takes part from the start.
+        let resting = params.resting_speed();
+        self.weights.clear();
+        let mut start = 0;
+        for &end in &self.ends {
+            let members = &self.order[start..end];
+            start = end;
+            let joins = resting == 0.0
+                || members
+                    .iter()
+                    .any(|&ci| needs_impulse(&self.prepared[ci], &self.rows[ci], bodies, resting));
+            self.weights.push(if joins {
+                join(&self.prepared, &mut self.rows, members)?
             } else {
-                None
-            };
-            let bias = if c.gap >= 0.0 { c.gap } else { eps * c.gap } / dt;
-            self.rows.push(BlockRow {
-                d,
-                d_inv,
-                lambda: Vec3::zeros(),
-                bias,
+                0.0
             });
         }
-        let mut report = SolverReport::default();
-        // Warm start: each contact that carried an impulse at the end of the last step
-        // (same pair, same features: the contact's `FeatureId`) starts
+        // Warm start: each contact of an active pair that carried an impulse at the end
+        // of the last step (same pair, same features: the contact's `FeatureId`) starts
         // from it, pulled into the friction cone. It is a starting point of the sweeps
         // only: their fixed points are the same.
         for ((c, row), contact) in self.prepared.iter().zip(self.rows.iter_mut()).zip(contacts) {
-            if row.d_inv.is_none() {
+            if row.d_inv.is_none() || !row.active {
                 continue;
             }
             let key = (c.a, c.b, c.container);
@@ -1252,22 +1353,6 @@ impl CollisionSolver for MdpSolver {
             report.book_impulse(&c.n, &p, &u, &(u + c.k * p));
             row.lambda = lambda;
         }
-        group_by_pair(
-            &self.prepared,
-            &mut self.order,
-            &mut self.ends,
-            &mut self.runs,
-        );
-        self.weights.clear();
-        let mut start = 0;
-        for &end in &self.ends {
-            self.weights.push(jacobi_weight(
-                &self.prepared,
-                &self.rows,
-                &self.order[start..end],
-            ));
-            start = end;
-        }
         let MdpSolver {
             prepared,
             rows,
@@ -1275,24 +1360,58 @@ impl CollisionSolver for MdpSolver {
             ends,
             pending,
             weights,
+            moved,
+            checked,
             ..
         } = self;
+        moved.clear();
+        moved.resize(bodies.len(), 0);
+        checked.clear();
+        checked.resize(ends.len(), 0);
         let mut v_ref: f64 = 0.0;
         for sweep in 1..=params.max_iterations {
             report.iterations = sweep;
             // The largest ‖D_ii Δ_i‖², its square root taken once per sweep.
             let mut change_sq: f64 = 0.0;
             let mut start = 0;
-            for (&end, &weight) in ends.iter().zip(weights.iter()) {
+            for ((&end, weight), checked) in
+                ends.iter().zip(weights.iter_mut()).zip(checked.iter_mut())
+            {
                 let members = &order[start..end];
                 start = end;
+                let (a, b) = (prepared[members[0]].a, prepared[members[0]].b);
+                // A resting pair joins once its contacts need an impulse (module doc,
+                // "Resting contacts"); its impulses are 0 until then. Its velocities, so
+                // the test, change only when a body of it receives an impulse.
+                let fresh = sweep == 1 || !rows[members[0]].active;
+                if !rows[members[0]].active {
+                    let changed = sweep == 1
+                        || moved[a] >= *checked
+                        || b.is_some_and(|b| moved[b] >= *checked);
+                    if !changed {
+                        continue;
+                    }
+                    *checked = sweep;
+                    if !members
+                        .iter()
+                        .any(|&ci| needs_impulse(&prepared[ci], &rows[ci], bodies, resting))
+                    {
+                        continue;
+                    }
+                    *weight = join(prepared, rows, members)?;
+                }
+                let weight = *weight;
+                moved[a] = sweep;
+                if let Some(b) = b {
+                    moved[b] = sweep;
+                }
                 if let [ci] = *members {
                     // A pair of one contact: plain Gauss-Seidel.
                     let (c, row) = (&prepared[ci], &mut rows[ci]);
                     let Some(job) = solve_block(ci, c, row, bodies, mu, law)? else {
                         continue;
                     };
-                    if sweep == 1 {
+                    if fresh {
                         v_ref = v_ref.max(job.b.norm());
                     }
                     change_sq = change_sq.max(job.d_delta.norm_squared());
@@ -1314,7 +1433,7 @@ impl CollisionSolver for MdpSolver {
                 pending.clear();
                 for &ci in members {
                     if let Some(job) = solve_block(ci, &prepared[ci], &rows[ci], bodies, mu, law)? {
-                        if sweep == 1 {
+                        if fresh {
                             v_ref = v_ref.max(job.b.norm());
                         }
                         change_sq = change_sq.max(job.d_delta.norm_squared());
@@ -1553,6 +1672,7 @@ mod tests {
             d_inv: d.cholesky().map(|c| c.inverse()),
             lambda: Vec3::zeros(),
             bias: 0.0,
+            active: true,
         }
     }
 

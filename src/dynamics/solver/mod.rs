@@ -195,7 +195,8 @@ impl SolverParams {
     /// Approach speed (m/s) up to which a contact counts as *resting* and is left to the
     /// contact pass: `rest_velocity` when the pass runs, else 0 (the solver resolves
     /// everything). ETM, SQM and SMM resolve only faster approaches (the collision pass
-    /// of Guendelman et al. 2003), see `dynamics::contact_pass`.
+    /// of Guendelman et al. 2003), see `dynamics::contact_pass`; MDP also keeps contacts
+    /// that slip faster (`mdp`, "Resting contacts").
     pub fn resting_speed(&self) -> f64 {
         if self.contact_pass {
             self.rest_velocity

@@ -166,8 +166,8 @@ fn the_parameters_a_method_reads_change_its_run() {
     // the method's own (its resolve reads them) and k_p where the world's projection
     // runs. A method that says it reads one must move differently when it changes (a
     // stale list would show sliders that do nothing). The contact pass's parameters are
-    // left out: after a method that leaves nothing approaching (MDP) the pass has
-    // nothing to do in this pile.
+    // left out: they act only on what a method leaves to the pass, which in this pile
+    // may be nothing.
     let exercised = [
         Param::Friction,
         Param::Kp,

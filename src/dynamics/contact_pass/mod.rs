@@ -1,5 +1,5 @@
 //! Resolve contacts: the contact pass that makes piles come to rest, run by the world
-//! after the collision solver (ETM, SQM, SMM or jolt). It follows Guendelman, Bridson
+//! after the collision solver (ETM, SQM, SMM, MDP or jolt). It follows Guendelman, Bridson
 //! and Fedkiw (2003), "Nonconvex rigid bodies with stacking" (paper 000, ref. 54):
 //! separate **collision** and **contact** passes.
 //!
@@ -10,8 +10,9 @@
 //! `docs/results/contact-pass.md`) while leaving small approach velocities that become
 //! jitter and sinking. So:
 //! - **collision pass** (the method): ETM, SQM and SMM resolve only approaches faster
-//!   than `rest_velocity` (`SolverParams::resting_speed`); slower approaches get e = 0
-//!   anyway ("restitution only above a velocity threshold") and are left to this pass.
+//!   than `rest_velocity` (`SolverParams::resting_speed`), and MDP only contacts that
+//!   approach or slip faster; slower approaches get e = 0 anyway ("restitution only
+//!   above a velocity threshold") and are left to this pass.
 //!   With `rest_velocity = 0` (paper 000's §7 scenes) the methods resolve everything and
 //!   this pass only cleans up what they left approaching;
 //! - **contact pass** (here), perfectly inelastic with Coulomb friction, in five steps:

@@ -7,8 +7,8 @@
 //!    project positions); then **resolve contacts**: the contact pass (warm-started
 //!    projected Gauss-Seidel and shock propagation, `dynamics::contact_pass`) takes the
 //!    resting contacts and what the solver left approaching, and, for the methods without
-//!    their own, paper 001's position projection separates what still overlaps (not after
-//!    CCP, whose Newmark contact law bounds the displacement itself);
+//!    their own (all but jolt, MDP and CCP, which correct positions inside the
+//!    solver), paper 001's position projection separates what still overlaps;
 //! 4. **integrate positions**: xₙ₊₁ = xₙ + h v⁺ (semi-implicit Euler), or
 //!    xₙ₊₁ = xₙ + h (vₙ + v⁺)/2 for a solver formulated with Newmark (CCP, paper 002
 //!    eq. 51; [`CollisionSolver::position_update`]), orientation by the rotation
@@ -161,6 +161,9 @@ pub struct World {
     omega_start: Vec<Vec3>,
     /// Scratch: ω after the kick, before the solver (what free flight would keep).
     omega_kick: Vec<Vec3>,
+    /// Scratch: per body, (vₙ − v⁻)/2 under a Newmark drift (the contact pass's
+    /// booking, `ContactPass::set_newmark_drift`); empty otherwise.
+    half_kick: Vec<Vec3>,
     /// Per body: the kick's kinetic-energy change (summed in body order).
     kick_energies: Vec<f64>,
     /// Scratch: external acceleration g + F/m of each body.
@@ -235,6 +238,7 @@ impl World {
             velocity_start: Vec::new(),
             omega_start: Vec::new(),
             omega_kick: Vec::new(),
+            half_kick: Vec::new(),
             kick_energies: Vec::new(),
             acceleration: Vec::new(),
             impact: ImpactTiming::default(),
@@ -689,13 +693,29 @@ impl World {
             kick_energy += self.impact.finish(&mut self.bodies, &self.gravity);
         }
         let t3a = Instant::now();
-        // 3b. resolve contacts (shock propagation), only what the solver left approaching,
-        // for the methods that use the contact pass (not CCP: its Newmark contact law
-        // bounds the step's displacement h (vₙ + v⁺)/2, so an approaching v⁺ can be its
-        // exact answer, paper 002 eq. 44). Then position projection (paper 001) for the
-        // methods that do not correct positions themselves.
+        // 3b. resolve contacts (shock propagation): the resting contacts the solver left
+        // and what it left approaching, for the methods that use the contact pass. Then
+        // position projection (paper 001) for the methods that do not correct positions
+        // themselves.
         let newmark = self.solver.position_update() == PositionUpdate::Newmark;
         if self.params.contact_pass && self.solver.uses_contact_pass() {
+            // Under a Newmark drift the pass books its impulses' work over the step
+            // (`ContactPass::set_newmark_drift`): each body's (vₙ − v⁻)/2.
+            self.half_kick.clear();
+            if newmark {
+                let (gravity, sleeping) = (self.gravity, &self.sleeping);
+                self.half_kick
+                    .extend(self.bodies.iter().zip(&self.wrench).zip(sleeping).map(
+                        |((b, (force, _)), &asleep)| {
+                            if b.is_static() || asleep {
+                                Vec3::zeros()
+                            } else {
+                                -0.5 * h * (gravity + force * b.inv_mass)
+                            }
+                        },
+                    ));
+            }
+            self.contact_pass.set_newmark_drift(&self.half_kick);
             self.contact_pass.run(
                 &mut self.bodies,
                 contacts,

@@ -213,9 +213,13 @@ fn capabilities_match_the_methods_papers() {
     ] {
         assert!(kind.parameters().contains(&Param::Kp), "{kind} reads k_p");
     }
-    // CCP's Newmark contact law bounds the displacement: no contact pass after it.
+    // CCP leaves contacts slower than the rest velocity to the contact pass, as every
+    // method does, and moves overlapping pairs apart itself (k_p in its own resolve).
     let ccp = SolverKind::Ccp.parameters();
-    assert!(!ccp.contains(&Param::ContactPass) && !ccp.contains(&Param::RestVelocity));
+    assert!(ccp.contains(&Param::ContactPass) && ccp.contains(&Param::RestVelocity));
+    assert!(ccp.contains(&Param::Kp), "CCP's own projection reads k_p");
+    let solver = SolverKind::Ccp.create();
+    assert!(solver.uses_contact_pass() && solver.corrects_positions());
     assert!(
         !ccp.contains(&Param::Restitution),
         "CCP's contact law is elastic"

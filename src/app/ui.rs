@@ -712,7 +712,7 @@ fn solver_section(ui: &mut egui::Ui, p: &mut PanelParams) {
     }
     if reads(Param::ContactPass) {
         ui.checkbox(&mut params.contact_pass, "contact pass")
-            .on_hover_text("After the method, a warm-started contact pass (projected Gauss-Seidel, then shock propagation: Guendelman et al. 2003, paper 000 ref. 54) takes the resting contacts, so piles come to rest. Never after CCP, whose Newmark contact law bounds the displacement itself.");
+            .on_hover_text("After the method, a warm-started contact pass (projected Gauss-Seidel, then shock propagation: Guendelman et al. 2003, paper 000 ref. 54) takes the resting contacts, so piles come to rest. Every method leaves its contacts slower than the rest velocity to it.");
     }
     if reads(Param::RollingFriction) {
         ui.add(

@@ -118,6 +118,9 @@ pub struct ContactPass {
     displacement: Vec<(Vec3, Vec3)>,
     /// Per body: v and ω before the pass (see [`DISSIPATION_SLACK`]).
     saved: Vec<(Vec3, Vec3)>,
+    /// Per body under a Newmark drift, (vₙ − v⁻)/2 (see [`ContactPass::set_newmark_drift`]);
+    /// empty under semi-implicit Euler.
+    drift: Vec<Vec3>,
     /// The sweeps' velocities (v, ω) of the dynamic bodies the contacts touch, by slot
     /// (`halves.rs`), and each body's slot ([`NO_SLOT`] for a static body or one in no
     /// contact).
@@ -149,6 +152,36 @@ impl Clone for ContactPass {
 }
 
 const NO_LEVEL: u32 = u32::MAX;
+
+impl ContactPass {
+    /// Book the pass's work for a method whose drift moves the bodies by h (vₙ + v⁺)/2
+    /// (Newmark, paper 002 eq. 51) instead of h v⁺: `drift[b]` is body b's
+    /// (vₙ − v⁻)/2 = −h (g + F/m)/2, half the kick the forces gave it (zero for a static
+    /// or sleeping body); an empty slice returns to semi-implicit Euler. It holds until
+    /// set again.
+    ///
+    /// Under such a drift an impulse P changes the step's displacement as well as the
+    /// velocity, and its work over the step is P·(u₀ + u⁺)/2, not the kinetic-energy
+    /// change P·(u⁻ + u⁺)/2 alone: the difference P·(u₀ − u⁻)/2, linear part
+    /// P·(drift_a − drift_b), is the work gravity and the applied forces do along the
+    /// displacement the impulse added. The pass books the whole of it as dissipation
+    /// (so a resting contact, u₀ = u⁺ = 0, dissipates nothing), and adds the difference
+    /// to `SolverReport::drift_work`, which the world takes out of the integration
+    /// error, as it does for the method's own impulses.
+    pub fn set_newmark_drift(&mut self, drift: &[Vec3]) {
+        self.drift.clear();
+        self.drift.extend_from_slice(drift);
+    }
+
+    /// drift_a − drift_b of a contact's bodies (zero without a Newmark drift, and for a
+    /// container side).
+    fn drift_of(&self, a: usize, b: Option<usize>) -> Vec3 {
+        if self.drift.is_empty() {
+            return Vec3::zeros();
+        }
+        self.drift[a] - b.map_or(Vec3::zeros(), |b| self.drift[b])
+    }
+}
 
 /// Fewest rows a thread builds at once.
 const ROW_CHUNK: usize = 128;
@@ -310,6 +343,7 @@ impl ContactPass {
             report.dissipated_restitution,
             report.dissipated_friction,
             report.impulses,
+            report.drift_work,
         );
         let slack = DISSIPATION_SLACK * k0;
         self.solve_rows(bodies, contacts, params, dt, tol, warm, report);
@@ -322,6 +356,7 @@ impl ContactPass {
                     report.dissipated_restitution,
                     report.dissipated_friction,
                     report.impulses,
+                    report.drift_work,
                 ) = booked;
                 for row in &mut self.rows {
                     row.reset();
@@ -332,9 +367,21 @@ impl ContactPass {
             if total_kinetic_energy(bodies) > k0 + slack {
                 scale = self.scale_back(bodies);
                 // The pass's net work, booked whole as friction (the normal/tangential
-                // split of the sweeps' bookings no longer applies to the scaled sum).
+                // split of the sweeps' bookings no longer applies to the scaled sum),
+                // with its share of a Newmark drift (`set_newmark_drift`), Σ m Δv·drift.
+                let drift: f64 = if self.drift.is_empty() {
+                    0.0
+                } else {
+                    bodies
+                        .iter()
+                        .zip(&self.saved)
+                        .zip(&self.drift)
+                        .map(|((b, (v0, _)), d)| b.mass * (b.velocity - v0).dot(d))
+                        .sum()
+                };
+                report.drift_work = booked.3 + drift;
                 report.dissipated_restitution = booked.0;
-                report.dissipated_friction = booked.1 + k0 - total_kinetic_energy(bodies);
+                report.dissipated_friction = booked.1 + k0 - total_kinetic_energy(bodies) - drift;
                 report.contact_fallback = ContactFallback::Scaled;
             }
         }
@@ -445,10 +492,16 @@ impl ContactPass {
                     moving = Some((c.a, p.r_a, 1.0));
                 }
             }
+            // The moved point's share of a Newmark drift (`set_newmark_drift`).
+            let drift = match moving {
+                _ if self.drift.is_empty() => Vec3::zeros(),
+                Some((i, _, _)) => self.drift[i],
+                None => self.drift_of(c.a, c.b),
+            };
             let mut row = Row::new(p, bodies, dt);
             row.moving = moving;
             row.book_each = true;
-            row.solve(bodies, friction, tol, report);
+            row.solve(bodies, friction, tol, &drift, report);
         }
     }
 }

@@ -155,17 +155,19 @@ impl Row {
         self.lambda_n = ln;
         self.lambda_t = lt;
         let impulse = ln * p.n + lt.x * p.t1 + lt.y * p.t2;
-        self.apply(bodies, &impulse, report);
+        self.apply(bodies, &impulse, &Vec3::zeros(), report);
     }
 
     /// One projected Gauss-Seidel update (see the module doc) applied to the bodies with
-    /// [`Self::apply`] (the shock-propagation sweep's rows, which book each impulse);
-    /// returns the square of the largest velocity change it made at the contact.
+    /// [`Self::apply`] (the shock-propagation sweep's rows, which book each impulse;
+    /// `drift` as there); returns the square of the largest velocity change it made at
+    /// the contact.
     pub(super) fn solve(
         &mut self,
         bodies: &mut [RigidBody],
         mu: f64,
         tol: f64,
+        drift: &Vec3,
         report: &mut SolverReport,
     ) -> f64 {
         if self.normal_mass == 0.0 {
@@ -177,7 +179,7 @@ impl Row {
         };
         let p = &self.p;
         let impulse = dn * p.n + dt.x * p.t1 + dt.y * p.t2;
-        self.apply(bodies, &impulse, report);
+        self.apply(bodies, &impulse, drift, report);
         change
     }
 
@@ -340,10 +342,15 @@ impl Row {
 
     /// Apply `impulse` and book its work against the moving side's point velocity (one
     /// side frozen) or the relative velocity: ΔK = P·(v⁻ + v⁺)/2 (paper 000, eq. 16).
+    /// Under a Newmark drift, `drift` is that velocity's (vₙ − v⁻)/2 (linear part,
+    /// [`ContactPass::set_newmark_drift`](super::ContactPass::set_newmark_drift)): the
+    /// impulse's work over the step is then P·(v⁻ + v⁺)/2 + P·drift, and P·drift, its
+    /// share of the drift, is added to `SolverReport::drift_work`. Zero otherwise.
     pub(super) fn apply(
         &self,
         bodies: &mut [RigidBody],
         impulse: &Vec3,
+        drift: &Vec3,
         report: &mut SolverReport,
     ) {
         let p = &self.p;
@@ -364,7 +371,8 @@ impl Row {
         // side left out), so the mean of before and after is v⁻ + ½ K (sign P).
         let pw = sign * impulse;
         let pn = pw.dot(&p.n) * p.n;
-        let avg = v_before + 0.5 * (p.k * pw);
+        let avg = v_before + 0.5 * (p.k * pw) + drift;
+        report.drift_work += pw.dot(drift);
         let w_normal = pn.dot(&avg);
         let w_total = pw.dot(&avg);
         report.dissipated_restitution -= w_normal;

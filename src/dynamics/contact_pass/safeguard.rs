@@ -26,11 +26,14 @@ impl ContactPass {
                 continue;
             }
             let p = &row.p;
-            let u = 0.5 * (row.u_start + p.relative_velocity(bodies));
+            let drift = self.drift_of(p.a, p.b);
+            let u = 0.5 * (row.u_start + p.relative_velocity(bodies)) + drift;
             let w = 0.5 * (row.w_start + relative_angular_velocity(p, bodies));
             let normal = row.lambda_n * p.n.dot(&u);
             let tangent = row.lambda_t.x * p.t1.dot(&u) + row.lambda_t.y * p.t2.dot(&u);
             let turning = (row.spin * p.n + row.roll).dot(&w);
+            report.drift_work +=
+                (row.lambda_n * p.n + row.lambda_t.x * p.t1 + row.lambda_t.y * p.t2).dot(&drift);
             report.dissipated_restitution -= normal;
             report.dissipated_friction -= tangent + turning;
         }

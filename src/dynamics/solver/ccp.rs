@@ -118,6 +118,32 @@
 //! A `resolve` called on its own (no [`CollisionSolver::begin_step`], no drift to follow)
 //! uses r₀, and keeps the angular momentum about the origin at fixed positions.
 //!
+//! **Resting contacts** (the split of Guendelman et al. 2003 that every method makes,
+//! `dynamics::contact_pass`). With the contact pass on and `rest_velocity` v_r > 0
+//! ([`SolverParams::resting_speed`](super::SolverParams::resting_speed)), a contact takes
+//! part in the sweeps only once it needs an impulse: its gap increment over h,
+//! b = (u₀ + u)/2 − (g_min/h) n (eq. 44 at the current iterate), approaches faster than
+//! v_r (b_n < −v_r), or it closes (b_n < 0) while slipping faster than v_r
+//! (‖b_T‖ > v_r). The contacts are checked before the warm start and again at each
+//! visit of a sweep, so contacts that an impact drives in join as its impulses pass
+//! through a pile (a Newton's cradle keeps its energy); a contact that joined stays in
+//! for the step, and one that did not has p_j = 0. Only contacts in from the start are
+//! warm-started. What is left are the support contacts of a pile after the gravity kick
+//! (b_n ≈ −g h/2), which the warm-started contact pass resolves bottom up, perfectly
+//! inelastic (u_n⁺ = 0), with the scene's rolling and spinning resistance.
+//! - Why: Newmark's active contact returns the approach speed (u⁺_n = −u₀,n), so a body
+//!   resting with a small normal velocity ε keeps it as +ε, −ε, … for ever (the
+//!   trapezoidal rule's amplification factor −1 on a stiff mode), no island falls
+//!   asleep, and every step of a settled pile runs the sweeps to their cap
+//!   (`docs/results/ccp-speed.md`). Below v_r the pass's u⁺_n = 0 removes that mode,
+//!   as e = 0 below the rest velocity does for the other methods; impacts faster than
+//!   v_r keep the Newmark law (the paper's figures are 0.3-4.5 m/s impacts).
+//! - The pass's impulses act through the same Newmark drift, and the pass books their
+//!   work over the step as this solver books its own (`ContactPass::set_newmark_drift`).
+//!
+//! With v_r = 0 or the contact pass off (the paper-002 scenes, `contact_pass: false`)
+//! every contact takes part from the start, and the results are the paper's method alone.
+//!
 //! **Start-of-step velocities.** The gap needs vₙ, ωₙ. The world passes them through
 //! [`CollisionSolver::begin_step`]; when `resolve` is called on its own (tests), the
 //! bodies' velocities are taken as both vₙ and v⁻ (an impact with no force in the step).
@@ -185,6 +211,9 @@ pub struct CcpContact {
     /// Contact impulse p_j = (p_n, p_s, p_t) (N s).
     pub p: Vec3,
     pub gap: f64,
+    /// Whether the contact takes part in the sweeps this step (see "Resting contacts" in
+    /// the module doc); a contact that is not has p_j = 0.
+    pub engaged: bool,
 }
 
 impl CcpContact {
@@ -204,6 +233,25 @@ impl CcpContact {
             Some(b) => va - (bodies[b].v + bodies[b].w.cross(&self.r_b)),
             None => va,
         }
+    }
+
+    /// The gap increment g_j of eq. 44 over h at the current iterate, in [n, s, t]: the
+    /// mean relative velocity (u₀ + u)/2 less the required normal opening g_min/h.
+    fn mean_approach(&self, u: &Vec3, h: f64) -> Vec3 {
+        let mut b = 0.5 * (self.u0 + self.to_local(u));
+        b.x -= self.g_min / h;
+        b
+    }
+
+    /// Whether the contact needs an impulse of the sweeps at resting speed v_r
+    /// (`resting`, m/s): its mean normal velocity over the step (with the gap term)
+    /// approaches faster than v_r, or it closes while its mean slip is faster than v_r.
+    /// A non-finite velocity needs one too, so that the sweeps report it.
+    fn needs_impulse(&self, u: &Vec3, h: f64, resting: f64) -> bool {
+        let b = self.mean_approach(u, h);
+        !b.iter().all(|x| x.is_finite())
+            || b.x < -resting
+            || (b.x < 0.0 && b.y * b.y + b.z * b.z > resting * resting)
     }
 
     /// Apply the world impulse `dp` to a and −`dp` to b (Δd += Λ Δp, eq. 55).
@@ -344,8 +392,10 @@ impl CollisionSolver for CcpSolver {
         ]
     }
 
-    fn uses_contact_pass(&self) -> bool {
-        false
+    /// CCP moves overlapping pairs apart inside [`CollisionSolver::resolve`] (k_p, see
+    /// the module doc), so the world's position projection does not run after it.
+    fn corrects_positions(&self) -> bool {
+        true
     }
 
     fn begin_step(&mut self, bodies: &[RigidBody]) {
@@ -378,6 +428,8 @@ impl CollisionSolver for CcpSolver {
         } = ctx;
         let mut report = SolverReport::default();
         let use_start = std::mem::take(&mut self.have_start) && self.start.len() == bodies.len();
+        // Contacts slower than this are left to the contact pass ("Resting contacts").
+        let resting = params.resting_speed();
 
         // 2. Body data (Fig. 12).
         self.bodies.clear();
@@ -471,8 +523,12 @@ impl CollisionSolver for CcpSolver {
                 u_minus,
                 p: Vec3::zeros(),
                 gap: c.gap,
+                engaged: true,
             };
             cc.u0 = cc.to_local(&u0);
+            if resting > 0.0 {
+                cc.engaged = cc.needs_impulse(&u_minus, h, resting);
+            }
             self.contacts.push(cc);
         }
 
@@ -485,6 +541,9 @@ impl CollisionSolver for CcpSolver {
         self.warm_started = 0;
         for j in 0..self.contacts.len() {
             let c = &self.contacts[j];
+            if !c.engaged {
+                continue;
+            }
             let Some(p_local) = self.warm_impulse(c) else {
                 continue;
             };
@@ -517,6 +576,13 @@ impl CollisionSolver for CcpSolver {
             for j in 0..self.contacts.len() {
                 let c = &self.contacts[j];
                 let u = c.relative_velocity(&self.bodies);
+                if !c.engaged {
+                    if !c.needs_impulse(&u, h, resting) {
+                        continue;
+                    }
+                    self.contacts[j].engaged = true;
+                }
+                let c = &self.contacts[j];
                 // g_j = h_jaᵀ Δd_a + h_jbᵀ Δd_b with Δd = h (vₙ + v)/2   (eqs. 44, 51)
                 let mut g = 0.5 * h * (c.u0 + c.to_local(&u));
                 g.x -= c.g_min;

@@ -592,9 +592,9 @@ pub trait CollisionSolver: Send + Sync + SolverClone {
     /// The [`SolverParams`] fields [`Self::resolve`] reads.
     fn own_parameters(&self) -> &'static [Param];
     /// Whether the world runs the shared contact pass after this method (when
-    /// `SolverParams::contact_pass` is on). Default: true. A method whose contact law
-    /// bounds the step's displacement itself (CCP's Newmark gap, paper 002 eq. 44) says
-    /// no: an approaching v⁺ can be its exact answer.
+    /// `SolverParams::contact_pass` is on). Default: true. Every method now leaves its
+    /// resting contacts to the pass; a method whose answer the pass must not touch says
+    /// no.
     fn uses_contact_pass(&self) -> bool {
         true
     }

@@ -44,7 +44,12 @@
 //!    one over-applied, which a one-way "push while approaching" sweep cannot (it
 //!    launches bodies: jitter). Only contacts that approach (u_n < −tol) or were warm
 //!    started take part, so contacts a converged solver left separating are not
-//!    touched. The sweeps are momentum-conserving.
+//!    touched. The sweeps are momentum-conserving. After the first, a sweep visits
+//!    only the rows whose bodies an update of this sweep or the last changed by more
+//!    than the tolerance (a row whose bodies did not move since its last update is at
+//!    its target already); the sweeps stop after a full sweep in which no update
+//!    changed a contact velocity by more than the tolerance, as a sweep of every row
+//!    would.
 //! 5. **Shock propagation**: one last bottom-up sweep over what still approaches, with
 //!    the lower-level body of each pair treated as infinitely heavy (left out of K), so
 //!    a support's reaction cannot push the settled layers below back into the ground. It
@@ -125,6 +130,9 @@ pub struct ContactPass {
     /// (`halves.rs`), and each body's slot ([`NO_SLOT`] for a static body or one in no
     /// contact).
     vel: Vec<[Vec3; 2]>,
+    /// By slot, as `vel`: the last sweep that changed the slot by more than the
+    /// tolerance (`Row::sweep`; 0: none yet).
+    moved: Vec<u32>,
     slot: Vec<u32>,
     /// Slots `..left_slots` are the left half's bodies. The rows come in bands of levels
     /// (bottom up); band i ends its rows touching only left bodies at `bands[i][0]`, then
@@ -437,15 +445,40 @@ impl ContactPass {
         for &i in &self.touched {
             self.vel[self.slot[i] as usize] = [bodies[i].velocity, bodies[i].angular_velocity];
         }
-        let sweep = |rows: &mut [Row], vel: &mut [[Vec3; 2]], offset: usize| {
-            // The largest squared velocity change (`Row::sweep`) and the impulses.
+        self.moved.clear();
+        self.moved.resize(self.touched.len(), 0);
+        // One sweep over the rows (partial: only the rows a recent change reached, see
+        // below): the largest squared velocity change (`Row::sweep`) and the impulses.
+        let sweep = |rows: &mut [Row],
+                     vel: &mut [[Vec3; 2]],
+                     moved: &mut [u32],
+                     offset: usize,
+                     (k, partial): (u32, bool)| {
             let (mut change, mut impulses) = (0.0_f64, 0);
             for row in rows {
-                change = change.max(row.sweep(vel, offset, friction, tol, resist, &mut impulses));
+                change = change.max(row.sweep(
+                    vel,
+                    moved,
+                    offset,
+                    k,
+                    partial,
+                    friction,
+                    tol,
+                    resist,
+                    &mut impulses,
+                ));
             }
             (change, impulses)
         };
-        for _ in 0..max_sweeps {
+        // The first sweep visits every row. After it, a sweep is partial: it skips the
+        // rows whose bodies no update changed by more than the tolerance in this sweep
+        // or the last (`Row::sweep`), which Gauss-Seidel would leave (nearly) as they
+        // are. Changes below the tolerance still add up at a skipped row, so the pass
+        // stops only after a full sweep in which no update changed a contact velocity
+        // by more than the tolerance: when a partial sweep gets there, the next sweep is
+        // full.
+        let mut partial = false;
+        for k in 1..=max_sweeps {
             report.contact_sweeps += 1;
             let mut change: f64 = 0.0;
             let mut start = 0;
@@ -453,19 +486,26 @@ impl ContactPass {
                 let (ab, c) = self.rows[start..c_end].split_at_mut(b_end - start);
                 let (a, b) = ab.split_at_mut(a_end - start);
                 let (left, right) = self.vel.split_at_mut(self.left_slots);
+                let (left_moved, right_moved) = self.moved.split_at_mut(self.left_slots);
                 let ((ca, ia), (cb, ib)) = if b.is_empty() {
-                    (sweep(a, left, 0), (0.0, 0))
+                    (sweep(a, left, left_moved, 0, (k, partial)), (0.0, 0))
                 } else {
-                    rayon::join(|| sweep(a, left, 0), || sweep(b, right, self.left_slots))
+                    let offset = self.left_slots;
+                    rayon::join(
+                        || sweep(a, left, left_moved, 0, (k, partial)),
+                        || sweep(b, right, right_moved, offset, (k, partial)),
+                    )
                 };
-                let (cc, ic) = sweep(c, &mut self.vel, 0);
+                let (cc, ic) = sweep(c, &mut self.vel, &mut self.moved, 0, (k, partial));
                 report.impulses += ia + ib + ic;
                 change = change.max(ca).max(cb).max(cc);
                 start = c_end;
             }
-            if change <= tol * tol {
+            let settled = change <= tol * tol;
+            if settled && !partial {
                 break;
             }
+            partial = !settled;
         }
         for &i in &self.touched {
             [bodies[i].velocity, bodies[i].angular_velocity] = self.vel[self.slot[i] as usize];

@@ -191,16 +191,33 @@ impl Row {
     /// once and written once. Returns the square of the largest velocity change the
     /// update made at the contact ((m/s)²; squared, so that a sweep takes no square root
     /// per contact).
+    ///
+    /// `stamps[s − offset]` is the last sweep that changed slot s by more than `tol` (at
+    /// a contact: [`Self::marks`]). In a partial sweep (`partial`) a row neither of whose
+    /// slots changed so in this sweep or the last one is skipped: its last update left
+    /// its velocities at their target, and what moved them since is below the tolerance
+    /// (see `ContactPass::solve_rows`). Rows that update mark their slots with `sweep`.
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn sweep(
         &mut self,
         vel: &mut [[Vec3; 2]],
+        stamps: &mut [u32],
         offset: usize,
+        sweep: u32,
+        partial: bool,
         mu: f64,
         tol: f64,
         resist: Option<&SolverParams>,
         impulses: &mut u32,
     ) -> f64 {
         if self.normal_mass == 0.0 {
+            return 0.0;
+        }
+        let last = |s: u32| match s {
+            NO_SLOT => 0,
+            s => stamps[s as usize - offset],
+        };
+        if partial && last(self.slots[0]).max(last(self.slots[1])) + 1 < sweep {
             return 0.0;
         }
         let load = |s: u32| match s {
@@ -230,25 +247,40 @@ impl Row {
             change = c;
             moved = true;
         }
+        let mut turned = 0.0;
         if let Some(params) = resist
             && let Some(tau) = self.resistance(wa - wb, params)
         {
             let p = &self.p;
-            wa += p.inv_inertia_a * tau;
+            let (dwa, dwb) = (p.inv_inertia_a * tau, p.inv_inertia_b * tau);
+            wa += dwa;
             if p.b.is_some() {
-                wb -= p.inv_inertia_b * tau;
+                wb -= dwb;
             }
+            // The change of the contact points' velocities the turn made.
+            turned = (dwa.cross(&p.r_a) + dwb.cross(&p.r_b)).norm_squared();
             moved = true;
         }
         if moved {
-            if self.slots[0] != NO_SLOT {
-                vel[self.slots[0] as usize - offset] = [va, wa];
-            }
-            if self.slots[1] != NO_SLOT {
-                vel[self.slots[1] as usize - offset] = [vb, wb];
+            let mark = self.marks(change.max(turned), tol);
+            for (s, v) in [(self.slots[0], [va, wa]), (self.slots[1], [vb, wb])] {
+                if s != NO_SLOT {
+                    vel[s as usize - offset] = v;
+                    if mark {
+                        stamps[s as usize - offset] = sweep;
+                    }
+                }
             }
         }
         change
+    }
+
+    /// Whether an update whose squared velocity change at the contact is `change2` marks
+    /// its slots as moved: a change above the tolerance, the pass's own measure of an
+    /// update that matters (below it the sweeps would stop).
+    #[inline(always)]
+    fn marks(&self, change2: f64, tol: f64) -> bool {
+        change2 > tol * tol
     }
 
     /// The normal and tangential impulse changes (dn, dt) of one projected Gauss-Seidel

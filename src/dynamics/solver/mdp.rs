@@ -1430,6 +1430,10 @@ impl CollisionSolver for MdpSolver {
                     continue;
                 }
                 // Jacobi within the pair: every block solved from the same velocities.
+                // A block whose impulse does not change applies nothing: it is left out
+                // of the weight's sums (it adds only zeros) and of the update (unless
+                // traced), so the first block that changes still sees the velocities it
+                // was solved from.
                 pending.clear();
                 for &ci in members {
                     if let Some(job) = solve_block(ci, &prepared[ci], &rows[ci], bodies, mu, law)? {
@@ -1437,7 +1441,9 @@ impl CollisionSolver for MdpSolver {
                             v_ref = v_ref.max(job.b.norm());
                         }
                         change_sq = change_sq.max(job.d_delta.norm_squared());
-                        pending.push(job);
+                        if job.delta != Vec3::zeros() || trace.is_some() {
+                            pending.push(job);
+                        }
                     }
                 }
                 let omega = pair_weight(prepared, pending, weight);

@@ -130,6 +130,12 @@ pub struct EtmSolver {
     adj_start: Vec<usize>,
     adj: Vec<usize>,
     heap: IndexedHeap,
+    /// The current island's contacts that may store elastic energy, in increasing index
+    /// (the island's order) when the restitution and separation stages read it: every
+    /// contact with W_i ≠ 0 is listed, so those stages visit these instead of the whole
+    /// island. `charged[ci]` says whether contact ci is listed.
+    stored: Vec<usize>,
+    charged: Vec<bool>,
 }
 
 /// What a contact's heap key reads: its bodies, normal and lever arms (for ũ_n), and
@@ -542,6 +548,9 @@ impl CollisionSolver for EtmSolver {
         }
 
         self.heap.reset(nc);
+        self.stored.clear();
+        self.charged.clear();
+        self.charged.resize(nc, false);
         // Islands (`dynamics::islands`): contacts with a dynamic body, grouped by the
         // dynamic bodies they join; `active` is exactly "has a dynamic body".
         for ids in islands.iter() {
@@ -593,6 +602,10 @@ impl EtmSolver {
         // 0.115 m/s with e = 0.3 left at 0.101 m/s, not 0.034).
         let tol = params.tolerance * v_ref;
         let lambda = params.lambda;
+        for &ci in &self.stored {
+            self.charged[ci] = false;
+        }
+        self.stored.clear();
         let (contacts, keys) = (&self.contacts, &self.keys);
         self.heap
             .build(ids, |ci| keys[ci].key(contacts[ci].local(bodies).un));
@@ -634,17 +647,25 @@ impl EtmSolver {
                 let wn = self.apply(bodies, ci, &v, &inc.p, tally)?;
                 // Eq. 64 with W the stored (elastic) energy: W ← W − ΔW_n.
                 self.contacts[ci].w -= wn;
+                if !self.charged[ci] {
+                    self.charged[ci] = true;
+                    self.stored.push(ci);
+                }
                 self.record(bodies, trace, "compression", ci, &inc.p);
             }
             round += 1;
             tally.report.iterations = tally.report.iterations.max(round);
 
             // Line 11: Stronge's hypothesis W ← e² W (eq. 65); after 300 rounds e = 0.
+            // Only the listed contacts can have W ≠ 0; in increasing index they come in
+            // the island's order.
             let inelastic = round > ROUNDS_BEFORE_INELASTIC;
             if inelastic {
                 tally.report.hit_iteration_cap = true;
             }
-            for &ci in ids {
+            let mut stored = std::mem::take(&mut self.stored);
+            stored.sort_unstable();
+            for &ci in &stored {
                 let c = &mut self.contacts[ci];
                 if c.w != 0.0 {
                     let e = if inelastic { 0.0 } else { c.e };
@@ -655,17 +676,27 @@ impl EtmSolver {
                 }
             }
 
-            // Lines 13-21: release the stored energy, contact by contact.
+            // Lines 13-21: release the stored energy, contact by contact; a contact left
+            // with W = 0 leaves the list.
             let max_passes = (20.0 * lambda) as u64 + 1000;
             let mut passes = 0;
             loop {
                 let mut any = false;
-                for &ci in ids {
+                let mut kept = 0;
+                for k in 0..stored.len() {
+                    let ci = stored[k];
                     if self.contacts[ci].w > 0.0 {
                         any = true;
                         self.release(bodies, ci, trace, tally)?;
                     }
+                    if self.contacts[ci].w != 0.0 {
+                        stored[kept] = ci;
+                        kept += 1;
+                    } else {
+                        self.charged[ci] = false;
+                    }
                 }
+                stored.truncate(kept);
                 if !any {
                     break;
                 }
@@ -673,14 +704,17 @@ impl EtmSolver {
                 if passes > max_passes {
                     // Give up releasing: the rest is lost as if e were 0 (reported).
                     tally.report.hit_iteration_cap = true;
-                    for &ci in ids {
+                    for &ci in &stored {
                         let c = &mut self.contacts[ci];
                         tally.report.dissipated_restitution += c.w;
                         c.w = 0.0;
+                        self.charged[ci] = false;
                     }
+                    stored.clear();
                     break;
                 }
             }
+            self.stored = stored;
 
             // Line 22-23: another round while some contact approaches.
             let again = self.heap.min().is_some_and(|(_, k)| k < -tol);

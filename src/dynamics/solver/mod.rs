@@ -345,6 +345,9 @@ pub struct SolverReport {
     /// Whether the contact pass had to fall back because its result gained kinetic
     /// energy (see `dynamics::contact_pass::DISSIPATION_SLACK`).
     pub contact_fallback: ContactFallback,
+    /// Islands whose simultaneous solution would have gained kinetic energy and was
+    /// scaled back to its most dissipative multiple (SMM, `smm`, "Energy safeguard").
+    pub scaled_back: u32,
 }
 
 /// How the contact pass ended (see `dynamics::contact_pass::DISSIPATION_SLACK`).

@@ -129,6 +129,16 @@
 //! box whose approach speeds straddle `rest_velocity` then get targets no rigid motion
 //! has, and step 5 reports the inconsistent system.
 //!
+//! **Energy safeguard.** The linear sliding rows fix each sliding impulse's direction
+//! from the slip before the impact, and Newton's law may ask impulses to pull, so a
+//! capped or ill-conditioned solution can add kinetic energy (on a forming pile, up to
+//! launching bodies: `docs/results/speed.md`). An island's velocity changes that would
+//! gain more than [`DISSIPATION_SLACK`] of the energy at stake are scaled back to
+//! their most dissipative multiple, as the contact pass scales back its own
+//! (`SmmSolver::dissipative_scale`); every impulse is scaled alike, so the cone and the
+//! rows' proportions hold, and the report counts the island
+//! ([`SolverReport::scaled_back`]).
+//!
 //! Energy: with simultaneous impulses the kinetic-energy change is exactly
 //! Σ_i p_i·(u_i⁻ + u_i⁺)/2; normal parts are booked as restitution dissipation and
 //! tangential parts as friction dissipation, with their signs. `iterations` in the report
@@ -141,7 +151,7 @@ use super::{
 };
 use crate::body::RigidBody;
 use crate::collision::Contact;
-use crate::dynamics::contact_pass::REST_TOLERANCE;
+use crate::dynamics::contact_pass::{DISSIPATION_SLACK, REST_TOLERANCE};
 use crate::math::{Mat3, Vec3};
 
 /// How a contact's impulse is parametrised and which rows it contributes.
@@ -988,6 +998,17 @@ impl SmmSolver {
             }
         }
 
+        // Energy safeguard (module doc): a solution that would gain kinetic energy is
+        // scaled back to its most dissipative multiple.
+        let s = self.dissipative_scale(bodies);
+        if s < 1.0 {
+            report.scaled_back += 1;
+            self.krylov.x.iter_mut().for_each(|x| *x *= s);
+            for &k in &self.system_bodies {
+                self.dv[k] *= s;
+                self.dw[k] *= s;
+            }
+        }
         // Step 5: apply, book the energy of each impulse, trace.
         let mut impulses = Vec::with_capacity(if trace.is_some() { self.rows.len() } else { 0 });
         for row in &self.rows {
@@ -1031,6 +1052,37 @@ impl SmmSolver {
             }
         }
         Ok(())
+    }
+
+    /// The factor s ∈ [0, 1] the island's velocity changes (dv, dw) are scaled by so
+    /// that they gain no kinetic energy: 1 when they do not gain (more than
+    /// [`DISSIPATION_SLACK`] of the energy at stake), else the most dissipative multiple.
+    ///
+    /// With v, ω the velocities before the impulses, K(s) = K₀ + a s + c s² with
+    /// a = Σ (m v·Δv + ωᵀ I Δω) and c = ½ Σ (m |Δv|² + Δωᵀ I Δω) ≥ 0; its minimum over
+    /// s ≥ 0 is at −a/(2c) when a < 0 (K(s*) = K₀ − a²/(4c) ≤ K₀), else at s = 0.
+    fn dissipative_scale(&self, bodies: &[RigidBody]) -> f64 {
+        let (mut k0, mut a, mut c) = (0.0, 0.0, 0.0);
+        for &k in &self.system_bodies {
+            let b = &bodies[k];
+            if b.is_static() {
+                continue;
+            }
+            let (dv, dw) = (self.dv[k], self.dw[k]);
+            let inertia = b.inertia_world();
+            let i_dw = inertia * dw;
+            k0 += b.kinetic_energy_translational() + b.kinetic_energy_rotational();
+            a += b.mass * b.velocity.dot(&dv) + b.angular_velocity.dot(&i_dw);
+            c += 0.5 * (b.mass * dv.norm_squared() + dw.dot(&i_dw));
+        }
+        if a + c <= DISSIPATION_SLACK * (k0 + c) {
+            return 1.0;
+        }
+        if a < 0.0 && c > 0.0 {
+            (-a / (2.0 * c)).min(1.0)
+        } else {
+            0.0
+        }
     }
 
     /// Body velocity changes (into dv, dw) of the current solution λ.

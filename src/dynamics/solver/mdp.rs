@@ -1777,7 +1777,7 @@ mod tests {
                 assert!(close(&z), "case {cases}, nearby start: {x} vs {z}");
             }
         }
-        println!("accepted: {nearby_accepted} of {nearby} nearby, {any_accepted} of {cases} any");
+        eprintln!("accepted: {nearby_accepted} of {nearby} nearby, {any_accepted} of {cases} any");
         assert!(
             nearby_accepted >= nearby * 95 / 100,
             "{nearby_accepted} of {nearby}"

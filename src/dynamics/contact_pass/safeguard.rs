@@ -1,7 +1,7 @@
 //! The pass's energy safeguard and bookkeeping: book the sweeps' net work, and undo or
 //! scale back a result that gained kinetic energy (see [`super::DISSIPATION_SLACK`]).
 
-use super::super::solver::SolverReport;
+use super::super::solver::{SolverReport, kinetic_change_terms, most_dissipative_multiple};
 use super::ContactPass;
 use super::row::relative_angular_velocity;
 use crate::body::RigidBody;
@@ -64,15 +64,11 @@ impl ContactPass {
                 continue;
             }
             let (dv, dw) = (b.velocity - v0, b.angular_velocity - w0);
-            let i_dw = b.inertia_world() * dw;
-            a += b.mass * v0.dot(&dv) + w0.dot(&i_dw);
-            c += 0.5 * (b.mass * dv.norm_squared() + dw.dot(&i_dw));
+            let (ab, cb) = kinetic_change_terms(b, (v0, w0), (&dv, &dw));
+            a += ab;
+            c += cb;
         }
-        let s = if a < 0.0 && c > 0.0 {
-            (-a / (2.0 * c)).min(1.0)
-        } else {
-            0.0
-        };
+        let s = most_dissipative_multiple(a, c);
         for (b, (v0, w0)) in bodies.iter_mut().zip(&self.saved) {
             if b.is_static() {
                 continue;

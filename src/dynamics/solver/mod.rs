@@ -488,6 +488,32 @@ pub(super) fn has_impact(
     })
 }
 
+/// One body's terms of K(s) = K₀ + a s + c s², the kinetic energy after a multiple s of
+/// velocity changes (Δv, Δω) from (v, ω): a = m v·Δv + ωᵀ I Δω,
+/// c = ½ (m |Δv|² + Δωᵀ I Δω) ≥ 0 (I the world inertia).
+pub(crate) fn kinetic_change_terms(
+    b: &RigidBody,
+    (v, w): (&Vec3, &Vec3),
+    (dv, dw): (&Vec3, &Vec3),
+) -> (f64, f64) {
+    let i_dw = b.inertia_world() * dw;
+    (
+        b.mass * v.dot(dv) + w.dot(&i_dw),
+        0.5 * (b.mass * dv.norm_squared() + dw.dot(&i_dw)),
+    )
+}
+
+/// The s ∈ [0, 1] that minimises K(s) = K₀ + a s + c s² over s ≥ 0 (see
+/// [`kinetic_change_terms`]): −a/(2c) when a < 0, where K(s) = K₀ − a²/(4c) ≤ K₀, capped
+/// at 1; else 0 (no multiple dissipates).
+pub(crate) fn most_dissipative_multiple(a: f64, c: f64) -> f64 {
+    if a < 0.0 && c > 0.0 {
+        (-a / (2.0 * c)).min(1.0)
+    } else {
+        0.0
+    }
+}
+
 /// Kinetic energy of all bodies (for trace rows).
 pub fn total_kinetic_energy(bodies: &[RigidBody]) -> f64 {
     bodies

@@ -147,7 +147,7 @@
 use super::prepared::PreparedContact;
 use super::{
     CollisionSolver, Param, SolverContext, SolverError, SolverKind, SolverReport, TraceRow,
-    has_impact, total_kinetic_energy,
+    has_impact, kinetic_change_terms, most_dissipative_multiple, total_kinetic_energy,
 };
 use crate::body::RigidBody;
 use crate::collision::Contact;
@@ -1058,9 +1058,8 @@ impl SmmSolver {
     /// that they gain no kinetic energy: 1 when they do not gain (more than
     /// [`DISSIPATION_SLACK`] of the energy at stake), else the most dissipative multiple.
     ///
-    /// With v, ω the velocities before the impulses, K(s) = K₀ + a s + c s² with
-    /// a = Σ (m v·Δv + ωᵀ I Δω) and c = ½ Σ (m |Δv|² + Δωᵀ I Δω) ≥ 0; its minimum over
-    /// s ≥ 0 is at −a/(2c) when a < 0 (K(s*) = K₀ − a²/(4c) ≤ K₀), else at s = 0.
+    /// K(s) = K₀ + a s + c s² summed over the island's bodies
+    /// ([`kinetic_change_terms`], [`most_dissipative_multiple`]).
     fn dissipative_scale(&self, bodies: &[RigidBody]) -> f64 {
         let (mut k0, mut a, mut c) = (0.0, 0.0, 0.0);
         for &k in &self.system_bodies {
@@ -1068,21 +1067,19 @@ impl SmmSolver {
             if b.is_static() {
                 continue;
             }
-            let (dv, dw) = (self.dv[k], self.dw[k]);
-            let inertia = b.inertia_world();
-            let i_dw = inertia * dw;
+            let (ab, cb) = kinetic_change_terms(
+                b,
+                (&b.velocity, &b.angular_velocity),
+                (&self.dv[k], &self.dw[k]),
+            );
             k0 += b.kinetic_energy_translational() + b.kinetic_energy_rotational();
-            a += b.mass * b.velocity.dot(&dv) + b.angular_velocity.dot(&i_dw);
-            c += 0.5 * (b.mass * dv.norm_squared() + dw.dot(&i_dw));
+            a += ab;
+            c += cb;
         }
         if a + c <= DISSIPATION_SLACK * (k0 + c) {
             return 1.0;
         }
-        if a < 0.0 && c > 0.0 {
-            (-a / (2.0 * c)).min(1.0)
-        } else {
-            0.0
-        }
+        most_dissipative_multiple(a, c)
     }
 
     /// Body velocity changes (into dv, dw) of the current solution λ.

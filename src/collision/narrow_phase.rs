@@ -363,10 +363,13 @@ impl Pair {
                 });
                 if !duplicate {
                     let mut c = make_contact(bodies, self.a, Some(self.b), pa, pb, n, p.dist);
-                    c.feature = FeatureId {
+                    let named = FeatureId {
                         a: FeatureId::part_feature(m.subshape1, p.fid1.0),
                         b: FeatureId::part_feature(m.subshape2, p.fid2.0),
                     };
+                    c.feature = FeatureId::first_free(named, |f| {
+                        out[self.start..].iter().any(|c| c.feature == f)
+                    });
                     out.push(c);
                 }
             }

@@ -5,11 +5,31 @@
 //! - a message on stderr naming the problem (a fragment of it, case-insensitive),
 //! - no panic ("panicked" never appears on stderr),
 //! - no partial output: afterwards the directory holds exactly the files the case wrote
-//!   (plus, for a run that fails part way, the documented `TRACE.partial`).
+//!   (plus, for a run that fails part way, the documented `TRACE.partial`);
+//! - bounded cost: each case runs under `prlimit` with 1 GiB of address space and 10 s
+//!   of CPU time (a case over either is killed and fails), and within 10 s of wall time.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::time::{Duration, Instant};
+
+/// Address space (bytes) and CPU time (s) each case's process may use.
+const MEMORY_LIMIT: u64 = 1 << 30;
+const CPU_LIMIT_S: u64 = 10;
+/// Wall time each case may take.
+const WALL_LIMIT: Duration = Duration::from_secs(10);
+
+/// The binary run under `prlimit` with [`MEMORY_LIMIT`] and [`CPU_LIMIT_S`] (util-linux;
+/// the test needs it, so that a case that runs away fails instead of taking the machine).
+fn limited() -> Command {
+    let mut c = Command::new("prlimit");
+    c.arg(format!("--as={MEMORY_LIMIT}"))
+        .arg(format!("--cpu={CPU_LIMIT_S}"))
+        .arg("--")
+        .arg(env!("CARGO_BIN_EXE_impulse-lab"));
+    c
+}
 
 /// A small valid scene: one sphere above the ground, five steps of 10 ms. The cases
 /// replace one piece of its text.
@@ -582,6 +602,7 @@ fn cases() -> Vec<Case> {
             .replace("dt: 0.01", "dt: 0.0"),
         "3 errors",
     ));
+    v.extend(hostile_cases());
     v.extend(run_time_failures());
     #[cfg(feature = "app")]
     v.extend(record_cases());
@@ -638,6 +659,78 @@ fn record_cases() -> Vec<Case> {
                 "notes.txt",
             )
         },
+    ]
+}
+
+/// The cases of issue 44 ("Reliability under hostile input"): input that asks for
+/// unbounded memory or time, overflows, or work that cannot happen.
+fn hostile_cases() -> Vec<Case> {
+    let copies =
+        "        Body(shape: Sphere(radius: 0.5), position: (0.0, 0.0, 1.0)),\n".repeat(99_999);
+    vec![
+        // The overlap check listed every overlapping pair before the first report: n²
+        // memory (1.5 GiB at 10⁴ bodies). Now the first 20 errors and the count.
+        scene_case(
+            "10^5 bodies at one point",
+            edit(
+                "    ],\n    generators",
+                &format!("{copies}    ],\n    generators"),
+            ),
+            "99999 errors",
+        ),
+        scene_case(
+            "generator of 10^6 - 1 bodies at one point",
+            generator(
+                "count: 999999, shape: Sphere(radius: 0.5), region: (min: (0, 0, 2), max: (0.1, 0.1, 2.1)), spacing: 0.001",
+            ),
+            "generators[0].spacing: generators[0] body #1",
+        ),
+        // Containers: the check covered planes, slopes and floors only.
+        scene_case(
+            "sphere inside a box wall",
+            edit(
+                "Plane()",
+                "Box(center: (-0.9, 0.0, 0.0), half_size: (1.2, 3.0), height: 2.0)",
+            ),
+            "reaches through the +x wall of containers[0] (box)",
+        ),
+        scene_case(
+            "sphere wholly outside the box",
+            edit(
+                "Plane()",
+                "Box(center: (5.0, 0.0, 0.0), half_size: (1.0, 1.0), height: 2.0)",
+            ),
+            "bodies[0].position: bodies[0] at (0, 0, 1) lies outside every container",
+        ),
+        scene_case(
+            "sphere inside a cylinder wall",
+            edit("Plane()", "Cylinder(radius: 0.3, height: 2.0)"),
+            "reaches through the wall of containers[0] (cylinder)",
+        ),
+        scene_case(
+            "sphere outside the cylinder",
+            edit(
+                "Plane()",
+                "Cylinder(base: (4.0, 0.0, 0.0), radius: 1.0, height: 2.0)",
+            ),
+            "lies outside every container",
+        ),
+        scene_case(
+            "sphere through a hopper's cone",
+            edit(
+                "Plane()",
+                "Hopper(base: (0.0, 0.0, 0.5), bottom_radius: 0.1, top_radius: 2.0, height: 2.0)",
+            ),
+            "reaches through the wall of containers[0] (hopper)",
+        ),
+        scene_case(
+            "sphere through a box divider",
+            edit(
+                "Plane()",
+                "Box(half_size: (3.0, 3.0), height: 2.0, dividers: [(x: 0.2)])",
+            ),
+            "reaches through the divider at x = 0.2",
+        ),
     ]
 }
 
@@ -699,15 +792,26 @@ fn check(c: &Case) -> Result<(), String> {
         .iter()
         .map(|a| a.replace("{d}", d.to_str().unwrap()))
         .collect();
-    let out = Command::new(env!("CARGO_BIN_EXE_impulse-lab"))
+    let start = Instant::now();
+    let out = limited()
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .args(&args)
         .output()
-        .map_err(|e| format!("cannot start the binary: {e}"))?;
+        .map_err(|e| format!("cannot start the binary under prlimit: {e}"))?;
+    let wall = start.elapsed();
     let stderr = String::from_utf8_lossy(&out.stderr);
     let mut problems = Vec::new();
+    if wall > WALL_LIMIT {
+        problems.push(format!("took {:.1} s", wall.as_secs_f64()));
+    }
     if out.status.code() != Some(c.code) {
-        problems.push(format!("exit {:?}, expected {}", out.status.code(), c.code));
+        use std::os::unix::process::ExitStatusExt;
+        problems.push(format!(
+            "exit {:?} (signal {:?}), expected {}",
+            out.status.code(),
+            out.status.signal(),
+            c.code
+        ));
     }
     if stderr.contains("panicked") {
         problems.push("panicked".to_string());
@@ -743,7 +847,7 @@ fn check(c: &Case) -> Result<(), String> {
 #[test]
 fn bad_input_corpus() {
     let cases = cases();
-    assert!(cases.len() >= 60, "only {} cases", cases.len());
+    assert!(cases.len() >= 100, "only {} cases", cases.len());
     println!("{} bad-input cases", cases.len());
     let failures: Vec<String> = cases.iter().filter_map(|c| check(c).err()).collect();
     assert!(

@@ -18,11 +18,16 @@
 //! spheres this is the exact test |x₁ − x₂| < r₁ + r₂; for other shapes overlaps that this
 //! test cannot prove are not reported. Pairs of static bodies are not checked (obstacles
 //! may be built from overlapping pieces). The same inscribed ball is tested against
-//! planes, slopes and the floors of boxes and cylinders.
+//! every container: planes and slopes, the floors, walls and dividers of boxes, the
+//! floors and walls of cylinders, the cones of hoppers; a body outside a box's present
+//! wall, a cylinder or a hopper is refused too ([`overlap`]). The check's memory is
+//! linear in the number of bodies whatever the overlaps: it lists the first
+//! [`MAX_REPORTED`] errors and counts the rest.
 
 mod error;
 pub(crate) mod expand;
 pub mod locate;
+mod overlap;
 pub mod resume;
 pub mod save;
 mod spec;
@@ -206,16 +211,16 @@ pub fn load_scene(path: &Path) -> Result<Scene, SceneError> {
 /// A RON parse error of `text` (from file `file_name`) as a [`SceneError`] naming the
 /// line, column and the field path at that place (scenes and lessons alike).
 pub fn syntax_error(e: &ron::error::SpannedError, text: &str, file_name: &str) -> SceneError {
-    let map = SourceMap::new(text);
     let at = LineCol {
         line: e.span.start.line,
         column: e.span.start.col,
     };
+    let (map, offset) = SourceMap::for_position(text, at);
     SceneError::new(
         file_name.to_string(),
         Some(at.line),
         Some(at.column),
-        map.path_at(map.offset(at)).to_string(),
+        map.path_at(offset).to_string(),
         SceneErrorKind::Syntax,
         e.code.to_string(),
     )
@@ -355,7 +360,10 @@ impl Scene {
     /// An error at `path`, located in the source text when the scene came from one.
     fn error(&self, path: &FieldPath, kind: SceneErrorKind, message: String) -> SceneError {
         let (file, at) = match &self.source {
-            Some(src) => (src.file.clone(), SourceMap::new(&src.text).locate(path)),
+            Some(src) => (
+                src.file.clone(),
+                SourceMap::for_paths(&src.text, std::slice::from_ref(path)).locate(path),
+            ),
             None => (format!("<scene '{}'>", self.name), None),
         };
         SceneError::new(
@@ -369,24 +377,30 @@ impl Scene {
     }
 
     /// [`SceneErrorKind::Invalid`] errors at each path, located with one pass over the
-    /// source text.
+    /// source text (none when there are no errors).
     fn invalid_all(&self, bad: impl Iterator<Item = (FieldPath, String)>) -> Vec<SceneError> {
-        let map = self.source.as_ref().map(|src| SourceMap::new(&src.text));
+        let bad: Vec<(FieldPath, String)> = bad.collect();
+        let paths: Vec<FieldPath> = bad.iter().map(|b| b.0.clone()).collect();
+        let map = match &self.source {
+            Some(src) if !bad.is_empty() => Some(SourceMap::for_paths(&src.text, &paths)),
+            _ => None,
+        };
         let file = match &self.source {
             Some(src) => src.file.clone(),
             None => format!("<scene '{}'>", self.name),
         };
-        bad.map(|(path, message)| {
-            let at = map.as_ref().and_then(|m| m.locate(&path));
-            SceneError::new(
-                file.clone(),
-                at.map(|a| a.line),
-                at.map(|a| a.column),
-                path.to_string(),
-                SceneErrorKind::Invalid,
-                message,
-            )
-        })
-        .collect()
+        bad.into_iter()
+            .map(|(path, message)| {
+                let at = map.as_ref().and_then(|m| m.locate(&path));
+                SceneError::new(
+                    file.clone(),
+                    at.map(|a| a.line),
+                    at.map(|a| a.column),
+                    path.to_string(),
+                    SceneErrorKind::Invalid,
+                    message,
+                )
+            })
+            .collect()
     }
 }

@@ -685,6 +685,138 @@ fn hostile_cases() -> Vec<Case> {
             ),
             "generators[0].spacing: generators[0] body #1",
         ),
+        // Mass properties that overflow: the sphere never fell and left the energy sums.
+        scene_case(
+            "sphere of radius 1e200",
+            edit("Sphere(radius: 0.5)", "Sphere(radius: 1e200)"),
+            "bodies[0]: its mass inf kg",
+        ),
+        scene_case(
+            "sphere of radius 1e-200",
+            edit("Sphere(radius: 0.5)", "Sphere(radius: 1e-200)"),
+            "bodies[0]: its mass 0 kg",
+        ),
+        // A resume step that wrapped the trace back to step 0.
+        scene_case(
+            "resume step 2^64 - 1",
+            edit(
+                "generators: [],",
+                "generators: [],\n    resume: Resume(step: 18446744073709551615, time: 0.0),",
+            ),
+            "resume.step: must be at most 9007199254740992",
+        ),
+        Case {
+            files: vec![(
+                "scene.ron",
+                edit(
+                    "generators: [],",
+                    "generators: [],\n    resume: Resume(step: 9007199254740990, time: 0.0),",
+                )
+                .into(),
+            )],
+            ..case(
+                "run past step 2^53 from a resume section",
+                &["run", "{d}/scene.ron", "--steps", "5", "--out", "{d}/t.csv"],
+                2,
+                "--steps: the run would end at step 9007199254740995 (from step 9007199254740990)",
+            )
+        },
+        // A byte-order mark is skipped: the file's error is found where it is.
+        scene_case(
+            "byte-order mark and dt zero",
+            format!("\u{feff}{}", edit("dt: 0.01", "dt: 0.0")),
+            "scene.ron:3:5: dt:",
+        ),
+        // Work without bound: duration, λ, iteration caps, steps.
+        scene_case(
+            "duration 1e300",
+            edit("duration: 0.05", "duration: 1e300"),
+            "duration: 1e300 s is 1e302 steps",
+        ),
+        scene_case(
+            "λ 1e9",
+            edit("lambda: 30.0", "lambda: 1e9"),
+            "params.lambda: λ must be in [1, 1e4]",
+        ),
+        scene_case(
+            "iteration cap 10^9",
+            edit("kp: 0.2", "kp: 0.2, max_iterations: 1000000000"),
+            "params.max_iterations: max_iterations must be in 1..=100000",
+        ),
+        run_case(
+            "--duration 1e300",
+            &["--duration", "1e300"],
+            2,
+            "--duration 1e300: the run would end at step 1e302",
+        ),
+        run_case(
+            "--lambda 1e9",
+            &["--lambda", "1e9"],
+            2,
+            "--lambda: λ must be in",
+        ),
+        run_case(
+            "--steps above the work limit",
+            &["--steps", "4000000000"],
+            2,
+            "--max-body-steps N allows more",
+        ),
+        run_case(
+            "--steps above the lowered work limit",
+            &["--steps", "101", "--max-body-steps", "100"],
+            2,
+            "more than the limit of 100 body-steps",
+        ),
+        // dt against the bodies.
+        run_case(
+            "--dt 1e-300",
+            &["--dt", "1e-300"],
+            2,
+            "--dt: time step 1e-300 s is below the shortest accepted",
+        ),
+        Case {
+            files: vec![(
+                "scene.ron",
+                edit("velocity: (0.0, 0.0, 0.0)", "velocity: (10.0, 0.0, 0.0)").into(),
+            )],
+            ..case(
+                "--dt longer than the fastest body allows",
+                &["run", "{d}/scene.ron", "--dt", "0.2", "--out", "{d}/t.csv"],
+                2,
+                "--dt: time step 0.2 s is too long: bodies[0] starts at 10 m/s and moves 2 m per step",
+            )
+        },
+        scene_case(
+            "dt longer than the fastest body allows",
+            edit("velocity: (0.0, 0.0, 0.0)", "velocity: (100.0, 0.0, 0.0)"),
+            "dt: time step 0.01 s is too long: bodies[0] starts at 100 m/s",
+        ),
+        // Work that cannot happen.
+        run_case(
+            "--trace-collision 0",
+            &["--trace-collision", "0", "--trace-out", "{d}/t.csv"],
+            2,
+            "--trace-collision 0: the run takes steps 1 to 5",
+        ),
+        run_case(
+            "--trace-collision after the last step",
+            &["--trace-collision", "6", "--trace-out", "{d}/t.csv"],
+            2,
+            "--trace-collision 6: the run takes steps 1 to 5",
+        ),
+        run_case(
+            "--trace-collision in a run of no steps",
+            &[
+                "--steps",
+                "0",
+                "--trace-collision",
+                "1",
+                "--trace-out",
+                "{d}/t.csv",
+            ],
+            2,
+            "--trace-collision 1: the run takes no steps",
+        ),
         // Containers: the check covered planes, slopes and floors only.
         scene_case(
             "sphere inside a box wall",

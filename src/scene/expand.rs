@@ -217,7 +217,18 @@ impl Scene {
                 format!("time step must be finite and > 0, got {}", self.dt),
             );
         }
-        if !(self.duration.is_finite() && (self.duration >= self.dt || !dt_ok)) {
+        if dt_ok && self.duration.is_finite() && self.duration / self.dt > super::MAX_STEPS as f64 {
+            errs.push(
+                &r.field("duration"),
+                format!(
+                    "{} s is {:e} steps of {} s, more than the {} a run may take",
+                    super::short_number(self.duration),
+                    self.duration / self.dt,
+                    self.dt,
+                    super::MAX_STEPS
+                ),
+            );
+        } else if !(self.duration.is_finite() && (self.duration >= self.dt || !dt_ok)) {
             errs.push(
                 &r.field("duration"),
                 format!(

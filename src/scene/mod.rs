@@ -226,8 +226,66 @@ pub fn syntax_error(e: &ron::error::SpannedError, text: &str, file_name: &str) -
     )
 }
 
-/// Parse and validate scene text; `file_name` is used in error messages only.
+/// Most steps a run may take from step 0: times t = step × dt are exact multiples of
+/// dt up to 2⁵³ steps, and step counts cannot overflow.
+pub const MAX_STEPS: u64 = 1 << 53;
+
+/// `x` as written by a person: plain from 10⁻⁴ to 10⁶, else in exponent form (`1e300`,
+/// not 301 digits).
+pub fn short_number(x: f64) -> String {
+    if x == 0.0 || !x.is_finite() || (1e-4..1e6).contains(&x.abs()) {
+        format!("{x}")
+    } else {
+        format!("{x:e}")
+    }
+}
+
+/// Shortest time step accepted (s).
+pub const MIN_DT: f64 = 1e-9;
+
+/// Check the time step `dt` (finite and > 0) against the scene's bodies: at least
+/// [`MIN_DT`], and no moving body may start faster than its smallest inscribed radius
+/// per step (it would cross another body or a wall between two detections). The
+/// message says what dt would do.
+pub fn check_dt(dt: f64, bodies: &[PlacedBody]) -> Result<(), String> {
+    if dt < MIN_DT {
+        return Err(format!(
+            "time step {} s is below the shortest accepted, {MIN_DT:e} s",
+            short_number(dt)
+        ));
+    }
+    let moving = || bodies.iter().filter(|b| !b.is_static);
+    let Some(small) = moving()
+        .filter(|b| b.inscribed_radius > 0.0)
+        .min_by(|a, b| a.inscribed_radius.total_cmp(&b.inscribed_radius))
+    else {
+        return Ok(());
+    };
+    let Some(fast) = moving().max_by(|a, b| {
+        a.velocity
+            .norm_squared()
+            .total_cmp(&b.velocity.norm_squared())
+    }) else {
+        return Ok(());
+    };
+    let (v, r) = (fast.velocity.norm(), small.inscribed_radius);
+    if v * dt > r {
+        return Err(format!(
+            "time step {} s is too long: {} starts at {v} m/s and moves {} m per step, more than the inscribed radius {r} m of {}; use a time step of at most {} s",
+            short_number(dt),
+            fast.describe(),
+            v * dt,
+            small.describe(),
+            r / v
+        ));
+    }
+    Ok(())
+}
+
+/// Parse and validate scene text; `file_name` is used in error messages only. A UTF-8
+/// byte-order mark at the start is skipped (editors on Windows write one).
 pub fn parse_scene(text: &str, file_name: &str) -> Result<Scene, SceneError> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     if text.trim().is_empty() {
         return Err(SceneError::new(
             file_name.to_string(),
@@ -350,6 +408,9 @@ impl Scene {
 
     fn validated_bodies(&self) -> Result<Vec<PlacedBody>, SceneError> {
         let bodies = self.expand_bodies()?;
+        if let Err(why) = check_dt(self.dt, &bodies) {
+            return Err(self.error(&FieldPath::root().field("dt"), SceneErrorKind::Invalid, why));
+        }
         if self.overlap_check {
             self.check_overlaps(&bodies)?;
         }

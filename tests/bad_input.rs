@@ -767,6 +767,18 @@ fn hostile_cases() -> Vec<Case> {
             2,
             "more than the limit of 100 body-steps",
         ),
+        run_case(
+            "--out of a trace above the row limit",
+            &["--steps", "20000000"],
+            2,
+            "the trace would have 20000001 rows",
+        ),
+        run_case(
+            "--out of a trace above the lowered row limit",
+            &["--steps", "10", "--max-trace-rows", "10"],
+            2,
+            "--max-trace-rows N allows more",
+        ),
         // dt against the bodies.
         run_case(
             "--dt 1e-300",

@@ -513,7 +513,14 @@ struct RunArgs {
     /// core): a longer run is refused with its estimate before it starts.
     #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_BODY_STEPS)]
     max_body_steps: u64,
+    /// Most rows the energy trace (--out) may get, one per step (about 250 bytes each):
+    /// a longer run with --out is refused before it starts.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_TRACE_ROWS)]
+    max_trace_rows: u64,
 }
+
+/// Default of `run --max-trace-rows`: 10⁷ rows, about 2.5 GB of CSV.
+const DEFAULT_MAX_TRACE_ROWS: u64 = 10_000_000;
 
 /// Default of `run --max-body-steps`: 3.6 · 10⁹ body-steps, about an hour.
 const DEFAULT_MAX_BODY_STEPS: u64 = 3_600_000_000;
@@ -637,6 +644,7 @@ pub fn main() -> ExitCode {
             settle: false,
             no_sleep: false,
             max_body_steps: DEFAULT_MAX_BODY_STEPS,
+            max_trace_rows: DEFAULT_MAX_TRACE_ROWS,
         }),
     };
     match result {
@@ -947,6 +955,17 @@ fn run(args: RunArgs) -> Result<(), Failure> {
         world.bodies.len(),
         args.max_body_steps,
     )?;
+    if let Some(out) = &args.out
+        && steps.saturating_add(1) > args.max_trace_rows
+    {
+        return Err(Failure::invalid(format!(
+            "--out {}: the trace would have {} rows, about {:.1} GB, more than the limit of {} rows; --max-trace-rows N allows more",
+            out.display(),
+            steps.saturating_add(1),
+            steps as f64 * 250e-9,
+            args.max_trace_rows
+        )));
+    }
     if let Some(k) = args.trace_collision {
         let (first, last) = (world.step_index + 1, world.step_index + steps);
         if !(first..=last).contains(&k) {

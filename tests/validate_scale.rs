@@ -86,7 +86,8 @@ fn a_million_spheres_validate_in_any_layout_within_10_s() {
 /// others at its point and the neighbouring point) kept every overlapping pair, n²
 /// memory (23 GiB after 55 s). Now it refuses the scene under 1 GiB of address space
 /// and 10 s of CPU time (`prlimit`; over either the process is killed and the test
-/// fails), listing the first 20 errors and the total count.
+/// fails), listing the first 20 errors and the total count: about 5 s of CPU time in
+/// the test profile (docs/results/hostile-input.md).
 #[test]
 #[ignore = "reason: writes and checks a 55 MB scene of 10^6 bodies (seconds); CI runs it once in .ci/run"]
 fn a_million_overlapping_spheres_are_refused_in_bounded_memory_and_time() {
@@ -146,6 +147,7 @@ fn a_million_overlapping_spheres_are_refused_in_bounded_memory_and_time() {
         stderr.contains(&format!("{file}: 999999 errors")),
         "{stderr}"
     );
-    // The bound (2 cores; the old check was OOM-killed after 55 s).
-    assert!(wall < 10.0, "{wall:.1} s wall for 10^6 overlapping bodies");
+    // The 10 s is enforced as CPU time by prlimit above (a process over it is
+    // killed and fails the exit-status assertion); the wall time, printed, also
+    // counts the other jobs of a shared machine.
 }

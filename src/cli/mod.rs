@@ -927,7 +927,8 @@ fn run(args: RunArgs) -> Result<(), Failure> {
     apply_overrides(&mut world, &args)?;
     if let Some(dt) = args.dt {
         let bodies = scene.expand_bodies().map_err(scene_failure)?;
-        scene::check_dt(dt, &bodies).map_err(|why| Failure::invalid(format!("--dt: {why}")))?;
+        scene::check_dt(dt, scene.dt_bodies(&bodies))
+            .map_err(|why| Failure::invalid(format!("--dt: {why}")))?;
     }
     let (flag, steps) = match (args.steps, args.duration) {
         (Some(n), _) => ("--steps".to_string(), n as f64),

@@ -408,7 +408,7 @@ impl Scene {
 
     fn validated_bodies(&self) -> Result<Vec<PlacedBody>, SceneError> {
         let bodies = self.expand_bodies()?;
-        if let Err(why) = check_dt(self.dt, &bodies) {
+        if let Err(why) = check_dt(self.dt, self.dt_bodies(&bodies)) {
             return Err(self.error(&FieldPath::root().field("dt"), SceneErrorKind::Invalid, why));
         }
         if self.overlap_check {
@@ -416,6 +416,13 @@ impl Scene {
         }
         self.check_resume(&bodies, false)?;
         Ok(bodies)
+    }
+
+    /// The bodies whose speeds [`check_dt`] checks the time step against: all of them,
+    /// or none for a saved run (`resume`), which continues at speeds its own run
+    /// reached with that time step.
+    pub fn dt_bodies<'b>(&self, bodies: &'b [PlacedBody]) -> &'b [PlacedBody] {
+        if self.resume.is_some() { &[] } else { bodies }
     }
 
     /// An error at `path`, located in the source text when the scene came from one.

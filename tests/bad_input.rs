@@ -991,7 +991,7 @@ fn check(c: &Case) -> Result<(), String> {
 #[test]
 fn bad_input_corpus() {
     let cases = cases();
-    assert!(cases.len() >= 100, "only {} cases", cases.len());
+    assert!(cases.len() >= 128, "only {} cases", cases.len());
     println!("{} bad-input cases", cases.len());
     let failures: Vec<String> = cases.iter().filter_map(|c| check(c).err()).collect();
     assert!(

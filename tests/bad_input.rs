@@ -5,11 +5,31 @@
 //! - a message on stderr naming the problem (a fragment of it, case-insensitive),
 //! - no panic ("panicked" never appears on stderr),
 //! - no partial output: afterwards the directory holds exactly the files the case wrote
-//!   (plus, for a run that fails part way, the documented `TRACE.partial`).
+//!   (plus, for a run that fails part way, the documented `TRACE.partial`);
+//! - bounded cost: each case runs under `prlimit` with 1 GiB of address space and 10 s
+//!   of CPU time (a case over either is killed and fails), and within 10 s of wall time.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::time::{Duration, Instant};
+
+/// Address space (bytes) and CPU time (s) each case's process may use.
+const MEMORY_LIMIT: u64 = 1 << 30;
+const CPU_LIMIT_S: u64 = 10;
+/// Wall time each case may take.
+const WALL_LIMIT: Duration = Duration::from_secs(10);
+
+/// The binary run under `prlimit` with [`MEMORY_LIMIT`] and [`CPU_LIMIT_S`] (util-linux;
+/// the test needs it, so that a case that runs away fails instead of taking the machine).
+fn limited() -> Command {
+    let mut c = Command::new("prlimit");
+    c.arg(format!("--as={MEMORY_LIMIT}"))
+        .arg(format!("--cpu={CPU_LIMIT_S}"))
+        .arg("--")
+        .arg(env!("CARGO_BIN_EXE_impulse-lab"));
+    c
+}
 
 /// A small valid scene: one sphere above the ground, five steps of 10 ms. The cases
 /// replace one piece of its text.
@@ -582,6 +602,7 @@ fn cases() -> Vec<Case> {
             .replace("dt: 0.01", "dt: 0.0"),
         "3 errors",
     ));
+    v.extend(hostile_cases());
     v.extend(run_time_failures());
     #[cfg(feature = "app")]
     v.extend(record_cases());
@@ -638,6 +659,222 @@ fn record_cases() -> Vec<Case> {
                 "notes.txt",
             )
         },
+    ]
+}
+
+/// The cases of issue 44 ("Reliability under hostile input"): input that asks for
+/// unbounded memory or time, overflows, or work that cannot happen.
+fn hostile_cases() -> Vec<Case> {
+    let copies =
+        "        Body(shape: Sphere(radius: 0.5), position: (0.0, 0.0, 1.0)),\n".repeat(99_999);
+    vec![
+        // The overlap check listed every overlapping pair before the first report: n²
+        // memory (1.5 GiB at 10⁴ bodies). Now the first 20 errors and the count.
+        scene_case(
+            "10^5 bodies at one point",
+            edit(
+                "    ],\n    generators",
+                &format!("{copies}    ],\n    generators"),
+            ),
+            "99999 errors",
+        ),
+        scene_case(
+            "generator of 10^6 - 1 bodies at one point",
+            generator(
+                "count: 999999, shape: Sphere(radius: 0.5), region: (min: (0, 0, 2), max: (0.1, 0.1, 2.1)), spacing: 0.001",
+            ),
+            "generators[0].spacing: generators[0] body #1",
+        ),
+        // Mass properties that overflow: the sphere never fell and left the energy sums.
+        scene_case(
+            "sphere of radius 1e200",
+            edit("Sphere(radius: 0.5)", "Sphere(radius: 1e200)"),
+            "bodies[0]: its mass inf kg",
+        ),
+        scene_case(
+            "sphere of radius 1e-200",
+            edit("Sphere(radius: 0.5)", "Sphere(radius: 1e-200)"),
+            "bodies[0]: its mass 0 kg",
+        ),
+        // A resume step that wrapped the trace back to step 0.
+        scene_case(
+            "resume step 2^64 - 1",
+            edit(
+                "generators: [],",
+                "generators: [],\n    resume: Resume(step: 18446744073709551615, time: 0.0),",
+            ),
+            "resume.step: must be at most 9007199254740992",
+        ),
+        Case {
+            files: vec![(
+                "scene.ron",
+                edit(
+                    "generators: [],",
+                    "generators: [],\n    resume: Resume(step: 9007199254740990, time: 0.0),",
+                )
+                .into(),
+            )],
+            ..case(
+                "run past step 2^53 from a resume section",
+                &["run", "{d}/scene.ron", "--steps", "5", "--out", "{d}/t.csv"],
+                2,
+                "--steps: the run would end at step 9007199254740995 (from step 9007199254740990)",
+            )
+        },
+        // A byte-order mark is skipped: the file's error is found where it is.
+        scene_case(
+            "byte-order mark and dt zero",
+            format!("\u{feff}{}", edit("dt: 0.01", "dt: 0.0")),
+            "scene.ron:3:5: dt:",
+        ),
+        // Work without bound: duration, λ, iteration caps, steps.
+        scene_case(
+            "duration 1e300",
+            edit("duration: 0.05", "duration: 1e300"),
+            "duration: 1e300 s is 1e302 steps",
+        ),
+        scene_case(
+            "λ 1e9",
+            edit("lambda: 30.0", "lambda: 1e9"),
+            "params.lambda: λ must be in [1, 1e4]",
+        ),
+        scene_case(
+            "iteration cap 10^9",
+            edit("kp: 0.2", "kp: 0.2, max_iterations: 1000000000"),
+            "params.max_iterations: max_iterations must be in 1..=100000",
+        ),
+        run_case(
+            "--duration 1e300",
+            &["--duration", "1e300"],
+            2,
+            "--duration 1e300: the run would end at step 1e302",
+        ),
+        run_case(
+            "--lambda 1e9",
+            &["--lambda", "1e9"],
+            2,
+            "--lambda: λ must be in",
+        ),
+        run_case(
+            "--steps above the work limit",
+            &["--steps", "4000000000"],
+            2,
+            "--max-body-steps N allows more",
+        ),
+        run_case(
+            "--steps above the lowered work limit",
+            &["--steps", "101", "--max-body-steps", "100"],
+            2,
+            "more than the limit of 100 body-steps",
+        ),
+        run_case(
+            "--out of a trace above the row limit",
+            &["--steps", "20000000"],
+            2,
+            "the trace would have 20000001 rows",
+        ),
+        run_case(
+            "--out of a trace above the lowered row limit",
+            &["--steps", "10", "--max-trace-rows", "10"],
+            2,
+            "--max-trace-rows N allows more",
+        ),
+        // dt against the bodies.
+        run_case(
+            "--dt 1e-300",
+            &["--dt", "1e-300"],
+            2,
+            "--dt: time step 1e-300 s is below the shortest accepted",
+        ),
+        Case {
+            files: vec![(
+                "scene.ron",
+                edit("velocity: (0.0, 0.0, 0.0)", "velocity: (10.0, 0.0, 0.0)").into(),
+            )],
+            ..case(
+                "--dt longer than the fastest body allows",
+                &["run", "{d}/scene.ron", "--dt", "0.2", "--out", "{d}/t.csv"],
+                2,
+                "--dt: time step 0.2 s is too long: bodies[0] starts at 10 m/s and moves 2 m per step",
+            )
+        },
+        scene_case(
+            "dt longer than the fastest body allows",
+            edit("velocity: (0.0, 0.0, 0.0)", "velocity: (100.0, 0.0, 0.0)"),
+            "dt: time step 0.01 s is too long: bodies[0] starts at 100 m/s",
+        ),
+        // Work that cannot happen.
+        run_case(
+            "--trace-collision 0",
+            &["--trace-collision", "0", "--trace-out", "{d}/t.csv"],
+            2,
+            "--trace-collision 0: the run takes steps 1 to 5",
+        ),
+        run_case(
+            "--trace-collision after the last step",
+            &["--trace-collision", "6", "--trace-out", "{d}/t.csv"],
+            2,
+            "--trace-collision 6: the run takes steps 1 to 5",
+        ),
+        run_case(
+            "--trace-collision in a run of no steps",
+            &[
+                "--steps",
+                "0",
+                "--trace-collision",
+                "1",
+                "--trace-out",
+                "{d}/t.csv",
+            ],
+            2,
+            "--trace-collision 1: the run takes no steps",
+        ),
+        // Containers: the check covered planes, slopes and floors only.
+        scene_case(
+            "sphere inside a box wall",
+            edit(
+                "Plane()",
+                "Box(center: (-0.9, 0.0, 0.0), half_size: (1.2, 3.0), height: 2.0)",
+            ),
+            "reaches through the +x wall of containers[0] (box)",
+        ),
+        scene_case(
+            "sphere wholly outside the box",
+            edit(
+                "Plane()",
+                "Box(center: (5.0, 0.0, 0.0), half_size: (1.0, 1.0), height: 2.0)",
+            ),
+            "bodies[0].position: bodies[0] at (0, 0, 1) lies outside every container",
+        ),
+        scene_case(
+            "sphere inside a cylinder wall",
+            edit("Plane()", "Cylinder(radius: 0.3, height: 2.0)"),
+            "reaches through the wall of containers[0] (cylinder)",
+        ),
+        scene_case(
+            "sphere outside the cylinder",
+            edit(
+                "Plane()",
+                "Cylinder(base: (4.0, 0.0, 0.0), radius: 1.0, height: 2.0)",
+            ),
+            "lies outside every container",
+        ),
+        scene_case(
+            "sphere through a hopper's cone",
+            edit(
+                "Plane()",
+                "Hopper(base: (0.0, 0.0, 0.5), bottom_radius: 0.1, top_radius: 2.0, height: 2.0)",
+            ),
+            "reaches through the wall of containers[0] (hopper)",
+        ),
+        scene_case(
+            "sphere through a box divider",
+            edit(
+                "Plane()",
+                "Box(half_size: (3.0, 3.0), height: 2.0, dividers: [(x: 0.2)])",
+            ),
+            "reaches through the divider at x = 0.2",
+        ),
     ]
 }
 
@@ -699,15 +936,26 @@ fn check(c: &Case) -> Result<(), String> {
         .iter()
         .map(|a| a.replace("{d}", d.to_str().unwrap()))
         .collect();
-    let out = Command::new(env!("CARGO_BIN_EXE_impulse-lab"))
+    let start = Instant::now();
+    let out = limited()
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .args(&args)
         .output()
-        .map_err(|e| format!("cannot start the binary: {e}"))?;
+        .map_err(|e| format!("cannot start the binary under prlimit: {e}"))?;
+    let wall = start.elapsed();
     let stderr = String::from_utf8_lossy(&out.stderr);
     let mut problems = Vec::new();
+    if wall > WALL_LIMIT {
+        problems.push(format!("took {:.1} s", wall.as_secs_f64()));
+    }
     if out.status.code() != Some(c.code) {
-        problems.push(format!("exit {:?}, expected {}", out.status.code(), c.code));
+        use std::os::unix::process::ExitStatusExt;
+        problems.push(format!(
+            "exit {:?} (signal {:?}), expected {}",
+            out.status.code(),
+            out.status.signal(),
+            c.code
+        ));
     }
     if stderr.contains("panicked") {
         problems.push("panicked".to_string());
@@ -743,7 +991,7 @@ fn check(c: &Case) -> Result<(), String> {
 #[test]
 fn bad_input_corpus() {
     let cases = cases();
-    assert!(cases.len() >= 60, "only {} cases", cases.len());
+    assert!(cases.len() >= 128, "only {} cases", cases.len());
     println!("{} bad-input cases", cases.len());
     let failures: Vec<String> = cases.iter().filter_map(|c| check(c).err()).collect();
     assert!(

@@ -849,3 +849,37 @@ fn text_ending_in_byte_string_prefix_is_an_error_not_a_panic() {
         );
     }
 }
+
+/// Issue 44: a file starting with a UTF-8 byte-order mark (as some editors write) was
+/// rejected with "Expected opening `(`"; the mark is skipped and the scene is the same.
+#[test]
+fn a_byte_order_mark_is_skipped() {
+    let plain = parse_scene(&fixture(), FILE).unwrap();
+    let marked = parse_scene(&format!("\u{feff}{}", fixture()), FILE).unwrap();
+    assert_eq!(marked.to_ron().unwrap(), plain.to_ron().unwrap());
+}
+
+/// Issue 44: dt is checked against the fastest body of a new scene (here 100 m/s at
+/// 0.01 s moves 1 m per step past a 0.5 m sphere), but not in a saved run, which
+/// continues at speeds its own run reached with that dt.
+#[test]
+fn dt_is_checked_against_the_speeds_of_a_new_scene_only() {
+    let scene = |resume: &str| {
+        format!(
+            r#"Scene(
+    name: "fast",
+    dt: 0.01,
+    bodies: [Body(shape: Sphere(radius: 0.5), position: (0.0, 0.0, 1.0), velocity: (100.0, 0.0, 0.0))],
+    {resume}
+)"#
+        )
+    };
+    let e = parse_scene(&scene(""), "fast.ron").unwrap_err();
+    assert_eq!(e.field, "dt", "{e}");
+    assert!(
+        e.message
+            .contains("moves 1 m per step, more than the inscribed radius"),
+        "{e}"
+    );
+    parse_scene(&scene("resume: Resume(step: 10, time: 0.1),"), "fast.ron").unwrap();
+}

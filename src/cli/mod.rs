@@ -509,6 +509,75 @@ struct RunArgs {
     /// Disable island sleeping (bodies at rest keep being simulated).
     #[arg(long)]
     no_sleep: bool,
+    /// Most work a run may take, in body-steps (steps × bodies; about 1 µs each on one
+    /// core): a longer run is refused with its estimate before it starts.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_BODY_STEPS)]
+    max_body_steps: u64,
+    /// Most rows the energy trace (--out) may get, one per step (about 250 bytes each):
+    /// a longer run with --out is refused before it starts.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_TRACE_ROWS)]
+    max_trace_rows: u64,
+}
+
+/// Default of `run --max-trace-rows`: 10⁷ rows, about 2.5 GB of CSV.
+const DEFAULT_MAX_TRACE_ROWS: u64 = 10_000_000;
+
+/// Default of `run --max-body-steps`: 3.6 · 10⁹ body-steps, about an hour.
+const DEFAULT_MAX_BODY_STEPS: u64 = 3_600_000_000;
+
+/// Rough cost of one body-step (s), for the estimates in messages.
+const SECONDS_PER_BODY_STEP: f64 = 1e-6;
+
+/// A duration in words: "3.2 s", "4.1 h", "2.0e289 years".
+fn human_duration(seconds: f64) -> String {
+    if seconds < 120.0 {
+        format!("{seconds:.1} s")
+    } else if seconds < 7200.0 {
+        format!("{:.1} min", seconds / 60.0)
+    } else if seconds < 86400.0 * 365.0 {
+        format!("{:.1} h", seconds / 3600.0)
+    } else {
+        format!("{:.1e} years", seconds / (86400.0 * 365.25))
+    }
+}
+
+/// Refuse a run of `steps` steps (asked for by `flag`) of a world with `bodies` bodies
+/// that starts after step `start`, if it would pass [`scene::MAX_STEPS`] or cost more
+/// than `max_body_steps`.
+fn check_work(
+    flag: &str,
+    steps: f64,
+    start: u64,
+    bodies: usize,
+    max_body_steps: u64,
+) -> Result<u64, Failure> {
+    let end = start as f64 + steps;
+    if !(steps >= 0.0 && end <= scene::MAX_STEPS as f64) {
+        // Exact while it fits (a resumed run near the limit), else in exponent form.
+        let end = match (steps < 1e19)
+            .then(|| start.checked_add(steps as u64))
+            .flatten()
+        {
+            Some(e) => e.to_string(),
+            None => format!("{end:e}"),
+        };
+        return Err(Failure::invalid(format!(
+            "{flag}: the run would end at step {end} (from step {start}), past the last step \
+             a run may reach, {} (2⁵³: step counts and times t = step × dt stay exact)",
+            scene::MAX_STEPS
+        )));
+    }
+    let work = steps * bodies.max(1) as f64;
+    if work > max_body_steps as f64 {
+        return Err(Failure::invalid(format!(
+            "{flag}: the run is {steps:e} steps of {bodies} bodies, {work:e} body-steps \
+             (roughly {} at {SECONDS_PER_BODY_STEP:e} s per body-step), more than the limit \
+             of {max_body_steps} body-steps (about {}); --max-body-steps N allows more",
+            human_duration(work * SECONDS_PER_BODY_STEP),
+            human_duration(max_body_steps as f64 * SECONDS_PER_BODY_STEP)
+        )));
+    }
+    Ok(steps as u64)
 }
 
 /// A failure with its exit code: 2 for invalid input, 1 for a run-time failure.
@@ -574,6 +643,8 @@ pub fn main() -> ExitCode {
             trace_out: None,
             settle: false,
             no_sleep: false,
+            max_body_steps: DEFAULT_MAX_BODY_STEPS,
+            max_trace_rows: DEFAULT_MAX_TRACE_ROWS,
         }),
     };
     match result {
@@ -685,9 +756,23 @@ fn impact(args: ImpactArgs) -> Result<(), Failure> {
     }
     let out = args.out.as_deref().map(create_output).transpose()?;
     world.start_ledger();
-    let max_steps = args
-        .max_steps
-        .unwrap_or(((scene.duration / world.dt).ceil() as u64).max(1));
+    let (flag, max_steps) = match args.max_steps {
+        Some(n) => ("--max-steps".to_string(), n as f64),
+        None => (
+            format!(
+                "duration {} of the scene",
+                scene::short_number(scene.duration)
+            ),
+            (scene.duration / world.dt).ceil().max(1.0),
+        ),
+    };
+    let max_steps = check_work(
+        &flag,
+        max_steps,
+        world.step_index,
+        world.bodies.len(),
+        DEFAULT_MAX_BODY_STEPS,
+    )?;
     let record = microscope::catch_next_impact(&mut world, args.body, max_steps)
         .map_err(|e| Failure::runtime(e.at_step(world.step_index + 1)))?;
     let Some(r) = record else {
@@ -840,18 +925,60 @@ fn run(args: RunArgs) -> Result<(), Failure> {
         .build_world()
         .map_err(|e| Failure::invalid(e.to_string()))?;
     apply_overrides(&mut world, &args)?;
-    let steps = match (args.steps, args.duration) {
-        (Some(n), _) => n,
+    if let Some(dt) = args.dt {
+        let bodies = scene.expand_bodies().map_err(scene_failure)?;
+        scene::check_dt(dt, scene.dt_bodies(&bodies))
+            .map_err(|why| Failure::invalid(format!("--dt: {why}")))?;
+    }
+    let (flag, steps) = match (args.steps, args.duration) {
+        (Some(n), _) => ("--steps".to_string(), n as f64),
         (None, d) => {
+            let flag = match d {
+                Some(d) => format!("--duration {}", scene::short_number(d)),
+                None => format!(
+                    "duration {} of the scene",
+                    scene::short_number(scene.duration)
+                ),
+            };
             let d = d.unwrap_or(scene.duration);
             if !(d.is_finite() && d >= 0.0) {
                 return Err(Failure::invalid(format!(
                     "--duration must be finite and ≥ 0, got {d}"
                 )));
             }
-            (d / world.dt).round() as u64
+            (flag, (d / world.dt).round())
         }
     };
+    let steps = check_work(
+        &flag,
+        steps,
+        world.step_index,
+        world.bodies.len(),
+        args.max_body_steps,
+    )?;
+    if let Some(out) = &args.out
+        && steps.saturating_add(1) > args.max_trace_rows
+    {
+        return Err(Failure::invalid(format!(
+            "--out {}: the trace would have {} rows, about {:.1} GB, more than the limit of {} rows; --max-trace-rows N allows more",
+            out.display(),
+            steps.saturating_add(1),
+            steps as f64 * 250e-9,
+            args.max_trace_rows
+        )));
+    }
+    if let Some(k) = args.trace_collision {
+        let (first, last) = (world.step_index + 1, world.step_index + steps);
+        if !(first..=last).contains(&k) {
+            return Err(Failure::invalid(if steps == 0 {
+                format!("--trace-collision {k}: the run takes no steps")
+            } else {
+                format!(
+                    "--trace-collision {k}: the run takes steps {first} to {last} (steps are numbered from 1)"
+                )
+            }));
+        }
+    }
     output::check_distinct(
         [&args.out, &args.trace_out, &args.final_state]
             .into_iter()

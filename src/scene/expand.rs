@@ -1,13 +1,13 @@
-//! Field checks, generator expansion and the initial-overlap check of a [`Scene`].
+//! Field checks and generator expansion of a [`Scene`] (the overlap check is in
+//! [`super::overlap`]).
 
 use super::locate::FieldPath;
-use super::spec::{ContainerSpec, GeneratorSpec, ShapeSpec, V3};
+use super::spec::{GeneratorSpec, ShapeSpec, V3};
 use super::{Scene, SceneError};
 use crate::dynamics::rotation::RotationIntegrator;
 use crate::math::{Quat, Vec3};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use std::collections::BTreeMap;
 use std::f64::consts::TAU;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -69,7 +69,7 @@ fn available_memory() -> Option<u64> {
 
 /// Relative slack of the overlap tests, so that bodies placed exactly in contact (up to
 /// rounding of the numbers in the file) are not reported.
-const CONTACT_SLACK: f64 = 1e-9;
+pub(super) const CONTACT_SLACK: f64 = 1e-9;
 
 /// Where a body of the expanded list comes from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -131,33 +131,51 @@ type Check = Result<(), SceneError>;
 type Bad = (FieldPath, String);
 type Found = Result<(), Bad>;
 
-/// The problems found so far while checking a scene, in check order: the fields in the
-/// order of the format (`scenes/README.md`), list items in order, then overlaps, then
-/// bodies reaching through containers.
+/// The problems found while checking a scene, in check order: the fields in the order
+/// of the format (`scenes/README.md`), list items in order, then overlaps, then bodies
+/// at odds with containers. Holds the first [`super::MAX_REPORTED`] and counts the
+/// rest, so its memory is bounded whatever the number of problems.
 #[derive(Default)]
-pub(super) struct Errors(Vec<Bad>);
+pub(super) struct Errors {
+    listed: Vec<Bad>,
+    total: usize,
+}
 
 impl Errors {
     pub(super) fn push(&mut self, path: &FieldPath, message: String) {
-        self.0.push((path.clone(), message));
+        self.total += 1;
+        if self.has_room() {
+            self.listed.push((path.clone(), message));
+        }
+    }
+
+    /// Whether a further problem would be listed (not only counted): callers skip
+    /// formatting a message that would not be shown.
+    pub(super) fn has_room(&self) -> bool {
+        self.listed.len() < super::MAX_REPORTED
+    }
+
+    /// Count a problem that is not listed (see [`Errors::has_room`]).
+    pub(super) fn count_one(&mut self) {
+        self.total += 1;
     }
 
     /// Keep the problem of `r`, if any; whether `r` was fine.
     fn add(&mut self, r: Found) -> bool {
         match r {
             Ok(()) => true,
-            Err(b) => {
-                self.0.push(b);
+            Err((path, message)) => {
+                self.push(&path, message);
                 false
             }
         }
     }
 
-    /// The first [`super::MAX_REPORTED`] problems located in the file (one pass over
-    /// the text), in check order; the rest counted.
+    /// The listed problems located in the file (one pass over the text), in check
+    /// order, with the count of the others.
     pub(super) fn into_check(self, scene: &Scene) -> Check {
-        let total = self.0.len();
-        let errors = scene.invalid_all(self.0.into_iter().take(super::MAX_REPORTED));
+        let total = self.total;
+        let errors = scene.invalid_all(self.listed.into_iter());
         match SceneError::collect(errors) {
             None => Ok(()),
             Some(mut e) => {
@@ -199,7 +217,18 @@ impl Scene {
                 format!("time step must be finite and > 0, got {}", self.dt),
             );
         }
-        if !(self.duration.is_finite() && (self.duration >= self.dt || !dt_ok)) {
+        if dt_ok && self.duration.is_finite() && self.duration / self.dt > super::MAX_STEPS as f64 {
+            errs.push(
+                &r.field("duration"),
+                format!(
+                    "{} s is {:e} steps of {} s, more than the {} a run may take",
+                    super::short_number(self.duration),
+                    self.duration / self.dt,
+                    self.dt,
+                    super::MAX_STEPS
+                ),
+            );
+        } else if !(self.duration.is_finite() && (self.duration >= self.dt || !dt_ok)) {
             errs.push(
                 &r.field("duration"),
                 format!(
@@ -233,9 +262,35 @@ impl Scene {
         let limit = body_limit();
         let mut total = self.bodies.len();
         for (i, b) in self.bodies.iter().enumerate() {
+            // The path is built only for a body with a problem (10⁶ bodies, 10⁷ paths).
+            let fine = b.shape.check().is_ok()
+                && b.density.is_finite()
+                && b.density > 0.0
+                && [
+                    b.position,
+                    b.velocity,
+                    b.angular_velocity,
+                    b.force,
+                    b.force_offset,
+                ]
+                .iter()
+                .all(V3::is_finite)
+                && b.orientation.check().is_ok()
+                && !b.is_static;
+            if fine {
+                errs.add(mass_check(
+                    &|| r.field("bodies").index(i),
+                    &b.shape,
+                    b.density,
+                ));
+                continue;
+            }
             let p = r.field("bodies").index(i);
-            errs.add(self.shape(&p.field("shape"), &b.shape));
-            errs.add(self.positive(&p.field("density"), b.density));
+            let shape_ok = errs.add(self.shape(&p.field("shape"), &b.shape));
+            let density_ok = errs.add(self.positive(&p.field("density"), b.density));
+            if shape_ok && density_ok {
+                errs.add(mass_check(&|| p.clone(), &b.shape, b.density));
+            }
             errs.add(self.finite3(&p.field("position"), &b.position));
             errs.add(self.sub(&p.field("orientation"), b.orientation.check()));
             errs.add(self.finite3(&p.field("velocity"), &b.velocity));
@@ -285,14 +340,19 @@ impl Scene {
                     format!("must be in 1..={limit}, got {count} {LIMIT_HINT}"),
                 );
             }
+            let density_ok = density.is_finite() && *density > 0.0;
             match (shape, mix.is_empty()) {
                 (Some(s), true) => {
-                    errs.add(self.shape(&p.field("shape"), s));
+                    if errs.add(self.shape(&p.field("shape"), s)) && density_ok {
+                        errs.add(mass_check(&|| p.clone(), s, *density));
+                    }
                 }
                 (None, false) => {
                     for (k, m) in mix.iter().enumerate() {
                         let mp = p.field("mix").index(k);
-                        errs.add(self.shape(&mp.field("shape"), &m.shape));
+                        if errs.add(self.shape(&mp.field("shape"), &m.shape)) && density_ok {
+                            errs.add(mass_check(&|| mp.clone(), &m.shape, *density));
+                        }
                         if !(m.fraction.is_finite() && m.fraction >= 0.0) {
                             errs.push(
                                 &mp.field("fraction"),
@@ -461,74 +521,6 @@ impl Scene {
         Ok(out)
     }
 
-    /// Report bodies that certainly overlap (see the module doc), one error per field
-    /// (the pair that comes first in the file), and bodies certainly poking through a
-    /// plane, slope or container floor.
-    pub(super) fn check_overlaps(&self, bodies: &[PlacedBody]) -> Check {
-        let mut errs = Errors::default();
-        // The first pair (later index, earlier index) per field.
-        let mut first: BTreeMap<OverlapField, (usize, usize)> = BTreeMap::new();
-        for_each_close_pair(bodies, |a, b| {
-            if bodies[a].is_static && bodies[b].is_static {
-                return;
-            }
-            let reach =
-                (bodies[a].inscribed_radius + bodies[b].inscribed_radius) * (1.0 - CONTACT_SLACK);
-            if (bodies[b].position - bodies[a].position).norm_squared() < reach * reach {
-                let pair = (a.max(b), a.min(b));
-                let key = OverlapField::of(&bodies[pair.0], &bodies[pair.1]);
-                let slot = first.entry(key).or_insert(pair);
-                *slot = (*slot).min(pair);
-            }
-        });
-        let mut pairs: Vec<(usize, usize)> = first.into_values().collect();
-        pairs.sort_unstable();
-        for (b, a) in pairs {
-            let (pa, pb) = (&bodies[a], &bodies[b]);
-            let d = (pb.position - pa.position).norm();
-            errs.push(
-                &OverlapField::of(pb, pa).path(),
-                format!(
-                    "{} at {} overlaps {} at {}: centres {d} m apart, closer than their inscribed radii {} + {} m",
-                    pb.describe(),
-                    V3::from(pb.position),
-                    pa.describe(),
-                    V3::from(pa.position),
-                    pb.inscribed_radius,
-                    pa.inscribed_radius
-                ),
-            );
-        }
-        // One error per body field or generator (a generator's bodies share its region).
-        let mut reported = std::collections::BTreeSet::new();
-        for b in bodies
-            .iter()
-            .filter(|b| !b.is_static && b.inscribed_radius > 0.0)
-        {
-            for (c, container) in self.containers.iter().enumerate() {
-                if let Some(why) = penetrates(container, b.position, b.inscribed_radius) {
-                    let path = match b.origin {
-                        BodyOrigin::Body(i) => root().field("bodies").index(i).field("position"),
-                        BodyOrigin::Generated { generator, .. } => {
-                            root().field("generators").index(generator).field("region")
-                        }
-                    };
-                    if reported.insert((path.to_string(), c)) {
-                        errs.push(
-                            &path,
-                            format!(
-                                "{} at {} reaches through containers[{c}] ({why})",
-                                b.describe(),
-                                V3::from(b.position)
-                            ),
-                        );
-                    }
-                }
-            }
-        }
-        errs.into_check(self)
-    }
-
     fn shape(&self, path: &FieldPath, s: &ShapeSpec) -> Found {
         s.check().map_err(|(rel, msg)| (path.join(&rel), msg))
     }
@@ -563,98 +555,31 @@ impl Scene {
     }
 }
 
-/// The field an overlap is reported at: the later body's position, or the spacing of a
-/// generator whose bodies overlap each other, or the region of a generator whose bodies
-/// overlap an earlier body.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-enum OverlapField {
-    Body(usize),
-    Spacing(usize),
-    Region(usize),
-}
-
-impl OverlapField {
-    /// For the pair (`later`, `earlier`).
-    fn of(later: &PlacedBody, earlier: &PlacedBody) -> Self {
-        match later.origin {
-            BodyOrigin::Body(i) => OverlapField::Body(i),
-            BodyOrigin::Generated { generator, .. }
-                if earlier.origin_generator() == Some(generator) =>
-            {
-                OverlapField::Spacing(generator)
-            }
-            BodyOrigin::Generated { generator, .. } => OverlapField::Region(generator),
-        }
+/// The body at `path` (a body or a generator's shape) with `shape` (checked) at
+/// `density` (finite, > 0) must have a mass and principal moments of inertia that are
+/// finite and > 0: a radius of 10²⁰⁰ m overflows its mass to infinity (the body would
+/// never move and drop out of the energy sums), one of 10⁻²⁰⁰ m underflows it to 0.
+fn mass_check(path: &dyn Fn() -> FieldPath, shape: &ShapeSpec, density: f64) -> Found {
+    let Ok(core) = shape.to_shape() else {
+        return Ok(()); // reported by the shape check or when the world is built
+    };
+    let p = core.principal(density);
+    let good = |x: f64| x.is_finite() && x > 0.0;
+    if good(p.mass) && p.inertia.iter().all(|&i| good(i)) {
+        return Ok(());
     }
-
-    fn path(self) -> FieldPath {
-        match self {
-            OverlapField::Body(i) => root().field("bodies").index(i).field("position"),
-            OverlapField::Spacing(g) => root().field("generators").index(g).field("spacing"),
-            OverlapField::Region(g) => root().field("generators").index(g).field("region"),
-        }
-    }
-}
-
-/// Call `f(a, b)` once for every pair of bodies, not both static, whose inscribed balls
-/// overlap or touch, |x_a − x_b| ≤ r_a + r_b: the broad phase's uniform grid
-/// ([`crate::collision::broad_phase::ball_pairs`]), linear in the number of bodies
-/// whatever the layout (a plane, a line, a lattice).
-fn for_each_close_pair(bodies: &[PlacedBody], mut f: impl FnMut(usize, usize)) {
-    let reach: Vec<f64> = bodies.iter().map(|b| b.inscribed_radius.max(0.0)).collect();
-    let mut pairs = Vec::new();
-    crate::collision::broad_phase::ball_pairs(
-        |i| bodies[i].position,
-        &reach,
-        |i| bodies[i].is_static,
-        &mut Default::default(),
-        &mut pairs,
-    );
-    for (a, b) in pairs {
-        f(a, b);
-    }
-}
-
-impl PlacedBody {
-    fn origin_generator(&self) -> Option<usize> {
-        match self.origin {
-            BodyOrigin::Generated { generator, .. } => Some(generator),
-            BodyOrigin::Body(_) => None,
-        }
-    }
-}
-
-/// Whether the ball of radius `r` about `x` certainly crosses the surface of `c`: its
-/// signed distance to a plane/slope, or height above a box/cylinder floor within the
-/// floor's footprint, is below r.
-fn penetrates(c: &ContainerSpec, x: Vec3, r: f64) -> Option<String> {
-    let r = r * (1.0 - CONTACT_SLACK);
-    match c.to_container() {
-        crate::Container::Plane { point, normal } => {
-            let s = normal.dot(&(x - point));
-            (s < r).then(|| {
-                format!(
-                    "{} plane: signed distance {s} m < inscribed radius {r} m",
-                    c.kind_name()
-                )
-            })
-        }
-        crate::Container::Box {
-            center, half_size, ..
-        } => {
-            let d = x - center;
-            let inside = d.x.abs() < half_size[0] && d.y.abs() < half_size[1];
-            (inside && d.z < r)
-                .then(|| format!("box floor: height {} m < inscribed radius {r} m", d.z))
-        }
-        crate::Container::Cylinder { base, radius, .. } => {
-            let d = x - base;
-            let inside = d.xy().norm() < radius;
-            (inside && d.z < r)
-                .then(|| format!("cylinder floor: height {} m < inscribed radius {r} m", d.z))
-        }
-        crate::Container::Hopper { .. } => None,
-    }
+    Err((
+        path(),
+        format!(
+            "its mass {} kg or a moment of inertia ({}, {}, {}) kg m² is not finite and > 0 \
+             (a {} of density {density} kg/m³): the sizes or the density are out of range",
+            p.mass,
+            p.inertia.x,
+            p.inertia.y,
+            p.inertia.z,
+            shape.kind_name()
+        ),
+    ))
 }
 
 /// Lattice sites per axis in a region, as floats (may be huge).

@@ -84,7 +84,10 @@ enum Node {
     /// A bracketed group, possibly preceded by a name (`Sphere(...)`, `Some(...)`).
     Group {
         name: Option<String>,
+        /// The items kept ([`Keep`]), in order.
         items: Vec<Item>,
+        /// How many items the group has, kept or not.
+        len: usize,
         start: usize,
         end: usize,
     },
@@ -105,6 +108,8 @@ struct Item {
     /// `name:` and the byte offset of `name`, for struct fields.
     key: Option<(String, usize)>,
     value: Node,
+    /// Position in its group, counting the items not kept.
+    index: usize,
 }
 
 impl Item {
@@ -131,25 +136,37 @@ pub struct SourceMap<'a> {
 }
 
 impl<'a> SourceMap<'a> {
+    /// The whole structure of `text` (memory proportional to the text).
     pub fn new(text: &'a str) -> Self {
-        let toks = tokenize(text);
-        let mut p = Parser {
-            toks: &toks,
-            pos: 0,
+        Self::build(text, Keep::All)
+    }
+
+    /// The structure of `text` along `paths` only, for [`SourceMap::locate`] on them:
+    /// the rest is read and dropped, so the memory is bounded by the longest item, not
+    /// the text.
+    pub fn for_paths(text: &'a str, paths: &[FieldPath]) -> Self {
+        Self::build(text, Keep::Paths(paths))
+    }
+
+    /// The structure of `text` about line and column `at` only, for
+    /// [`SourceMap::path_at`] on its offset (returned too).
+    pub fn for_position(text: &'a str, at: LineCol) -> (Self, usize) {
+        let mut map = SourceMap {
             text,
-            text_len: text.len(),
+            root: None,
+            line_starts: line_starts(text),
         };
-        let root = p.value(0);
-        let mut line_starts = vec![0];
-        line_starts.extend(
-            text.char_indices()
-                .filter(|&(_, c)| c == '\n')
-                .map(|(i, _)| i + 1),
-        );
+        let offset = map.offset(at);
+        map.root = Parser::new(text, Keep::Offset(offset)).value(0, &Matching::Any);
+        (map, offset)
+    }
+
+    fn build(text: &'a str, keep: Keep<'_>) -> Self {
+        let matching = Matching::all(&keep);
         SourceMap {
             text,
-            root,
-            line_starts,
+            root: Parser::new(text, keep).value(0, &matching),
+            line_starts: line_starts(text),
         }
     }
 
@@ -199,7 +216,10 @@ impl<'a> SourceMap<'a> {
             Some(n) => n,
             None => return path,
         };
-        'descend: while let Node::Group { items, name, .. } = node {
+        'descend: while let Node::Group {
+            items, name, len, ..
+        } = node
+        {
             for (i, item) in items.iter().enumerate() {
                 let (_, end) = item.value.span();
                 if !(item.start() <= offset && offset <= end) {
@@ -216,8 +236,8 @@ impl<'a> SourceMap<'a> {
                         break 'descend;
                     }
                     // `Some(x)` and newtype wrappers are transparent.
-                    None if items.len() == 1 && name.is_some() => {}
-                    None => path.0.push(Seg::Index(i)),
+                    None if *len == 1 && name.is_some() => {}
+                    None => path.0.push(Seg::Index(item.index)),
                 }
                 node = &item.value;
                 continue 'descend;
@@ -228,13 +248,29 @@ impl<'a> SourceMap<'a> {
     }
 }
 
+/// Byte offsets of the starts of the lines of `text`.
+fn line_starts(text: &str) -> Vec<usize> {
+    let mut starts = vec![0];
+    starts.extend(
+        text.bytes()
+            .enumerate()
+            .filter(|&(_, c)| c == b'\n')
+            .map(|(i, _)| i + 1),
+    );
+    starts
+}
+
 /// Follow one path segment from `node`; returns the child and the position to report.
 fn step<'n>(node: &'n Node, seg: &Seg) -> Option<(&'n Node, usize)> {
-    let Node::Group { name, items, .. } = node else {
+    let Node::Group {
+        name, items, len, ..
+    } = node
+    else {
         return None;
     };
     // Look through `Some(...)` / one-element newtype wrappers.
     if name.is_some()
+        && *len == 1
         && items.len() == 1
         && items[0].key.is_none()
         && let found @ Some(_) = step(&items[0].value, seg)
@@ -246,92 +282,266 @@ fn step<'n>(node: &'n Node, seg: &Seg) -> Option<(&'n Node, usize)> {
             .iter()
             .find(|it| it.key.as_ref().is_some_and(|(k, _)| k == f))
             .map(|it| (&it.value, it.start())),
-        Seg::Index(i) => items.get(*i).map(|it| (&it.value, it.start())),
+        Seg::Index(i) => items
+            .binary_search_by_key(i, |it| it.index)
+            .ok()
+            .map(|k| (&items[k].value, items[k].start())),
     }
 }
 
-struct Parser<'t> {
-    toks: &'t [(Tok, usize)],
-    pos: usize,
+/// Which items the parser keeps.
+#[derive(Clone, Copy)]
+enum Keep<'p> {
+    All,
+    /// The items on these paths (and the wrappers, `Some(...)`, on the way).
+    Paths(&'p [FieldPath]),
+    /// The items whose span holds this byte offset.
+    Offset(usize),
+}
+
+/// Of the [`Keep::Paths`], those the current item's path is a prefix of (with `Keep::All`
+/// and `Keep::Offset`: every item is a candidate).
+#[derive(Clone)]
+enum Matching {
+    Any,
+    /// Indices of the paths and the depth in them reached.
+    Some(Vec<usize>, usize),
+}
+
+impl Matching {
+    fn all(keep: &Keep<'_>) -> Self {
+        match keep {
+            Keep::Paths(paths) => Matching::Some((0..paths.len()).collect(), 0),
+            _ => Matching::Any,
+        }
+    }
+
+    /// The paths that continue with `seg`.
+    fn child(&self, keep: &Keep<'_>, seg: &Seg) -> Matching {
+        match (self, keep) {
+            (Matching::Some(ids, depth), Keep::Paths(paths)) => Matching::Some(
+                ids.iter()
+                    .copied()
+                    .filter(|&k| paths[k].0.get(*depth) == Some(seg))
+                    .collect(),
+                depth + 1,
+            ),
+            _ => Matching::Any,
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        matches!(self, Matching::Some(ids, _) if ids.is_empty())
+    }
+}
+
+struct Parser<'t, 'p> {
     text: &'t str,
+    /// The lexer's position, and the tokens read ahead of the parser (at most two).
+    lexed: usize,
+    ahead: std::collections::VecDeque<(Tok, usize)>,
     text_len: usize,
+    keep: Keep<'p>,
 }
 
-impl Parser<'_> {
-    fn peek(&self, k: usize) -> Option<Tok> {
-        self.toks.get(self.pos + k).map(|t| t.0)
+impl<'t, 'p> Parser<'t, 'p> {
+    fn new(text: &'t str, keep: Keep<'p>) -> Self {
+        Parser {
+            text,
+            lexed: 0,
+            ahead: Default::default(),
+            text_len: text.len(),
+            keep,
+        }
     }
 
-    fn value(&mut self, depth: usize) -> Option<Node> {
+    fn peek_tok(&mut self, k: usize) -> Option<(Tok, usize)> {
+        while self.ahead.len() <= k {
+            let t = next_token(self.text, &mut self.lexed)?;
+            self.ahead.push_back(t);
+        }
+        self.ahead.get(k).copied()
+    }
+
+    fn peek(&mut self, k: usize) -> Option<Tok> {
+        self.peek_tok(k).map(|t| t.0)
+    }
+
+    fn advance(&mut self, k: usize) {
+        for _ in 0..k {
+            if self.ahead.pop_front().is_none() {
+                let _ = next_token(self.text, &mut self.lexed);
+            }
+        }
+    }
+
+    /// The value at the parser's position; `matching` says which of the kept paths its
+    /// item is on.
+    fn value(&mut self, depth: usize, matching: &Matching) -> Option<Node> {
         if depth > MAX_DEPTH {
             return None;
         }
-        let (tok, at) = *self.toks.get(self.pos)?;
+        let (tok, at) = self.peek_tok(0)?;
         match tok {
             Tok::Atom(s, e) => {
-                self.pos += 1;
+                self.advance(1);
                 if let Some(Tok::Open(b)) = self.peek(0) {
                     let name = self.text[s..e].to_string();
-                    self.pos += 1;
-                    Some(self.group(Some(name), b, s, depth))
+                    self.advance(1);
+                    Some(self.group(Some(name), b, s, depth, matching))
                 } else {
                     Some(Node::Atom { start: s, end: e })
                 }
             }
             Tok::Open(b) => {
-                self.pos += 1;
-                Some(self.group(None, b, at, depth))
+                self.advance(1);
+                Some(self.group(None, b, at, depth, matching))
             }
             _ => None,
         }
     }
 
+    /// Read past the value at the parser's position as [`Parser::value`] would, building
+    /// nothing; whether there was one.
+    fn skip_value(&mut self, depth: usize) -> bool {
+        if depth > MAX_DEPTH {
+            return false;
+        }
+        match self.peek(0) {
+            Some(Tok::Atom(..)) => {
+                self.advance(1);
+                if matches!(self.peek(0), Some(Tok::Open(_))) {
+                    self.skip_group(depth);
+                }
+                true
+            }
+            Some(Tok::Open(_)) => {
+                self.skip_group(depth);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Read past a group from its opening bracket to the matching closing one (or the
+    /// end of the text, or a mismatched bracket, where [`Parser::group`] stops too).
+    fn skip_group(&mut self, depth: usize) {
+        let mut open = Vec::new();
+        while let Some(t) = self.peek(0) {
+            self.advance(1);
+            match t {
+                Tok::Open(b) => {
+                    if depth + open.len() > MAX_DEPTH {
+                        return;
+                    }
+                    open.push(match b {
+                        b'(' => b')',
+                        b'[' => b']',
+                        _ => b'}',
+                    });
+                }
+                Tok::Close(c) if open.pop() != Some(c) || open.is_empty() => return,
+                _ => {}
+            }
+        }
+    }
+
     /// Items of a group whose opening bracket `open` was just consumed.
-    fn group(&mut self, name: Option<String>, open: u8, start: usize, depth: usize) -> Node {
+    fn group(
+        &mut self,
+        name: Option<String>,
+        open: u8,
+        start: usize,
+        depth: usize,
+        matching: &Matching,
+    ) -> Node {
         let close = match open {
             b'(' => b')',
             b'[' => b']',
             _ => b'}',
         };
         let mut items = Vec::new();
+        let mut index = 0;
         loop {
-            match self.peek(0) {
+            match self.peek_tok(0) {
                 None => break,
-                Some(Tok::Close(c)) => {
-                    let end = self.toks[self.pos].1 + 1;
-                    self.pos += 1;
+                Some((Tok::Close(c), at)) => {
+                    self.advance(1);
                     if c == close {
                         return Node::Group {
                             name,
                             items,
+                            len: index,
                             start,
-                            end,
+                            end: at + 1,
                         };
                     }
                     break;
                 }
-                Some(Tok::Comma) => self.pos += 1,
+                Some((Tok::Comma, _)) => self.advance(1),
                 _ => {
                     let key = match (self.peek(0), self.peek(1)) {
                         (Some(Tok::Atom(s, e)), Some(Tok::Colon)) if open == b'(' => {
-                            self.pos += 2;
+                            self.advance(2);
                             Some((self.text[s..e].trim_start_matches("r#").to_string(), s))
                         }
                         _ => None,
                     };
                     // Map entries `{key: value}`: read and drop the key.
                     if open == b'{' {
-                        let before = self.pos;
-                        let _ = self.value(depth + 1);
+                        let before = self.lexed - self.ahead.len();
+                        let _ = self.value(depth + 1, &Matching::Any);
                         if self.peek(0) == Some(Tok::Colon) {
-                            self.pos += 1;
-                        } else if self.pos == before {
+                            self.advance(1);
+                        } else if self.lexed - self.ahead.len() == before {
                             break;
                         }
                     }
-                    match self.value(depth + 1) {
-                        Some(value) => items.push(Item { key, value }),
-                        None => break,
+                    let seg = match &key {
+                        Some((k, _)) => Seg::Field(k.clone()),
+                        None => Seg::Index(index),
+                    };
+                    index += 1;
+                    // A keyless item of a named group may be a wrapper (`Some(x)`), which
+                    // paths look through: keep it whole if its group is on a path.
+                    let wrapper = key.is_none() && name.is_some() && !matching.is_empty();
+                    let inner = if wrapper {
+                        Matching::Any
+                    } else {
+                        matching.child(&self.keep, &seg)
+                    };
+                    if inner.is_empty() {
+                        // On no kept path: read past it without building it.
+                        if self.skip_value(depth + 1) {
+                            continue;
+                        }
+                        break;
+                    }
+                    let Some(value) = self.value(depth + 1, &inner) else {
+                        break;
+                    };
+                    let mut item = Item {
+                        key,
+                        value,
+                        index: index - 1,
+                    };
+                    match self.keep {
+                        Keep::All => items.push(item),
+                        Keep::Paths(_) => {
+                            if !inner.is_empty() {
+                                items.push(item);
+                            }
+                        }
+                        Keep::Offset(o) => {
+                            if item.start() <= o && o <= item.value.span().1 {
+                                items.push(item);
+                            } else if item.key.is_some() {
+                                // path_at blames a stray value on the field before it.
+                                let (s, e) = item.value.span();
+                                item.value = Node::Atom { start: s, end: e };
+                                items.push(item);
+                            }
+                        }
                     }
                 }
             }
@@ -340,19 +550,19 @@ impl Parser<'_> {
         Node::Group {
             name,
             items,
+            len: index,
             start,
             end: self.text_len,
         }
     }
 }
 
-/// Split RON text into structural tokens, skipping whitespace, comments (`//`, nested
-/// `/* */`) and the `#![enable(...)]` attribute; strings, chars and raw strings are atoms.
-fn tokenize(text: &str) -> Vec<(Tok, usize)> {
+/// Read one token at a time ([`next_token`]), so a large file's tokens are never all
+/// held at once.
+fn next_token(text: &str, pos: &mut usize) -> Option<(Tok, usize)> {
     let b = text.as_bytes();
     let n = b.len();
-    let mut out = Vec::new();
-    let mut i = 0;
+    let mut i = *pos;
     while i < n {
         let c = b[i];
         match c {
@@ -398,25 +608,25 @@ fn tokenize(text: &str) -> Vec<(Tok, usize)> {
                 }
             }
             b'(' | b'[' | b'{' => {
-                out.push((Tok::Open(c), i));
-                i += 1;
+                *pos = i + 1;
+                return Some((Tok::Open(c), i));
             }
             b')' | b']' | b'}' => {
-                out.push((Tok::Close(c), i));
-                i += 1;
+                *pos = i + 1;
+                return Some((Tok::Close(c), i));
             }
             b':' => {
-                out.push((Tok::Colon, i));
-                i += 1;
+                *pos = i + 1;
+                return Some((Tok::Colon, i));
             }
             b',' => {
-                out.push((Tok::Comma, i));
-                i += 1;
+                *pos = i + 1;
+                return Some((Tok::Comma, i));
             }
             b'"' | b'\'' => {
                 let start = i;
-                i = skip_quoted(b, i);
-                out.push((Tok::Atom(start, i), start));
+                *pos = skip_quoted(b, i);
+                return Some((Tok::Atom(start, *pos), start));
             }
             _ => {
                 let start = i;
@@ -451,15 +661,13 @@ fn tokenize(text: &str) -> Vec<(Tok, usize)> {
                             }
                             k += 1;
                         }
-                        out.push((Tok::Atom(start, k.min(n)), start));
-                        i = k.min(n);
-                        continue;
+                        *pos = k.min(n);
+                        return Some((Tok::Atom(start, *pos), start));
                     }
                 }
                 if b.get(j) == Some(&b'"') {
-                    i = skip_quoted(b, j);
-                    out.push((Tok::Atom(start, i), start));
-                    continue;
+                    *pos = skip_quoted(b, j);
+                    return Some((Tok::Atom(start, *pos), start));
                 }
                 while i < n
                     && !b" \t\r\n()[]{}:,\"'".contains(&b[i])
@@ -474,11 +682,13 @@ fn tokenize(text: &str) -> Vec<(Tok, usize)> {
                 while i < n && !text.is_char_boundary(i) {
                     i += 1;
                 }
-                out.push((Tok::Atom(start, i), start));
+                *pos = i;
+                return Some((Tok::Atom(start, i), start));
             }
         }
     }
-    out
+    *pos = n;
+    None
 }
 
 /// Index just past the string or char literal opening at `i`.
@@ -571,5 +781,53 @@ mod tests {
         }
         let deep = "(".repeat(100_000);
         let _ = SourceMap::new(&deep).path_at(50_000);
+    }
+
+    /// The pruned maps answer as the whole one: `for_paths` for each path of the
+    /// fixture (and paths that cannot be followed to the end), `for_position` at every
+    /// offset of the fixture and of a truncated copy.
+    #[test]
+    fn pruned_maps_answer_as_the_whole_map() {
+        let text = include_str!("../../tests/fixtures/valid_full.ron");
+        let whole = SourceMap::new(text);
+        let root = FieldPath::root;
+        let paths = [
+            root()
+                .field("containers")
+                .index(2)
+                .field("dividers")
+                .index(0),
+            root()
+                .field("bodies")
+                .index(3)
+                .field("orientation")
+                .field("yaw_deg"),
+            root().field("bodies").index(9).field("shape"),
+            root().field("bodies").index(99).field("position"),
+            root()
+                .field("generators")
+                .index(1)
+                .field("mix")
+                .index(1)
+                .field("shape"),
+            root().field("pack_friction"),
+            root().field("no_such_field"),
+        ];
+        let pruned = SourceMap::for_paths(text, &paths);
+        for p in &paths {
+            assert_eq!(pruned.locate(p), whole.locate(p), "{p}");
+            let alone = SourceMap::for_paths(text, std::slice::from_ref(p));
+            assert_eq!(alone.locate(p), whole.locate(p), "{p}");
+            assert!(whole.locate(p).is_some(), "{p}");
+        }
+        for t in [text, &text[..text.len() / 2]] {
+            let whole = SourceMap::new(t);
+            for offset in (0..t.len()).filter(|&o| t.is_char_boundary(o)) {
+                let at = whole.line_col(offset);
+                let (map, o) = SourceMap::for_position(t, at);
+                assert_eq!(o, whole.offset(at));
+                assert_eq!(map.path_at(o), whole.path_at(o), "offset {offset}");
+            }
+        }
     }
 }

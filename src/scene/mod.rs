@@ -18,11 +18,16 @@
 //! spheres this is the exact test |x₁ − x₂| < r₁ + r₂; for other shapes overlaps that this
 //! test cannot prove are not reported. Pairs of static bodies are not checked (obstacles
 //! may be built from overlapping pieces). The same inscribed ball is tested against
-//! planes, slopes and the floors of boxes and cylinders.
+//! every container: planes and slopes, the floors, walls and dividers of boxes, the
+//! floors and walls of cylinders, the cones of hoppers; a body outside a box's present
+//! wall, a cylinder or a hopper is refused too ([`overlap`]). The check's memory is
+//! linear in the number of bodies whatever the overlaps: it lists the first
+//! [`MAX_REPORTED`] errors and counts the rest.
 
 mod error;
 pub(crate) mod expand;
 pub mod locate;
+mod overlap;
 pub mod resume;
 pub mod save;
 mod spec;
@@ -206,23 +211,81 @@ pub fn load_scene(path: &Path) -> Result<Scene, SceneError> {
 /// A RON parse error of `text` (from file `file_name`) as a [`SceneError`] naming the
 /// line, column and the field path at that place (scenes and lessons alike).
 pub fn syntax_error(e: &ron::error::SpannedError, text: &str, file_name: &str) -> SceneError {
-    let map = SourceMap::new(text);
     let at = LineCol {
         line: e.span.start.line,
         column: e.span.start.col,
     };
+    let (map, offset) = SourceMap::for_position(text, at);
     SceneError::new(
         file_name.to_string(),
         Some(at.line),
         Some(at.column),
-        map.path_at(map.offset(at)).to_string(),
+        map.path_at(offset).to_string(),
         SceneErrorKind::Syntax,
         e.code.to_string(),
     )
 }
 
-/// Parse and validate scene text; `file_name` is used in error messages only.
+/// Most steps a run may take from step 0: times t = step × dt are exact multiples of
+/// dt up to 2⁵³ steps, and step counts cannot overflow.
+pub const MAX_STEPS: u64 = 1 << 53;
+
+/// `x` as written by a person: plain from 10⁻⁴ to 10⁶, else in exponent form (`1e300`,
+/// not 301 digits).
+pub fn short_number(x: f64) -> String {
+    if x == 0.0 || !x.is_finite() || (1e-4..1e6).contains(&x.abs()) {
+        format!("{x}")
+    } else {
+        format!("{x:e}")
+    }
+}
+
+/// Shortest time step accepted (s).
+pub const MIN_DT: f64 = 1e-9;
+
+/// Check the time step `dt` (finite and > 0) against the scene's bodies: at least
+/// [`MIN_DT`], and no moving body may start faster than its smallest inscribed radius
+/// per step (it would cross another body or a wall between two detections). The
+/// message says what dt would do.
+pub fn check_dt(dt: f64, bodies: &[PlacedBody]) -> Result<(), String> {
+    if dt < MIN_DT {
+        return Err(format!(
+            "time step {} s is below the shortest accepted, {MIN_DT:e} s",
+            short_number(dt)
+        ));
+    }
+    let moving = || bodies.iter().filter(|b| !b.is_static);
+    let Some(small) = moving()
+        .filter(|b| b.inscribed_radius > 0.0)
+        .min_by(|a, b| a.inscribed_radius.total_cmp(&b.inscribed_radius))
+    else {
+        return Ok(());
+    };
+    let Some(fast) = moving().max_by(|a, b| {
+        a.velocity
+            .norm_squared()
+            .total_cmp(&b.velocity.norm_squared())
+    }) else {
+        return Ok(());
+    };
+    let (v, r) = (fast.velocity.norm(), small.inscribed_radius);
+    if v * dt > r {
+        return Err(format!(
+            "time step {} s is too long: {} starts at {v} m/s and moves {} m per step, more than the inscribed radius {r} m of {}; use a time step of at most {} s",
+            short_number(dt),
+            fast.describe(),
+            v * dt,
+            small.describe(),
+            r / v
+        ));
+    }
+    Ok(())
+}
+
+/// Parse and validate scene text; `file_name` is used in error messages only. A UTF-8
+/// byte-order mark at the start is skipped (editors on Windows write one).
 pub fn parse_scene(text: &str, file_name: &str) -> Result<Scene, SceneError> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     if text.trim().is_empty() {
         return Err(SceneError::new(
             file_name.to_string(),
@@ -345,6 +408,9 @@ impl Scene {
 
     fn validated_bodies(&self) -> Result<Vec<PlacedBody>, SceneError> {
         let bodies = self.expand_bodies()?;
+        if let Err(why) = check_dt(self.dt, self.dt_bodies(&bodies)) {
+            return Err(self.error(&FieldPath::root().field("dt"), SceneErrorKind::Invalid, why));
+        }
         if self.overlap_check {
             self.check_overlaps(&bodies)?;
         }
@@ -352,10 +418,20 @@ impl Scene {
         Ok(bodies)
     }
 
+    /// The bodies whose speeds [`check_dt`] checks the time step against: all of them,
+    /// or none for a saved run (`resume`), which continues at speeds its own run
+    /// reached with that time step.
+    pub fn dt_bodies<'b>(&self, bodies: &'b [PlacedBody]) -> &'b [PlacedBody] {
+        if self.resume.is_some() { &[] } else { bodies }
+    }
+
     /// An error at `path`, located in the source text when the scene came from one.
     fn error(&self, path: &FieldPath, kind: SceneErrorKind, message: String) -> SceneError {
         let (file, at) = match &self.source {
-            Some(src) => (src.file.clone(), SourceMap::new(&src.text).locate(path)),
+            Some(src) => (
+                src.file.clone(),
+                SourceMap::for_paths(&src.text, std::slice::from_ref(path)).locate(path),
+            ),
             None => (format!("<scene '{}'>", self.name), None),
         };
         SceneError::new(
@@ -369,24 +445,30 @@ impl Scene {
     }
 
     /// [`SceneErrorKind::Invalid`] errors at each path, located with one pass over the
-    /// source text.
+    /// source text (none when there are no errors).
     fn invalid_all(&self, bad: impl Iterator<Item = (FieldPath, String)>) -> Vec<SceneError> {
-        let map = self.source.as_ref().map(|src| SourceMap::new(&src.text));
+        let bad: Vec<(FieldPath, String)> = bad.collect();
+        let paths: Vec<FieldPath> = bad.iter().map(|b| b.0.clone()).collect();
+        let map = match &self.source {
+            Some(src) if !bad.is_empty() => Some(SourceMap::for_paths(&src.text, &paths)),
+            _ => None,
+        };
         let file = match &self.source {
             Some(src) => src.file.clone(),
             None => format!("<scene '{}'>", self.name),
         };
-        bad.map(|(path, message)| {
-            let at = map.as_ref().and_then(|m| m.locate(&path));
-            SceneError::new(
-                file.clone(),
-                at.map(|a| a.line),
-                at.map(|a| a.column),
-                path.to_string(),
-                SceneErrorKind::Invalid,
-                message,
-            )
-        })
-        .collect()
+        bad.into_iter()
+            .map(|(path, message)| {
+                let at = map.as_ref().and_then(|m| m.locate(&path));
+                SceneError::new(
+                    file.clone(),
+                    at.map(|a| a.line),
+                    at.map(|a| a.column),
+                    path.to_string(),
+                    SceneErrorKind::Invalid,
+                    message,
+                )
+            })
+            .collect()
     }
 }

@@ -487,6 +487,16 @@ impl Scene {
         let mut errs = Errors::default();
         let path = FieldPath::root().field("resume");
         let (n, nc) = (bodies.len(), self.containers.len());
+        if r.step > super::MAX_STEPS {
+            errs.push(
+                &path.field("step"),
+                format!(
+                    "must be at most {} (2⁵³: step counts and times t = step × dt stay exact), got {}",
+                    super::MAX_STEPS,
+                    r.step
+                ),
+            );
+        }
         finite_at_least(&mut errs, &path.field("time"), r.time, 0.0, " s");
         let sp = path.field("sleep");
         finite_at_least(

@@ -95,6 +95,14 @@ impl FromStr for SolverKind {
     }
 }
 
+/// Largest ETM λ accepted: ETM's compression budget per step is λ × the iteration cap
+/// × the contacts (paper 000 uses λ = 30).
+pub const MAX_LAMBDA: f64 = 1e4;
+/// Largest iteration cap accepted (sweeps per step).
+pub const MAX_ITERATIONS: u32 = 100_000;
+/// Largest contact-pass sweep count accepted.
+pub const MAX_CONTACT_SWEEPS: u32 = 10_000;
+
 /// User-tunable solver parameters. Each solver reads the ones that apply to it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -105,13 +113,13 @@ pub struct SolverParams {
     pub restitution: f64,
     /// Coulomb friction coefficient μ ≥ 0. Default: 0.3.
     pub friction: f64,
-    /// ETM's λ ≥ 1 (paper 000, eq. 62): the number of increments the stored elastic energy
+    /// ETM's λ ∈ [1, 10⁴] (paper 000, eq. 62): the number of increments the stored elastic energy
     /// is released in. Default: 30.
     pub lambda: f64,
     /// Position-projection factor k_p ∈ [0, 1] (paper 001, eqs. 5.27, B.18); stable for
     /// k_p < 0.5 (eq. B.22). CCP uses it the same way, on overlaps only. Default: 0.2.
     pub kp: f64,
-    /// Iteration cap of iterative solvers (sweeps). Default: 100.
+    /// Iteration cap of iterative solvers (sweeps), 1 to 10⁵. Default: 100.
     pub max_iterations: u32,
     /// Most projected Gauss-Seidel sweeps of the shared contact pass per step
     /// (`dynamics::contact_pass`); the sweeps stop earlier once no update changes a
@@ -205,7 +213,9 @@ impl SolverParams {
         }
     }
 
-    /// Range checks; the error names the offending field (the first of
+    /// Range checks (the bounds above which the work per step is out of proportion:
+    /// [`MAX_LAMBDA`], [`MAX_ITERATIONS`], [`MAX_CONTACT_SWEEPS`]); the error names the
+    /// offending field (the first of
     /// [`SolverParams::problems`]).
     pub fn validate(&self) -> Result<(), (&'static str, String)> {
         match self.problems().into_iter().next() {
@@ -236,9 +246,11 @@ impl SolverParams {
         );
         let l = self.lambda;
         check(
-            l.is_finite() && l >= 1.0,
+            l.is_finite() && (1.0..=MAX_LAMBDA).contains(&l),
             "lambda",
-            format!("λ must be finite and ≥ 1, got {l}"),
+            format!(
+                "λ must be in [1, {MAX_LAMBDA:e}] (ETM's work per step grows with it), got {l}"
+            ),
         );
         let kp = self.kp;
         check(
@@ -247,14 +259,20 @@ impl SolverParams {
             format!("k_p must be in [0, 1], got {kp}"),
         );
         check(
-            self.max_iterations >= 1,
+            (1..=MAX_ITERATIONS).contains(&self.max_iterations),
             "max_iterations",
-            "max_iterations must be ≥ 1".into(),
+            format!(
+                "max_iterations must be in 1..={MAX_ITERATIONS}, got {}",
+                self.max_iterations
+            ),
         );
         check(
-            self.contact_sweeps >= 1,
+            (1..=MAX_CONTACT_SWEEPS).contains(&self.contact_sweeps),
             "contact_sweeps",
-            "contact_sweeps must be ≥ 1".into(),
+            format!(
+                "contact_sweeps must be in 1..={MAX_CONTACT_SWEEPS}, got {}",
+                self.contact_sweeps
+            ),
         );
         let t = self.tolerance;
         check(

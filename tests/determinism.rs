@@ -143,7 +143,7 @@ fn check(kind: SolverKind, pinned: u64) {
 
 #[test]
 fn jolt_final_state_is_pinned() {
-    check(SolverKind::Jolt, 0xe0a4_12df_e143_b44c);
+    check(SolverKind::Jolt, 0xc885_3fc6_5349_a171);
 }
 
 #[test]
@@ -158,7 +158,7 @@ fn sqm_final_state_is_pinned() {
 
 #[test]
 fn smm_final_state_is_pinned() {
-    check(SolverKind::Smm, 0x389d_3fbf_ebf0_7972);
+    check(SolverKind::Smm, 0x0618_b892_cde9_4ba3);
 }
 
 #[test]

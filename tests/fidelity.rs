@@ -205,3 +205,34 @@ fn ccp_elastic_chain_keeps_its_energy_within_the_cap() {
     assert!(!capped, "a step of the chain hit the iteration cap");
     assert!(de < 1e-9, "energy lost: {de:e}");
 }
+
+/// Issue 43, the elastic multi-contact box: 14 cubes and 13 crosses in a closed box,
+/// e = 1, μ = 0, no gravity, 10 s (`verify::elastic_box`). Every impulse of an e = 1,
+/// μ = 0 law leaves u_n⁺ = −u_n⁻, so its work P·(u⁻ + u⁺)/2 (paper 000, eq. 16) is zero,
+/// and free flight of isotropic bodies keeps the energy: what is left is rounding
+/// (~1e-12 under ETM, SQM and jolt) and SMM's linear solve, stopped at 1e-8 of each
+/// impact's velocity jump (~2e-9 over its ~4,000 impulses). 1e-6 is the issue's bound;
+/// before the fixes SMM lost 13.6 % (its safeguard scaled elastic solutions back to
+/// perfectly inelastic ones) and jolt 0.57 % (repeated jolts aimed at the first approach
+/// speed). CCP is reported against paper 002's expectation (energy kept), not asserted:
+/// its sweeps hit their cap in this scene (docs/results/fidelity.md). MDP's purely
+/// inelastic law has no e = 1 (the row does not apply), but it must lose energy.
+#[test]
+fn elastic_box_keeps_its_energy() {
+    for kind in SolverKind::ALL {
+        let (de, impulses) = verify::elastic_box_energy(kind, verify::ELASTIC_BOX_STEPS).unwrap();
+        eprintln!("{kind}: (E − E₀)/E₀ = {de:.3e} after 10 s, {impulses} impulses");
+        assert!(
+            impulses > 1000,
+            "{kind}: the bodies must collide many times"
+        );
+        match kind {
+            SolverKind::Ccp => {}
+            SolverKind::Mdp => assert!(de < -0.5, "{kind}: an inelastic law kept {de:e}"),
+            _ => assert!(
+                de.abs() < verify::ELASTIC_BOX_TOLERANCE,
+                "{kind}: energy changed by {de:e} of E₀"
+            ),
+        }
+    }
+}

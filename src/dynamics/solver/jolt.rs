@@ -15,9 +15,12 @@
 //!    of an off-centre body (a cube on a slope crept at 5 mm/s).
 //! 2. Sweep again while any contact still approaches (a jolt at one contact can make a
 //!    neighbour approach), up to `max_iterations` sweeps; "approaches" means faster than
-//!    `tolerance` × the fastest approach at the start of the step. Restitution acts on the
-//!    approach speed first seen in this step, so a contact bounced once is not bounced
-//!    again; approach speeds below `rest_velocity` get e = 0 (resting contact).
+//!    `tolerance` × the fastest approach at the start of the step. Every jolt, first or
+//!    repeated, is step c of paper 001 on the contact's *current* normal velocity u_n
+//!    (step b.2): it leaves the contact separating at −e u_n, so its normal impulse does
+//!    the work j (u_n − e u_n)/2 = −½ (1 − e²) m_eff u_n² ≤ 0 (paper 000, eq. 16): no
+//!    energy gained, none lost at e = 1. Approach speeds −u_n up to `rest_velocity` get
+//!    e = 0 (resting contact).
 //! 3. Position projection (eqs. 5.27-5.28, B.17-B.18): each overlapping pair moves apart
 //!    by k_p m_red Δx along n, once per pair using its deepest point, with
 //!    m_red,a = m_b/(m_a + m_b) (1 against a static surface). Stable for k_p < 0.5 (B.22).
@@ -40,8 +43,6 @@ pub struct JoltSolver {
     /// (`slot[ci]` is contact ci's index here, [`UNPREPARED`] if it has not impacted).
     prepared: Vec<PreparedContact>,
     slot: Vec<u32>,
-    /// Approach speed −u_n first seen at each contact this step (0 = not yet impacted).
-    approach: Vec<f64>,
     /// When each contact was last looked at and each body last changed velocity, in
     /// one count of contact visits: a contact whose bodies have not changed since it was
     /// found not impacting has the same u_n, and a sweep skips it.
@@ -93,8 +94,6 @@ impl CollisionSolver for JoltSolver {
         self.prepared.clear();
         self.slot.clear();
         self.slot.resize(contacts.len(), UNPREPARED);
-        self.approach.clear();
-        self.approach.resize(contacts.len(), 0.0);
         self.seen.clear();
         self.seen.resize(contacts.len(), 0);
         self.changed.clear();
@@ -130,19 +129,15 @@ impl CollisionSolver for JoltSolver {
                     self.prepared.push(PreparedContact::new(bodies, c));
                 }
                 let c = &self.prepared[self.slot[ci] as usize];
-                let approach = &mut self.approach[ci];
-                if *approach == 0.0 {
-                    *approach = -un;
-                }
-                let e = if *approach > params.rest_velocity {
+                // Restitution on the current approach speed (steps b.2, c.2).
+                let e = if -un > params.rest_velocity {
                     params.restitution
                 } else {
                     0.0
                 };
-                // Target normal velocity −e u_n,first; from the first impact this is the
-                // jolt j = −(1 + e) m_eff u_n of eq. B.9.
+                // The jolt j = −(1 + e) m_eff u_n (eq. B.9): u_n⁺ = −e u_n.
                 let m_eff = 1.0 / c.n.dot(&(c.k * c.n));
-                let j = m_eff * (e * *approach - un);
+                let j = -(1.0 + e) * m_eff * un;
                 // Friction jolt −μ j t̂, clipped to the impulse that stops the slip (c.4).
                 let ut = u - un * c.n;
                 let slip = ut.norm();

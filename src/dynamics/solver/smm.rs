@@ -51,6 +51,16 @@
 //!    singular *and inconsistent* (no impulses satisfy all rows), reported as
 //!    [`SolverError::Diverged`] rather than applying a least-squares or NaN answer. Otherwise the velocity changes are applied
 //!    to the system's bodies.
+//! 6. **Next impact**: a contact that joined in step 4 separating (u_n⁻ > 0) leaves
+//!    approaching at −e u_n⁻: its Newton row keeps the system consistent, and at e = 1
+//!    its work λ (u_n⁻ + u_n⁺)/2 is zero, but it is still closing. If the solution was
+//!    applied in full (not scaled back, see "Energy safeguard") and a contact of the
+//!    island approaches faster than step 4's threshold, steps 2-5 run again from the
+//!    velocities now: a new impact, with Newton's law on each contact's current
+//!    approach, so at e = 1 it keeps the energy too (at most `max_iterations` impacts,
+//!    then `hit_iteration_cap`). Left to the contact pass instead, such a contact would
+//!    be stopped inelastically (−1 % of the kinetic energy of `impulse-lab verify`'s
+//!    elastic box in 10 s).
 //!
 //! **Resting contacts** (so that piles come to rest, [`crate::settle`]):
 //! with the contact pass on and `rest_velocity` > 0
@@ -133,11 +143,15 @@
 //! from the slip before the impact, and Newton's law may ask impulses to pull, so a
 //! capped or ill-conditioned solution can add kinetic energy (on a forming pile, up to
 //! launching bodies: `docs/results/speed.md`). An island's velocity changes that would
-//! gain more than [`DISSIPATION_SLACK`] of the energy at stake are scaled back to
-//! their most dissipative multiple, as the contact pass scales back its own
-//! (`SmmSolver::dissipative_scale`); every impulse is scaled alike, so the cone and the
-//! rows' proportions hold, and the report counts the island
-//! ([`SolverReport::scaled_back`]).
+//! gain more than the solve's tolerance allows (½ ‖λ‖ ε ‖b‖, the most a residual
+//! ‖b − Aλ‖ ≤ ε ‖b‖ can add) plus [`DISSIPATION_SLACK`] of the energy at stake are
+//! scaled back to their most dissipative multiple, as the contact pass scales back its
+//! own (`SmmSolver::dissipative_scale`); every impulse is scaled alike, so the cone and
+//! the rows' proportions hold, and the report counts the island
+//! ([`SolverReport::scaled_back`]). At e = 1, μ = 0 the exact solution changes the
+//! energy by zero, so the Krylov residual's ± ½ λᵀr is all the check sees: it must not
+//! act on it (the most dissipative multiple of an elastic solution is ½, a perfectly
+//! inelastic impact).
 //!
 //! Energy: with simultaneous impulses the kinetic-energy change is exactly
 //! Σ_i p_i·(u_i⁻ + u_i⁺)/2; normal parts are booked as restitution dissipation and
@@ -569,6 +583,20 @@ impl Krylov {
     }
 }
 
+/// The relative residual ε at which CG and CGLS stop for a right-hand side of norm
+/// `b_norm`: `tolerance`, or, with the contact pass on, REST_TOLERANCE × `rest_velocity`
+/// / ‖b‖ (never looser than √`tolerance`; see "Stopping" in the module doc).
+fn stopping_tolerance(params: &super::SolverParams, b_norm: f64) -> f64 {
+    if b_norm > 0.0 {
+        params
+            .tolerance
+            .max(REST_TOLERANCE * params.resting_speed() / b_norm)
+            .min(params.tolerance.sqrt())
+    } else {
+        params.tolerance
+    }
+}
+
 impl SmmSolver {
     pub fn new(restitution_rule: RestitutionRule) -> Self {
         SmmSolver {
@@ -609,15 +637,7 @@ impl SmmSolver {
         // Convergence: ‖b − Aλ‖ ≤ `tolerance` ‖b‖, or, with the contact pass on, at most
         // REST_TOLERANCE × `rest_velocity` (m/s), the approach speed the contact pass
         // itself counts as resolved (see "Stopping" in the module doc).
-        let b_norm = dot(&self.krylov.b, &self.krylov.b).sqrt();
-        let converged = if b_norm > 0.0 {
-            params
-                .tolerance
-                .max(REST_TOLERANCE * params.resting_speed() / b_norm)
-                .min(params.tolerance.sqrt())
-        } else {
-            params.tolerance
-        };
+        let converged = stopping_tolerance(params, dot(&self.krylov.b, &self.krylov.b).sqrt());
         // CG needs at most n iterations in exact arithmetic; the slack absorbs round-off.
         let cap = params
             .max_iterations
@@ -855,13 +875,8 @@ impl SmmSolver {
         params: &super::SolverParams,
         dt: f64,
         report: &mut SolverReport,
-        trace: Option<&mut Vec<TraceRow>>,
+        mut trace: Option<&mut Vec<TraceRow>>,
     ) -> Result<(), SolverError> {
-        let initial_mode = if params.friction > 0.0 {
-            Mode::Sticking
-        } else {
-            Mode::Frictionless
-        };
         // Step 2: the contacts approaching before the impact faster than the resting
         // speed; slower ones are the contact pass's (see "Resting contacts").
         let resting = params.resting_speed();
@@ -877,6 +892,53 @@ impl SmmSolver {
         );
         self.in_system.clear();
         self.in_system.resize(ids.len(), false);
+        // Step 6: rounds of impacts, while the last one left a contact approaching.
+        let (mut enter, mut grow) = (resting, None);
+        let mut rounds = 0;
+        while let Some(g) = self.impact_round(
+            bodies,
+            island.clone(),
+            params,
+            dt,
+            (enter, grow),
+            report,
+            trace.as_deref_mut(),
+        )? {
+            (enter, grow) = (g, Some(g));
+            rounds += 1;
+            if rounds >= params.max_iterations {
+                report.hit_iteration_cap = true;
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// One impact of the island (steps 2-5): the contacts approaching faster than
+    /// `enter` form the rows, with Newton's law on their velocities now; contacts the
+    /// impulses drive in faster than the growth threshold join. The first round's
+    /// growth threshold is `tolerance` × its fastest approach (at least the resting
+    /// speed); `grow` passes it on to the later rounds. Returns `None` when no contact
+    /// approaches, else the growth threshold, after applying the impulses.
+    #[allow(clippy::too_many_arguments)]
+    fn impact_round(
+        &mut self,
+        bodies: &mut [RigidBody],
+        island: std::ops::Range<usize>,
+        params: &super::SolverParams,
+        dt: f64,
+        (enter, grow): (f64, Option<f64>),
+        report: &mut SolverReport,
+        trace: Option<&mut Vec<TraceRow>>,
+    ) -> Result<Option<f64>, SolverError> {
+        let initial_mode = if params.friction > 0.0 {
+            Mode::Sticking
+        } else {
+            Mode::Frictionless
+        };
+        let resting = params.resting_speed();
+        self.rows.clear();
+        self.in_system.fill(false);
         let mut v_ref: f64 = 0.0;
         for k in island.clone() {
             let ci = self.order[k].1;
@@ -893,7 +955,7 @@ impl SmmSolver {
                     ),
                 });
             }
-            if c.resolvable() && c.approaching(un, dt, resting) {
+            if c.resolvable() && c.approaching(un, dt, enter) {
                 v_ref = v_ref.max(-un);
                 self.in_system[l] = true;
                 self.rows.push(Row {
@@ -907,7 +969,7 @@ impl SmmSolver {
             }
         }
         if self.rows.is_empty() {
-            return Ok(());
+            return Ok(None);
         }
         // Restitution (see "Restitution" in the module doc).
         let e_island = if v_ref > params.rest_velocity {
@@ -929,7 +991,7 @@ impl SmmSolver {
             row.target_n = target(self.prepared[row.contact].n.dot(&row.u0));
         }
 
-        let grow_threshold = (params.tolerance * v_ref).max(resting);
+        let grow_threshold = grow.unwrap_or((params.tolerance * v_ref).max(resting));
         let mut growth_rounds = 0;
         loop {
             // Step 3: friction active set.
@@ -1000,7 +1062,8 @@ impl SmmSolver {
 
         // Energy safeguard (module doc): a solution that would gain kinetic energy is
         // scaled back to its most dissipative multiple.
-        let s = self.dissipative_scale(bodies);
+        let s = self.dissipative_scale(bodies, params);
+        let applied_in_full = s == 1.0;
         if s < 1.0 {
             report.scaled_back += 1;
             self.krylov.x.iter_mut().for_each(|x| *x *= s);
@@ -1051,16 +1114,27 @@ impl SmmSolver {
                 });
             }
         }
-        Ok(())
+        // A scaled-back solution does not meet the rows: what it leaves approaching is
+        // not a new impact, and a further round would meet the same rows again.
+        Ok(applied_in_full.then_some(grow_threshold))
     }
 
     /// The factor s ∈ [0, 1] the island's velocity changes (dv, dw) are scaled by so
-    /// that they gain no kinetic energy: 1 when they do not gain (more than
-    /// [`DISSIPATION_SLACK`] of the energy at stake), else the most dissipative multiple.
+    /// that they gain no kinetic energy beyond what the solve's tolerance allows: 1 when
+    /// they do not, else the most dissipative multiple.
     ///
     /// K(s) = K₀ + a s + c s² summed over the island's bodies
-    /// ([`kinetic_change_terms`], [`most_dissipative_multiple`]).
-    fn dissipative_scale(&self, bodies: &[RigidBody]) -> f64 {
+    /// ([`kinetic_change_terms`], [`most_dissipative_multiple`]). What the solve's
+    /// tolerance allows: every row j of a solution λ with residual r = b − Aλ ends at
+    /// its target less r_j, so the work of the impulses (paper 000, eq. 16) is, for rows
+    /// whose impulse and row directions agree (frictionless, sticking),
+    /// ΔK = Σ_j λ_j (C_j u⁻ + target_j)/2 − ½ λᵀr: the rows' law (zero at e = 1, μ = 0,
+    /// where u_n⁺ = −u_n⁻) plus the residual's −½ λᵀr (a sliding row adds its friction
+    /// work, λ_j μ d·(u⁻ + u⁺)/2, to the law's part). A converged solve has
+    /// ‖r‖ ≤ ε ‖b‖ (ε its stopping tolerance, [`stopping_tolerance`]), so its residual
+    /// gains at most ½ ‖λ‖ ε ‖b‖ (Cauchy-Schwarz); only a gain beyond that, and beyond
+    /// [`DISSIPATION_SLACK`] of the energy at stake, is the law's own and scaled back.
+    fn dissipative_scale(&self, bodies: &[RigidBody], params: &super::SolverParams) -> f64 {
         let (mut k0, mut a, mut c) = (0.0, 0.0, 0.0);
         for &k in &self.system_bodies {
             let b = &bodies[k];
@@ -1076,7 +1150,11 @@ impl SmmSolver {
             a += ab;
             c += cb;
         }
-        if a + c <= DISSIPATION_SLACK * (k0 + c) {
+        let (x, b) = (&self.krylov.x, &self.krylov.b);
+        let b_norm = dot(b, b).sqrt();
+        let residual_allowance =
+            0.5 * dot(x, x).sqrt() * stopping_tolerance(params, b_norm) * b_norm;
+        if a + c <= residual_allowance + DISSIPATION_SLACK * (k0 + c) {
             return 1.0;
         }
         most_dissipative_multiple(a, c)

@@ -9,15 +9,17 @@
 //! the history of the structure that holds them.
 //!
 //! # Structure
-//! An indexed tournament tree (a segment tree whose nodes hold the winner of their
-//! subtree): the `n` contacts of an island are the leaves, in the order given to
-//! [`ContactQueue::build`], padded to a power of two with entries (+∞, none); every
-//! inner node holds the smaller of its two children by (key, index), so the root is the
-//! queue's minimum. Changing a key rewrites its leaf and recomputes the nodes above it,
-//! and stops at the first node whose entry does not change (its ancestors read nothing
-//! else): O(log n) at most, and one or two nodes when the re-keyed contact wins nothing,
-//! which is the common case of the ~20 contacts re-keyed around an impulsed one. Nodes
-//! hold the key next to the index, so a comparison reads no other array.
+//! [`ContactQueue`] is [`ContactHeap`], an indexed binary heap whose entries hold their
+//! key next to the contact index (a comparison reads no other array); re-keying moves an
+//! entry only past the entries it now comes before or after.
+//!
+//! [`TournamentTree`] gives the same order: a segment tree whose inner nodes hold the
+//! smaller of their two children, the contacts at the leaves; re-keying rewrites a leaf
+//! and recomputes the nodes above it until one is unchanged. It was measured the slower
+//! on ETM's piles (docs/results/etm-queue.md): there most contacts are not engaged (key
+//! +∞), so an engaged contact wins its subtree up to high levels and every change of its
+//! key climbs that far, where the heap's entry mostly keeps its rank. It is kept, with
+//! the old heaps, for the tests that compare orders.
 //!
 //! Removing a contact is giving it the key +∞: [`ContactQueue::min`] reports the entry of
 //! least key, which callers compare with their threshold.
@@ -65,9 +67,12 @@ pub trait ContactOrder: Clone + Default + Send + Sync + 'static {
     fn update(&mut self, id: usize, key: f64);
 }
 
+/// The queue SQM and ETM use (see the module doc for the measurement that chose it).
+pub type ContactQueue = ContactHeap;
+
 /// Indexed tournament tree over (key, contact index); see the module doc.
 #[derive(Clone, Debug, Default)]
-pub struct ContactQueue {
+pub struct TournamentTree {
     /// `nodes[1]` is the root; node i has children 2i and 2i + 1; the leaves are
     /// `nodes[width..2 width]`. Invariant: every inner node is the `before`-smaller of
     /// its children.
@@ -78,7 +83,7 @@ pub struct ContactQueue {
     leaf: Vec<u32>,
 }
 
-impl ContactQueue {
+impl TournamentTree {
     /// Recompute the inner nodes above leaf `i` (a node index) until one is unchanged.
     #[inline]
     fn sift_up(&mut self, mut i: usize) {
@@ -101,7 +106,7 @@ impl ContactQueue {
     }
 }
 
-impl ContactOrder for ContactQueue {
+impl ContactOrder for TournamentTree {
     fn reset(&mut self, n: usize) {
         self.nodes.clear();
         self.width = 0;
@@ -153,6 +158,115 @@ impl ContactOrder for ContactQueue {
         }
         self.nodes[i].key = key;
         self.sift_up(i);
+    }
+}
+
+/// Indexed binary min-heap over (key, contact index), its entries holding their keys:
+/// the same order as [`ContactQueue`]. Re-keying moves an entry only past the entries it
+/// now comes before or after, so a key that keeps its rank costs two comparisons.
+#[derive(Clone, Debug, Default)]
+pub struct ContactHeap {
+    /// Invariant: no entry comes before its parent (`(k - 1) / 2`).
+    heap: Vec<Entry>,
+    /// Per contact: its position in `heap`, or `NONE`.
+    pos: Vec<u32>,
+}
+
+impl ContactHeap {
+    #[inline]
+    fn put(&mut self, k: usize, e: Entry) {
+        self.heap[k] = e;
+        self.pos[e.id as usize] = k as u32;
+    }
+
+    /// Move entry `e`, whose slot is `k`, up to its place.
+    #[inline]
+    fn sift_up(&mut self, mut k: usize, e: Entry) -> usize {
+        while k > 0 {
+            let parent = (k - 1) / 2;
+            let p = self.heap[parent];
+            if !e.before(&p) {
+                break;
+            }
+            self.put(k, p);
+            k = parent;
+        }
+        self.put(k, e);
+        k
+    }
+
+    /// Move entry `e`, whose slot is `k`, down to its place.
+    #[inline]
+    fn sift_down(&mut self, mut k: usize, e: Entry) {
+        let n = self.heap.len();
+        loop {
+            let l = 2 * k + 1;
+            if l >= n {
+                break;
+            }
+            let mut m = l;
+            if l + 1 < n && self.heap[l + 1].before(&self.heap[l]) {
+                m = l + 1;
+            }
+            let c = self.heap[m];
+            if !c.before(&e) {
+                break;
+            }
+            self.put(k, c);
+            k = m;
+        }
+        self.put(k, e);
+    }
+}
+
+impl ContactOrder for ContactHeap {
+    fn reset(&mut self, n: usize) {
+        self.heap.clear();
+        self.pos.clear();
+        self.pos.resize(n, NONE);
+    }
+
+    fn build(&mut self, ids: &[usize], key: impl Fn(usize) -> f64) {
+        for e in &self.heap {
+            self.pos[e.id as usize] = NONE;
+        }
+        self.heap.clear();
+        for (k, &id) in ids.iter().enumerate() {
+            debug_assert!(self.pos[id] == NONE, "contact {id} given twice");
+            let key = key(id);
+            debug_assert!(!key.is_nan(), "NaN key of contact {id}");
+            self.heap.push(Entry { key, id: id as u32 });
+            self.pos[id] = k as u32;
+        }
+        for k in (0..self.heap.len() / 2).rev() {
+            let e = self.heap[k];
+            self.sift_down(k, e);
+        }
+    }
+
+    #[inline]
+    fn min(&self) -> Option<(usize, f64)> {
+        self.heap.first().map(|e| (e.id as usize, e.key))
+    }
+
+    #[inline]
+    fn update(&mut self, id: usize, key: f64) {
+        let k = self.pos[id];
+        if k == NONE {
+            return;
+        }
+        debug_assert!(!key.is_nan(), "NaN key of contact {id}");
+        let k = k as usize;
+        let old = self.heap[k];
+        if old.key.to_bits() == key.to_bits() {
+            return;
+        }
+        let e = Entry { key, id: old.id };
+        if e.before(&old) {
+            self.sift_up(k, e);
+        } else {
+            self.sift_down(k, e);
+        }
     }
 }
 
@@ -383,7 +497,7 @@ mod tests {
 
     #[test]
     fn pops_in_key_then_index_order_after_rekeying_and_removal() {
-        let mut q = ContactQueue::default();
+        let mut q = TournamentTree::default();
         q.reset(6);
         let keys = [-1.0, -5.0, -3.0, -3.0, 2.0, -4.0];
         q.build(&[0, 1, 2, 3, 4, 5], |c| keys[c]);
@@ -417,9 +531,12 @@ mod tests {
                 .collect();
             let key_of =
                 |keys: &[(usize, f64)], c: usize| keys.iter().find(|&&(d, _)| d == c).unwrap().1;
-            let mut q = ContactQueue::default();
+            let mut q = TournamentTree::default();
             let mut etm = EtmHeap::by_index();
             let mut sqm = SqmHeap::default();
+            let mut h = ContactHeap::default();
+            h.reset(n);
+            h.build(&ids, |c| key_of(&keys, c));
             q.reset(n);
             etm.reset(n);
             sqm.reset(n);
@@ -433,6 +550,8 @@ mod tests {
                 let got = etm.min().filter(|&(_, k)| k < f64::INFINITY);
                 assert_eq!(got, want, "round {round}, operation {op}: ETM's heap");
                 assert_eq!(sqm.min(), want, "round {round}, operation {op}: SQM's heap");
+                let got = h.min().filter(|&(_, k)| k < f64::INFINITY);
+                assert_eq!(got, want, "round {round}, operation {op}: heap");
                 if keys.is_empty() {
                     break;
                 }
@@ -446,13 +565,14 @@ mod tests {
                 q.update(keys[j].0, k);
                 etm.update(keys[j].0, k);
                 sqm.update(keys[j].0, k);
+                h.update(keys[j].0, k);
             }
         }
     }
 
     #[test]
     fn rebuilding_for_another_island_forgets_the_first() {
-        let mut q = ContactQueue::default();
+        let mut q = TournamentTree::default();
         q.reset(5);
         q.build(&[0, 2, 4], |c| -(c as f64));
         assert_eq!(q.min(), Some((4, -4.0)));

@@ -963,6 +963,7 @@ impl<Q: ContactOrder> EtmSolver<Q> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::dynamics::queue::TournamentTree;
     use crate::dynamics::queue::legacy::EtmHeap;
     use crate::dynamics::queue::problems::{problems, velocities};
 
@@ -988,6 +989,8 @@ mod tests {
             let new = velocities(&after);
             let by_index = p.solve(&mut EtmSolver::with_order(EtmHeap::by_index()));
             assert_eq!(new, by_index, "{}: same order, same velocities", p.name);
+            let tree = p.solve(&mut EtmSolver::with_order(TournamentTree::default()));
+            assert_eq!(new, tree, "{}: same order, same velocities", p.name);
             let old = p.solve(&mut EtmSolver::with_order(EtmHeap::default()));
             if new == old {
                 identical += 1;

@@ -435,6 +435,7 @@ fn build_adjacency(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::dynamics::queue::TournamentTree;
     use crate::dynamics::queue::legacy::SqmHeap;
     use crate::dynamics::queue::problems::problems;
 
@@ -453,12 +454,16 @@ mod tests {
                 let mut new = SqmSolver::new(reapproach);
                 let mut old = SqmSolver::with_order(SqmHeap::default());
                 old.reapproach = reapproach;
+                let mut tree = SqmSolver::with_order(TournamentTree::default());
+                tree.reapproach = reapproach;
+                let v = p.solve(&mut new);
                 assert_eq!(
-                    p.solve(&mut new),
+                    v,
                     p.solve(&mut old),
                     "{} ({reapproach:?}): same order, same velocities",
                     p.name
                 );
+                assert_eq!(v, p.solve(&mut tree), "{} ({reapproach:?}): tree", p.name);
             }
         }
     }

@@ -725,6 +725,19 @@ fn report(p: &Pile, runs: &[Run], o: &Options, csv: &mut std::fs::File) {
         )
         .unwrap();
     }
+    // Manifold recycling (`collision::manifold_cache`): the share of flat-faced pairs
+    // that recycled their manifold, over the run and over its last tenth (the settled
+    // pile).
+    for run in runs.iter().filter(|r| matches!(r.engine, Engine::Ours(_))) {
+        let s = &run.sums;
+        let last = s.manifolds.len() - s.manifolds.len() / 10;
+        if let (Some(all), Some(end)) = (s.recycled_percent(0), s.recycled_percent(last)) {
+            println!(
+                "{}: flat-faced pairs recycled {all:.1} % of the run, {end:.1} % of its last tenth",
+                run.label
+            );
+        }
+    }
 }
 
 /// Markdown table: one row per scene, steps/s and the ratio to Rapier per engine.

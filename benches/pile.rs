@@ -146,6 +146,12 @@ fn bench_scene(
             sums.capped,
             sums.pass_sweeps_per_step()
         );
+        if let Some(r) = sums.recycled_percent(0) {
+            println!(
+                "{}: flat-faced pairs recycled {r:.1} % of the run",
+                kind.name()
+            );
+        }
         writeln!(
             csv,
             "{scene_name},{},{},{steps},{:.1},{},{:.2},{:.2},{:.3},{:.2},{},{:.2}",

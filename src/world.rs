@@ -30,7 +30,9 @@
 //! faster than the sleep velocity resets its island's timer).
 
 use crate::body::RigidBody;
-use crate::collision::{CollisionPipeline, Contact, relative_velocity};
+use crate::collision::{
+    CollisionPipeline, Contact, ManifoldCache, ManifoldCounts, RecycleRule, relative_velocity,
+};
 use crate::container::Container;
 use crate::dynamics::contact_pass::ContactPass;
 use crate::dynamics::impact::ImpactTiming;
@@ -168,6 +170,8 @@ pub struct World {
     kick_energies: Vec<f64>,
     /// Scratch: external acceleration g + F/m of each body.
     acceleration: Vec<Vec3>,
+    /// Scratch: per body, (v, ω) after the kick (computed before detection).
+    kicked: Vec<(Vec3, Vec3)>,
     impact: ImpactTiming,
     wrench: Vec<(Vec3, Vec3)>,
     /// The ledger was put back from a saved state: the next [`World::start_ledger`]
@@ -194,6 +198,9 @@ pub struct CarriedState {
     /// The method's own warm-start impulses, for a method that keeps them
     /// ([`CollisionSolver::warm_state`]).
     pub solver_impulses: Option<ImpulseCache>,
+    /// The kept contact manifolds of the flat-faced pairs
+    /// (`collision::manifold_cache`).
+    pub manifolds: ManifoldCache,
 }
 
 impl World {
@@ -241,6 +248,7 @@ impl World {
             half_kick: Vec::new(),
             kick_energies: Vec::new(),
             acceleration: Vec::new(),
+            kicked: Vec::new(),
             impact: ImpactTiming::default(),
             wrench: Vec::new(),
             ledger_resumed: false,
@@ -258,6 +266,7 @@ impl World {
             &self.bodies,
             &self.containers,
             self.contact_margin,
+            None,
             &mut self.contacts,
         );
         self.last_times = PhaseTimes {
@@ -317,6 +326,7 @@ impl World {
                 Vec::new()
             },
             solver_impulses: self.solver.warm_state().cloned(),
+            manifolds: self.collision.manifolds().clone(),
         }
     }
 
@@ -339,6 +349,7 @@ impl World {
         if let Some(cache) = state.solver_impulses {
             self.solver.set_warm_state(cache);
         }
+        self.collision.set_manifolds(state.manifolds);
     }
 
     /// Put back the ledger of a saved run: the next [`World::start_ledger`] keeps it
@@ -394,6 +405,12 @@ impl World {
             };
         }
         self.ledger.sample(self.step_index, self.time, e, 0)
+    }
+
+    /// How the flat-faced pairs of the last step got their manifolds: recycled,
+    /// recomputed, new (`collision::manifold_cache`).
+    pub fn manifold_counts(&self) -> ManifoldCounts {
+        self.collision.manifold_counts
     }
 
     /// The shared contact pass (its state after the last step).
@@ -539,15 +556,52 @@ impl World {
 
     fn step_in_pool(&mut self) -> Result<EnergySample, SolverError> {
         let h = self.dt;
+        // The kick's velocities, computed before detection (a body's own arithmetic,
+        // per body in parallel): detection reads them to keep impacts from recycled
+        // manifolds (`collision::manifold_cache`), and the kick below applies them.
+        let n = self.bodies.len();
+        self.wrench.clear();
+        self.wrench.resize(n, (Vec3::zeros(), Vec3::zeros()));
+        for f in &self.forces {
+            self.wrench[f.body].0 += f.force;
+            self.wrench[f.body].1 += f.offset.cross(&f.force);
+        }
+        let (gravity, rotation) = (self.gravity, self.rotation);
+        self.bodies
+            .par_iter()
+            .zip(&self.wrench)
+            .with_min_len(PER_BODY_CHUNK)
+            .map(|(b, (force, torque))| {
+                if b.is_static() {
+                    return (b.velocity, b.angular_velocity);
+                }
+                let v = b.velocity + h * (gravity + force * b.inv_mass);
+                let w = rotation.integrate_angular_velocity(
+                    &b.inertia,
+                    &b.orientation,
+                    &b.angular_velocity,
+                    torque,
+                    h,
+                );
+                (v, w)
+            })
+            .collect_into_vec(&mut self.kicked);
+
         // 1. detect
         let t0 = Instant::now();
         self.collision
             .broad_phase(&self.bodies, self.contact_margin, self.dt);
         let t1 = Instant::now();
+        let recycle = RecycleRule {
+            rest_speed: self.params.resting_speed(),
+            slack: self.contact_margin,
+            kicked: &self.kicked,
+        };
         self.collision.narrow_phase(
             &self.bodies,
             &self.containers,
             self.contact_margin,
+            Some(recycle),
             &mut self.contacts,
         );
         let some_asleep = self.wake_and_filter();
@@ -555,41 +609,27 @@ impl World {
 
         // 2. integrate velocities (kick); remember the start-of-step v, ω for the drift.
         self.solver.begin_step(&self.bodies);
-        let n = self.bodies.len();
         self.velocity_start.clear();
         self.velocity_start
             .extend(self.bodies.iter().map(|b| b.velocity));
         self.omega_start.clear();
         self.omega_start
             .extend(self.bodies.iter().map(|b| b.angular_velocity));
-        self.wrench.clear();
-        self.wrench.resize(n, (Vec3::zeros(), Vec3::zeros()));
-        for f in &self.forces {
-            self.wrench[f.body].0 += f.force;
-            self.wrench[f.body].1 += f.offset.cross(&f.force);
-        }
-        // Per body in parallel (each body's own arithmetic), the energy changes summed
-        // in body order after: the same numbers on any number of threads.
-        let (gravity, rotation) = (self.gravity, self.rotation);
+        // Per body in parallel, the energy changes summed in body order after: the same
+        // numbers on any number of threads.
         self.kick_energies.clear();
         self.bodies
             .par_iter_mut()
-            .zip(&self.wrench)
+            .zip(&self.kicked)
             .zip(&self.sleeping)
             .with_min_len(PER_BODY_CHUNK)
-            .map(|((b, (force, torque)), &asleep)| {
+            .map(|((b, &(v, w)), &asleep)| {
                 if b.is_static() || asleep {
                     return 0.0;
                 }
                 let k0 = b.kinetic_energy_translational() + b.kinetic_energy_rotational();
-                b.velocity += h * (gravity + force * b.inv_mass);
-                b.angular_velocity = rotation.integrate_angular_velocity(
-                    &b.inertia,
-                    &b.orientation,
-                    &b.angular_velocity,
-                    torque,
-                    h,
-                );
+                b.velocity = v;
+                b.angular_velocity = w;
                 b.kinetic_energy_translational() + b.kinetic_energy_rotational() - k0
             })
             .collect_into_vec(&mut self.kick_energies);

@@ -165,7 +165,7 @@ fn contacts_kept_for_still_pairs_are_those_a_fresh_detection_finds() {
     let detect = |p: &mut CollisionPipeline, w: &World| {
         let mut out = Vec::new();
         p.broad_phase(&w.bodies, w.contact_margin, w.dt);
-        p.narrow_phase(&w.bodies, &w.containers, w.contact_margin, &mut out);
+        p.narrow_phase(&w.bodies, &w.containers, w.contact_margin, None, &mut out);
         out
     };
     // A body is still from its second detection at the same pose on, and its pairs'

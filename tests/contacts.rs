@@ -310,3 +310,95 @@ fn vertex_on_face_contact_is_reported_once() {
     assert_eq!(contacts.len(), 1, "one vertex, one contact: {contacts:#?}");
     assert!((contacts[0].normal - Vec3::z()).norm() < 1e-9);
 }
+
+/// A column of three cubes resting on the ground (sleeping off, so every step detects
+/// them awake) recycles both cube–cube manifolds once they are kept; a fourth cube
+/// dropped on top at 2 m/s meets the column with a freshly computed manifold, and its
+/// pair recycles only once the impact is over. With `rest_velocity` 0 (every approach
+/// an impact) nothing is recycled.
+#[test]
+fn resting_cubes_recycle_their_manifolds_and_an_impact_never_does() {
+    let cube = Shape::Cuboid {
+        half_extents: Vec3::repeat(0.25),
+    };
+    let column = |rest_velocity: f64| {
+        let mut w = World::new(
+            Vec3::new(0.0, 0.0, -9.81),
+            1.0 / 600.0,
+            SolverKind::Jolt,
+            SolverParams {
+                rest_velocity,
+                ..SolverParams::default()
+            },
+        )
+        .unwrap();
+        w.sleep.enabled = false;
+        w.add_container(ground());
+        for k in 0..3 {
+            let z = 0.25 + 0.5 * f64::from(k) - 1e-4 * f64::from(k + 1);
+            w.add_body(RigidBody::new(
+                &cube,
+                1000.0,
+                Vec3::new(0.0, 0.0, z),
+                Quat::identity(),
+            ));
+        }
+        w.start_ledger();
+        w
+    };
+    let mut w = column(0.05);
+    w.step().unwrap();
+    assert_eq!(
+        w.manifold_counts().new,
+        2,
+        "the first step keeps both manifolds"
+    );
+    for _ in 0..60 {
+        w.step().unwrap();
+        assert_eq!(w.manifold_counts().recycled, 2, "step {}", w.step_index);
+    }
+    // The fourth cube: 2 m/s down, 3 mm above the column's top.
+    let top = w.bodies[2].position.z + 0.5 + 0.003;
+    let mut falling = RigidBody::new(&cube, 1000.0, Vec3::new(0.05, 0.0, top), Quat::identity());
+    falling.velocity = Vec3::new(0.0, 0.0, -2.0);
+    w.add_body(falling);
+    let mut fresh_at_impact = false;
+    for _ in 0..120 {
+        w.record_trace = true;
+        w.step().unwrap();
+        let c = w.manifold_counts();
+        // The struck pair's normal velocities after the kick, as the method saw them.
+        let frame = &w.trace_frame;
+        let struck = frame
+            .contacts
+            .iter()
+            .zip(&frame.normal_velocity_before)
+            .any(|(c, &u)| c.a == 2 && c.b == Some(3) && u < -0.05);
+        if struck {
+            // Approaching faster than the rest velocity: never recycled.
+            assert!(
+                c.recycled <= 2 && c.new + c.recomputed >= 1,
+                "step {}: the struck pair is computed afresh ({c:?})",
+                w.step_index
+            );
+            fresh_at_impact = true;
+        }
+    }
+    assert!(fresh_at_impact, "the falling cube must strike the column");
+    assert_eq!(
+        w.manifold_counts().recycled,
+        3,
+        "at rest again, all three pairs recycle"
+    );
+
+    let mut off = column(0.0);
+    for _ in 0..30 {
+        off.step().unwrap();
+        let c = off.manifold_counts();
+        assert_eq!(
+            c.recycled + c.recomputed + c.new,
+            0,
+            "rest velocity 0: nothing kept"
+        );
+    }
+}

@@ -3,6 +3,7 @@
 //! output directory.
 
 use impulse_lab::World;
+use impulse_lab::collision::ManifoldCounts;
 use impulse_lab::dynamics::solver::SolverKind;
 use std::path::PathBuf;
 use std::str::FromStr;
@@ -123,6 +124,8 @@ pub struct PhaseSums {
     pub capped: u64,
     /// Contact-pass sweeps (`SolverReport::contact_sweeps`).
     pass_sweeps: u64,
+    /// Per step: how the flat-faced pairs got their manifolds (`World::manifold_counts`).
+    pub manifolds: Vec<ManifoldCounts>,
 }
 
 impl PhaseSums {
@@ -151,6 +154,15 @@ impl PhaseSums {
         self.iterations += u64::from(world.last_report.iterations);
         self.capped += u64::from(world.last_report.hit_iteration_cap);
         self.pass_sweeps += u64::from(world.last_report.contact_sweeps);
+        self.manifolds.push(world.manifold_counts());
+    }
+
+    /// Recycled flat-faced pairs over all flat-faced pairs, in percent, over the steps
+    /// from `from` on (`None` when there was none).
+    pub fn recycled_percent(&self, from: usize) -> Option<f64> {
+        let c: ManifoldCounts = self.manifolds.iter().skip(from).copied().sum();
+        let all = c.recycled + c.recomputed + c.new;
+        (all > 0).then(|| 100.0 * c.recycled as f64 / all as f64)
     }
 
     fn per_step(&self, d: Duration) -> f64 {

@@ -40,7 +40,8 @@ pub struct Contact {
 /// - polyhedra, rods and crosses (parry manifolds): the convex part's index in the
 ///   upper 32 bits, parry's packed vertex/edge/face id (`PackedFeatureId`) in the lower
 ///   ones; the one point per manifold that parry finds by GJK and does not name has
-///   feature 0 (parry's `UNKNOWN`) on both sides;
+///   feature 0 (parry's `UNKNOWN`) on both sides; a repeated id is made unique by
+///   [`FeatureId::first_free`];
 /// - sphere–sphere and ellipsoid–body pairs (one point per pair): (0, 0);
 /// - a body against a container: `a` is the vertex (index into the body's hull or cap
 ///   points; 0 for a sphere or an ellipsoid), `b` the surface (its place in
@@ -56,6 +57,26 @@ impl FeatureId {
     pub fn part_feature(part: u32, feature: u32) -> u64 {
         (u64::from(part) << 32) | u64::from(feature)
     }
+
+    /// `named`, or, if `taken` says the pair already has a contact with it, the same id
+    /// with its repeat count k = 1, 2, … in bits 48-63 of `a` (above any part index
+    /// below 2¹⁶): parry can give two points of one manifold the same features (a
+    /// capsule's segment against a box face names neither side), and a contact's
+    /// identity must be unique within its pair. The k-th repeat in the narrow phase's
+    /// order keeps its id from step to step while the order holds.
+    pub fn first_free(named: FeatureId, taken: impl Fn(FeatureId) -> bool) -> FeatureId {
+        let mut k = 0u64;
+        loop {
+            let f = FeatureId {
+                a: named.a ^ (k << 48),
+                b: named.b,
+            };
+            if !taken(f) {
+                return f;
+            }
+            k += 1;
+        }
+    }
 }
 
 /// Relative velocity of `a` with respect to `b` at the contact point.
@@ -64,5 +85,26 @@ pub fn relative_velocity(bodies: &[crate::body::RigidBody], c: &Contact) -> Vec3
     match c.b {
         Some(b) => va - (bodies[b].velocity + bodies[b].angular_velocity.cross(&c.r_b)),
         None => va,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_repeated_feature_gets_the_first_free_repeat_count() {
+        let named = FeatureId {
+            a: FeatureId::part_feature(2, 7),
+            b: 0,
+        };
+        let mut taken = vec![];
+        for k in 0..3u64 {
+            let f = FeatureId::first_free(named, |f| taken.contains(&f));
+            assert_eq!(f.a >> 48, k, "the k-th repeat");
+            assert_eq!(f.a & ((1 << 48) - 1), named.a, "part and feature kept");
+            assert_eq!(f.b, named.b);
+            taken.push(f);
+        }
     }
 }

@@ -9,6 +9,7 @@ mod collider;
 mod contact;
 mod containers;
 mod ellipsoid;
+pub mod manifold_cache;
 mod narrow_phase;
 pub mod raycast;
 pub mod sagi;
@@ -16,6 +17,7 @@ pub mod sagi;
 pub use collider::Collider;
 pub use contact::{Contact, FeatureId, relative_velocity};
 pub use containers::{Surface, active_surfaces};
+pub use manifold_cache::{ManifoldCache, RecycleRule};
 pub use narrow_phase::make_contact;
 
 use crate::body::RigidBody;
@@ -26,9 +28,9 @@ use rayon::prelude::*;
 /// Collision geometry and scratch space for the bodies of a world.
 ///
 /// A clone (a world's copy in the app's timeline, taken every step) copies the
-/// geometry and starts the scratch and the kept contacts empty: the next detection
-/// finds the same contacts afresh (the kept ones are bit-identical to a fresh
-/// detection), and a copy per step costs no more than the bodies' geometry.
+/// geometry and the kept manifolds (`manifold_cache`, part of the state) and starts the
+/// scratch and the still bodies' kept contacts empty: the next detection finds those
+/// afresh (they are bit-identical to a fresh detection).
 #[derive(Default)]
 pub struct CollisionPipeline {
     colliders: Vec<Collider>,
@@ -60,6 +62,37 @@ pub struct CollisionPipeline {
     /// Bodies whose container contacts were those of the step before (still, same
     /// containers).
     pub reused_bodies: usize,
+    /// The kept manifolds of the flat-faced pairs (`manifold_cache`): part of the
+    /// world's state.
+    manifolds: ManifoldCache,
+    /// Flat-faced pairs of the last narrow phase: recycled, computed afresh although
+    /// one was kept, and computed with none kept.
+    pub manifold_counts: ManifoldCounts,
+}
+
+/// How the flat-faced pairs of a narrow phase got their manifolds (`manifold_cache`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ManifoldCounts {
+    pub recycled: usize,
+    pub recomputed: usize,
+    pub new: usize,
+}
+
+impl std::ops::Add for ManifoldCounts {
+    type Output = ManifoldCounts;
+    fn add(self, o: ManifoldCounts) -> ManifoldCounts {
+        ManifoldCounts {
+            recycled: self.recycled + o.recycled,
+            recomputed: self.recomputed + o.recomputed,
+            new: self.new + o.new,
+        }
+    }
+}
+
+impl std::iter::Sum for ManifoldCounts {
+    fn sum<I: Iterator<Item = ManifoldCounts>>(iter: I) -> ManifoldCounts {
+        iter.fold(ManifoldCounts::default(), |x, y| x + y)
+    }
 }
 
 impl Clone for CollisionPipeline {
@@ -69,6 +102,7 @@ impl Clone for CollisionPipeline {
             radii: self.radii.clone(),
             travel: self.travel.clone(),
             reach: self.reach.clone(),
+            manifolds: self.manifolds.clone(),
             ..Default::default()
         }
     }
@@ -82,6 +116,8 @@ struct Chunk {
     parry: narrow_phase::ParryScratch,
     kept_pairs: Kept<(usize, usize)>,
     kept_bodies: Kept<usize>,
+    manifolds: ManifoldCache,
+    points: Vec<manifold_cache::CachedPoint>,
 }
 
 /// Contacts kept from one narrow phase for the next, by key (a body pair, or a body
@@ -143,6 +179,7 @@ impl CollisionPipeline {
             self.colliders.truncate(bodies.len());
             self.radii.truncate(bodies.len());
             self.forget_contacts();
+            self.manifolds.clear();
         }
         for b in &bodies[self.colliders.len()..] {
             self.colliders.push(Collider::new(&b.shape));
@@ -155,6 +192,18 @@ impl CollisionPipeline {
         self.colliders.clear();
         self.radii.clear();
         self.forget_contacts();
+        self.manifolds.clear();
+    }
+
+    /// The kept manifolds (part of the world's state: `manifold_cache`).
+    pub fn manifolds(&self) -> &ManifoldCache {
+        &self.manifolds
+    }
+
+    /// Put back kept manifolds taken by [`Self::manifolds`] from a world with the same
+    /// bodies.
+    pub fn set_manifolds(&mut self, manifolds: ManifoldCache) {
+        self.manifolds = manifolds;
     }
 
     /// Forget last step's contacts and poses (the bodies' colliders changed).
@@ -238,31 +287,86 @@ impl CollisionPipeline {
     /// what detection would give, bit for bit (a saved world, which has no kept
     /// contacts, finds the same ones). A still body's container contacts are copied
     /// the same way while the containers are the same.
+    ///
+    /// With `recycle` (a step), a pair of flat-faced bodies instead recycles its kept
+    /// manifold under [`RecycleRule`]'s conditions, or computes and keeps a fresh one
+    /// (`manifold_cache`); the kept manifolds are then those of this step's pairs.
+    /// Without (a detection outside a step, [`crate::World::detect`]), every pair is
+    /// computed afresh and the kept manifolds are neither read nor changed.
     pub fn narrow_phase(
         &mut self,
         bodies: &[RigidBody],
         containers: &[Container],
         margin: f64,
+        recycle: Option<RecycleRule<'_>>,
         out: &mut Vec<Contact>,
     ) {
         out.clear();
         self.mark_still(bodies, margin);
         let (colliders, travel, still) = (&self.colliders, &self.travel, &self.still);
-        let kept_pairs = &self.kept_pairs;
+        let (radii, kept_pairs, manifolds) = (&self.radii, &self.kept_pairs, &self.manifolds);
         let chunks = self.pairs.len().div_ceil(NARROW_CHUNK);
         if self.buffers.len() < chunks {
             self.buffers.resize_with(chunks, Default::default);
         }
-        self.reused_pairs = self.buffers[..chunks]
+        let (reused, counts) = self.buffers[..chunks]
             .par_iter_mut()
             .zip(self.pairs.par_chunks(NARROW_CHUNK))
             .map(|(chunk, pairs)| {
                 chunk.contacts.clear();
                 chunk.kept_pairs.clear();
+                chunk.manifolds.clear();
                 let mut reused = 0;
+                let mut counts = ManifoldCounts::default();
                 let mut cursor = pairs.first().map_or(0, |&p| kept_pairs.cursor(p));
+                let mut m_cursor = pairs.first().map_or(0, |&p| manifolds.cursor(p));
                 for &(a, b) in pairs {
                     let start = chunk.contacts.len();
+                    let m = margin + travel[a] + travel[b];
+                    let rule = recycle.filter(|r| {
+                        r.rest_speed > 0.0 && manifold_cache::recyclable(colliders, a, b)
+                    });
+                    if let Some(rule) = rule {
+                        let kept = manifolds.find(&mut m_cursor, (a, b));
+                        let recycled = kept.is_some_and(|k| {
+                            manifold_cache::recycle(
+                                bodies,
+                                (a, b),
+                                radii[b],
+                                m,
+                                k,
+                                manifolds.points_of(k),
+                                &rule,
+                                &mut chunk.contacts,
+                            )
+                        });
+                        if let Some(k) = kept.filter(|_| recycled) {
+                            let points = manifolds.points_of(k);
+                            chunk.manifolds.push(a, b, k.pose, k.prediction, points);
+                            counts.recycled += 1;
+                            continue;
+                        }
+                        if kept.is_some() {
+                            counts.recomputed += 1;
+                        } else {
+                            counts.new += 1;
+                        }
+                        chunk.points.clear();
+                        let slack = rule.slack(radii[a], radii[b]);
+                        let pose = narrow_phase::body_body_kept(
+                            bodies,
+                            colliders,
+                            a,
+                            b,
+                            m,
+                            slack,
+                            &mut chunk.parry,
+                            &mut chunk.points,
+                            &mut chunk.contacts,
+                        );
+                        chunk.manifolds.push(a, b, pose, m + slack, &chunk.points);
+                        continue;
+                    }
                     // Sphere pairs cost less to detect than to look up.
                     let keep = still[a] && still[b] && narrow_phase::costly(colliders, a, b);
                     let last = keep.then(|| kept_pairs.find(&mut cursor, (a, b))).flatten();
@@ -270,7 +374,6 @@ impl CollisionPipeline {
                         chunk.contacts.extend_from_slice(last);
                         reused += 1;
                     } else {
-                        let m = margin + travel[a] + travel[b];
                         narrow_phase::body_body(
                             bodies,
                             colliders,
@@ -285,9 +388,20 @@ impl CollisionPipeline {
                         chunk.kept_pairs.push((a, b), &chunk.contacts[start..]);
                     }
                 }
-                reused
+                (reused, counts)
             })
-            .sum();
+            .reduce(
+                || (0, ManifoldCounts::default()),
+                |x, y| (x.0 + y.0, x.1 + y.1),
+            );
+        self.reused_pairs = reused;
+        self.manifold_counts = counts;
+        if recycle.is_some() {
+            self.manifolds.clear();
+            for chunk in &mut self.buffers[..chunks] {
+                self.manifolds.append(&mut chunk.manifolds);
+            }
+        }
         self.kept_pairs.clear();
         for chunk in &mut self.buffers[..chunks] {
             self.kept_pairs.append(&mut chunk.kept_pairs);

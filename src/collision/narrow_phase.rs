@@ -21,9 +21,10 @@
 //! before and whatever happened in earlier steps.
 
 use super::collider::Collider;
+use super::manifold_cache::CachedPoint;
 use super::{Contact, FeatureId};
 use crate::body::RigidBody;
-use crate::math::{Iso3, Vec3, tangent_basis};
+use crate::math::{Iso3, Point3, Vec3, tangent_basis};
 use parry3d_f64::bounding_volume::BoundingVolume;
 use parry3d_f64::query::{ContactManifold, DefaultQueryDispatcher, PersistentQueryDispatcher};
 use parry3d_f64::shape::{Ball, Compound, Shape as ParryShape};
@@ -173,11 +174,61 @@ pub fn body_body(
                 Collider::Ellipsoid { .. } => unreachable!("handled above"),
             };
             let pair = Pair::new(bodies, a, b, margin, out.len());
-            let mut emit = |m: &ContactManifold<(), ()>| pair.emit(bodies, m, out);
+            let mut emit = |m: &ContactManifold<(), ()>| pair.emit(bodies, m, out, None);
             manifolds(sa, oa, sb, ob, &pair.pos12, margin, scratch, &mut emit);
             pair.check(out);
         }
     }
+}
+
+/// A pair of flat-faced bodies (`manifold_cache::recyclable`): its contacts with gap
+/// below `margin` appended to `out`, as [`body_body`] gives them, and the manifold
+/// parry finds with the prediction `margin + slack` appended to `keep` in the bodies'
+/// frames (every point with gap below that, the ones below `margin` among them).
+/// Returns b's pose in a's frame.
+#[allow(clippy::too_many_arguments)]
+pub fn body_body_kept(
+    bodies: &[RigidBody],
+    colliders: &[Collider],
+    a: usize,
+    b: usize,
+    margin: f64,
+    slack: f64,
+    scratch: &mut ParryScratch,
+    keep: &mut Vec<CachedPoint>,
+    out: &mut Vec<Contact>,
+) -> Iso3 {
+    let (
+        Collider::Parry {
+            shape: sa,
+            order: oa,
+            ..
+        },
+        Collider::Parry {
+            shape: sb,
+            order: ob,
+            ..
+        },
+    ) = (&colliders[a], &colliders[b])
+    else {
+        unreachable!("only flat-faced pairs (parry shapes) are kept")
+    };
+    let mut pair = Pair::new(bodies, a, b, margin, out.len());
+    pair.keep_start = keep.len();
+    let prediction = margin + slack;
+    let mut emit = |m: &ContactManifold<(), ()>| pair.emit(bodies, m, out, Some(&mut *keep));
+    manifolds(
+        sa.as_ref(),
+        oa,
+        sb.as_ref(),
+        ob,
+        &pair.pos12,
+        prediction,
+        scratch,
+        &mut emit,
+    );
+    pair.check(out);
+    pair.pos12
 }
 
 /// parry's contact manifolds between shape 1 and shape 2 (`pos12`: shape 2's pose in
@@ -325,6 +376,8 @@ struct Pair {
     scale: f64,
     /// Where the pair's contacts start in the output.
     start: usize,
+    /// Where the pair's kept points start, when its manifold is kept.
+    keep_start: usize,
 }
 
 impl Pair {
@@ -339,11 +392,20 @@ impl Pair {
             margin,
             scale: 1.0 + bodies[a].position.norm() + bodies[b].position.norm(),
             start,
+            keep_start: 0,
         }
     }
 
-    /// The manifold's points with gap below the margin as contacts, appended to `out`.
-    fn emit(&self, bodies: &[RigidBody], m: &ContactManifold<(), ()>, out: &mut Vec<Contact>) {
+    /// The manifold's points with gap below the margin as contacts, appended to `out`;
+    /// with `keep`, every point of the manifold (whatever its gap) also appended to
+    /// `keep` in the bodies' frames.
+    fn emit(
+        &self,
+        bodies: &[RigidBody],
+        m: &ContactManifold<(), ()>,
+        out: &mut Vec<Contact>,
+        mut keep: Option<&mut Vec<CachedPoint>>,
+    ) {
         let w1: Iso3 = m.subshape_pos1.map_or(self.isa, |p| self.isa * p);
         let w2: Iso3 = m.subshape_pos2.map_or(self.isb, |p| self.isb * p);
         let n1 = w1 * m.local_n1;
@@ -352,23 +414,52 @@ impl Pair {
         }
         let n = -n1.normalize();
         for p in &m.points {
-            if p.dist < self.margin {
-                let pa = (w1 * p.local_p1).coords;
-                let pb = (w2 * p.local_p2).coords;
-                // A vertex on a triangulated face can come back once per adjacent
-                // triangle: keep one copy, or the solvers would count it twice.
-                let duplicate = out[self.start..].iter().any(|c| {
-                    (c.point - 0.5 * (pa + pb)).norm() <= 1e-12 * self.scale
-                        && (c.normal - n).norm() <= 1e-12
+            if keep.is_none() && p.dist >= self.margin {
+                continue;
+            }
+            let pa = (w1 * p.local_p1).coords;
+            let pb = (w2 * p.local_p2).coords;
+            let mid = 0.5 * (pa + pb);
+            let same = |point: &Vec3, normal: &Vec3| {
+                (point - mid).norm() <= 1e-12 * self.scale && (normal - n).norm() <= 1e-12
+            };
+            // A vertex on a triangulated face can come back once per adjacent
+            // triangle: keep one copy, or the solvers would count it twice.
+            let duplicate = match &keep {
+                Some(kept) => kept[self.keep_start..].iter().any(|k| {
+                    let ka = self.isa * Point3::from(k.local_a);
+                    let kb = self.isb * Point3::from(k.local_b);
+                    same(
+                        &(0.5 * (ka.coords + kb.coords)),
+                        &(self.isa.rotation * k.normal),
+                    )
+                }),
+                None => out[self.start..].iter().any(|c| same(&c.point, &c.normal)),
+            };
+            if duplicate {
+                continue;
+            }
+            let named = FeatureId {
+                a: FeatureId::part_feature(m.subshape1, p.fid1.0),
+                b: FeatureId::part_feature(m.subshape2, p.fid2.0),
+            };
+            let feature = FeatureId::first_free(named, |f| match &keep {
+                Some(kept) => kept[self.keep_start..].iter().any(|k| k.feature == f),
+                None => out[self.start..].iter().any(|c| c.feature == f),
+            });
+            if let Some(kept) = keep.as_deref_mut() {
+                let in_body = |sub: Option<Iso3>, q: &Point3| sub.map_or(*q, |s| s * q).coords;
+                kept.push(CachedPoint {
+                    feature,
+                    local_a: in_body(m.subshape_pos1, &p.local_p1),
+                    local_b: in_body(m.subshape_pos2, &p.local_p2),
+                    normal: self.isa.rotation.inverse() * n,
                 });
-                if !duplicate {
-                    let mut c = make_contact(bodies, self.a, Some(self.b), pa, pb, n, p.dist);
-                    c.feature = FeatureId {
-                        a: FeatureId::part_feature(m.subshape1, p.fid1.0),
-                        b: FeatureId::part_feature(m.subshape2, p.fid2.0),
-                    };
-                    out.push(c);
-                }
+            }
+            if p.dist < self.margin {
+                let mut c = make_contact(bodies, self.a, Some(self.b), pa, pb, n, p.dist);
+                c.feature = feature;
+                out.push(c);
             }
         }
     }
@@ -427,7 +518,7 @@ mod tests {
             .expect("parry supports every pair of our shapes");
         let mut out = Vec::new();
         for m in &manifolds {
-            pair.emit(bodies, m, &mut out);
+            pair.emit(bodies, m, &mut out, None);
         }
         out
     }

@@ -3,7 +3,8 @@
 //!
 //! It holds the step count and time, the island-sleeping settings and state (which
 //! bodies sleep, each body's still timer, a pending wake), the world's contact margin
-//! and impact timing, the contact pass's warm-start impulses and last projection, the
+//! and impact timing, the kept contact manifolds (`collision::manifold_cache`), the
+//! contact pass's warm-start impulses and last projection, the
 //! method's own warm-start impulses (CCP, MDP: [`CollisionSolver::warm_state`]) and the
 //! energy ledger's running totals. Every number is an `f64` written in RON's shortest
 //! round-trip form, so it loads back with the same bits.
@@ -18,13 +19,16 @@
 
 use super::expand::{Errors, PlacedBody};
 use super::locate::FieldPath;
-use super::spec::{V3, bare_option, solver_name};
+use super::spec::{V3, Vector, bare_option, solver_name};
 use super::{Scene, SceneError};
-use crate::collision::FeatureId;
+use crate::collision::manifold_cache::CachedPoint;
+use crate::collision::{FeatureId, ManifoldCache};
 use crate::dynamics::solver::SolverKind;
 use crate::dynamics::warm_start::ImpulseCache;
 use crate::energy::EnergyLedger;
+use crate::math::{Iso3, Quat};
 use crate::world::{CarriedState, SleepParams, World};
+use nalgebra::Quaternion;
 use serde::{Deserialize, Serialize};
 
 fn is_false(b: &bool) -> bool {
@@ -74,6 +78,11 @@ pub struct ResumeSpec {
     /// body, or empty. Default: empty.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub projection: Vec<(V3, V3)>,
+    /// The kept contact manifolds of the flat-faced pairs
+    /// (`collision::manifold_cache`), by pair ascending. Default: none (every pair's
+    /// manifold is computed afresh in the first step).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub manifolds: Vec<ManifoldSpec>,
     /// The method's own warm-start impulses (CCP and MDP keep them). Default: none.
     #[serde(default, with = "bare_option", skip_serializing_if = "Option::is_none")]
     pub solver: Option<SolverWarmSpec>,
@@ -129,6 +138,142 @@ pub struct ImpulseSpec {
     pub normal: f64,
     /// Tangential impulse on a (N s, world frame).
     pub tangent: V3,
+}
+
+/// One pair's kept contact manifold (`collision::manifold_cache`), in the bodies'
+/// frames.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename = "Manifold", deny_unknown_fields)]
+pub struct ManifoldSpec {
+    /// The pair's bodies, a < b.
+    pub a: usize,
+    pub b: usize,
+    /// b's position (m) and orientation (unit quaternion w, x, y, z) in a's body frame
+    /// when the manifold was computed.
+    pub position: V3,
+    pub orientation: Vector<4>,
+    /// The prediction distance it was computed with (m).
+    pub prediction: f64,
+    #[serde(default)]
+    pub points: Vec<ManifoldPointSpec>,
+}
+
+/// One point of a kept manifold.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename = "Point", deny_unknown_fields)]
+pub struct ManifoldPointSpec {
+    /// The features of a and of b that touch (unique within the pair).
+    pub feature: (u64, u64),
+    /// The point on a's surface in a's body frame (m).
+    pub on_a: V3,
+    /// The point on b's surface in b's body frame (m).
+    pub on_b: V3,
+    /// The unit normal from b to a, in a's body frame.
+    pub normal: V3,
+}
+
+fn manifold_specs(cache: &ManifoldCache) -> Vec<ManifoldSpec> {
+    cache
+        .manifolds()
+        .iter()
+        .map(|m| {
+            let q = m.pose.rotation.quaternion();
+            ManifoldSpec {
+                a: m.a,
+                b: m.b,
+                position: m.pose.translation.vector.into(),
+                orientation: Vector([q.w, q.i, q.j, q.k]),
+                prediction: m.prediction,
+                points: cache
+                    .points_of(m)
+                    .iter()
+                    .map(|p| ManifoldPointSpec {
+                        feature: (p.feature.a, p.feature.b),
+                        on_a: p.local_a.into(),
+                        on_b: p.local_b.into(),
+                        normal: p.normal.into(),
+                    })
+                    .collect(),
+            }
+        })
+        .collect()
+}
+
+fn manifold_cache_of(specs: &[ManifoldSpec]) -> ManifoldCache {
+    let mut cache = ManifoldCache::default();
+    let mut points = Vec::new();
+    for m in specs {
+        let [w, x, y, z] = m.orientation.0;
+        let q = Quaternion::new(w, x, y, z);
+        // Unit to rounding as saved: kept as written, so that it loads bit for bit.
+        let rotation = if (q.norm_squared() - 1.0).abs() <= 4.0 * f64::EPSILON {
+            Quat::new_unchecked(q)
+        } else {
+            Quat::from_quaternion(q)
+        };
+        let pose = Iso3::from_parts(m.position.vec3().into(), rotation);
+        points.clear();
+        points.extend(m.points.iter().map(|p| CachedPoint {
+            feature: FeatureId {
+                a: p.feature.0,
+                b: p.feature.1,
+            },
+            local_a: p.on_a.vec3(),
+            local_b: p.on_b.vec3(),
+            normal: p.normal.vec3(),
+        }));
+        cache.push(m.a, m.b, pose, m.prediction, &points);
+    }
+    cache
+}
+
+/// The problems of the kept manifolds at `path`.
+fn check_manifolds(errs: &mut Errors, path: &FieldPath, specs: &[ManifoldSpec], bodies: usize) {
+    for (k, m) in specs.iter().enumerate() {
+        let p = path.index(k);
+        if !(m.a < m.b && m.b < bodies) {
+            errs.push(
+                &p,
+                format!(
+                    "needs two bodies a < b of the scene ({bodies} bodies), got a = {}, b = {}",
+                    m.a, m.b
+                ),
+            );
+        }
+        if k > 0 && (specs[k - 1].a, specs[k - 1].b) >= (m.a, m.b) {
+            errs.push(&p, "the pairs (a, b) must increase".into());
+        }
+        finite3(errs, &p.field("position"), &m.position);
+        let norm = m.orientation.0.iter().map(|x| x * x).sum::<f64>().sqrt();
+        if !(m.orientation.is_finite() && (norm - 1.0).abs() <= 1e-3) {
+            errs.push(
+                &p.field("orientation"),
+                format!("must be a unit quaternion (±1e-3), got {}", m.orientation),
+            );
+        }
+        finite_at_least(errs, &p.field("prediction"), m.prediction, 0.0, " m");
+        for (j, q) in m.points.iter().enumerate() {
+            let pp = p.field("points").index(j);
+            finite3(errs, &pp.field("on_a"), &q.on_a);
+            finite3(errs, &pp.field("on_b"), &q.on_b);
+            let n = q.normal.vec3().norm();
+            if !(q.normal.is_finite() && (n - 1.0).abs() <= 1e-6) {
+                errs.push(
+                    &pp.field("normal"),
+                    format!("must be a unit vector (±1e-6), got {}", q.normal),
+                );
+            }
+            if m.points[..j].iter().any(|o| o.feature == q.feature) {
+                errs.push(
+                    &pp.field("feature"),
+                    format!(
+                        "{:?} is already a feature of this manifold (unique within a pair)",
+                        q.feature
+                    ),
+                );
+            }
+        }
+    }
 }
 
 /// The method's own warm-start impulses, with the method that made them.
@@ -196,6 +341,7 @@ impl ResumeSpec {
             },
             wake_pending: carried.wake_pending,
             contact_impulses: impulses_of(&carried.contact_impulses),
+            manifolds: manifold_specs(&carried.manifolds),
             projection: carried
                 .projection
                 .iter()
@@ -249,6 +395,7 @@ impl ResumeSpec {
                 .map(|(dx, dth)| (dx.vec3(), dth.vec3()))
                 .collect(),
             solver_impulses,
+            manifolds: manifold_cache_of(&self.manifolds),
         });
         if let Some(l) = &self.ledger {
             world.resume_ledger(l.clone());
@@ -386,6 +533,7 @@ impl Scene {
             n,
             nc,
         );
+        check_manifolds(&mut errs, &path.field("manifolds"), &r.manifolds, n);
         if !(r.projection.is_empty() || r.projection.len() == n) {
             errs.push(
                 &path.field("projection"),

@@ -1,0 +1,183 @@
+//! Pinned final states: under each method, a short run of a mixed scene ends in a state
+//! whose hash is written here, so that a change claimed to leave trajectories
+//! bit-identical is checked by this test, and a change that moves them must update the
+//! hash in the same commit and say why the new trajectory is right.
+//!
+//! The hash is 64-bit FNV-1a over the bit patterns of every body's position,
+//! orientation, velocity and angular velocity, the ledger's cumulative columns and the
+//! last step's contacts (pair, features, point, normal, gap), in order. It is a function
+//! of the code, the scene and the floating-point environment (x86-64, the pinned
+//! toolchain; `libm`'s transcendental functions come from the system's C library); it
+//! does not depend on the thread count (tests/threads.rs).
+
+use impulse_lab::World;
+use impulse_lab::dynamics::solver::SolverKind;
+use impulse_lab::scene::parse_scene;
+
+/// Every shape kind in an open box, dropped from low height with random orientations
+/// and spins, so that within the run there are impacts, sliding, face contacts between
+/// polyhedra, non-convex crosses, ellipsoids (SAGI) and a forming pile that the contact
+/// pass and the position projection act on.
+const SCENE: &str = r#"Scene(
+    name: "Determinism",
+    description: "Every shape kind poured into an open box (tests/determinism.rs).",
+    duration: 1.0,
+    solver: "jolt",
+    params: (restitution: 0.3, friction: 0.4, kp: 0.2, rest_velocity: 0.05,
+             rolling_friction: 0.002, spinning_friction: 0.002),
+    seed: 5,
+    containers: [
+        Plane(),
+        Box(center: (0.0, 0.0, 0.0), half_size: (1.2, 1.2), height: 1.5),
+    ],
+    generators: [
+        Lattice(
+            count: 48,
+            mix: [
+                (shape: Sphere(radius: 0.15), fraction: 0.2),
+                (shape: Cube(edge: 0.25), fraction: 0.2),
+                (shape: Cross(size: 0.4), fraction: 0.2),
+                (shape: Ellipsoid(semi_axes: (0.18, 0.12, 0.09)), fraction: 0.15),
+                (shape: Tetrahedron(edge: 0.3), fraction: 0.15),
+                (shape: Rod(length: 0.4, radius: 0.05), fraction: 0.1),
+            ],
+            density: 1000.0,
+            region: (min: (-0.9, -0.9, 0.3), max: (0.9, 0.9, 2.2)),
+            spacing: 0.45,
+            orientation: Random,
+            velocity: (0.0, 0.0, -1.0),
+            velocity_jitter: 0.5,
+            angular_velocity_jitter: 2.0,
+        ),
+    ],
+)"#;
+
+/// Steps of each run: 1 s at the scene's time step (1/600 s): the bodies land, strike
+/// each other and start to pile.
+const STEPS: usize = 600;
+
+/// 64-bit FNV-1a (Fowler, Noll and Vo), fed 64-bit words little-endian.
+struct Fnv(u64);
+
+impl Fnv {
+    fn new() -> Self {
+        Fnv(0xcbf2_9ce4_8422_2325)
+    }
+
+    fn word(&mut self, x: u64) {
+        for byte in x.to_le_bytes() {
+            self.0 ^= u64::from(byte);
+            self.0 = self.0.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+
+    fn f(&mut self, xs: &[f64]) {
+        xs.iter().for_each(|x| self.word(x.to_bits()));
+    }
+}
+
+fn state_hash(w: &World) -> u64 {
+    let mut h = Fnv::new();
+    for b in &w.bodies {
+        h.f(b.position.as_slice());
+        h.f(b.orientation.coords.as_slice());
+        h.f(b.velocity.as_slice());
+        h.f(b.angular_velocity.as_slice());
+    }
+    let l = &w.ledger;
+    h.f(&[
+        l.dissipated_restitution,
+        l.dissipated_friction,
+        l.external_work,
+        l.integration,
+        l.projection,
+    ]);
+    h.word(w.contacts.len() as u64);
+    for c in &w.contacts {
+        h.word(c.a as u64);
+        h.word(c.b.map_or(u64::MAX, |b| b as u64));
+        h.word(c.container.map_or(u64::MAX, |k| k as u64));
+        h.word(c.feature.a);
+        h.word(c.feature.b);
+        h.f(c.point.as_slice());
+        h.f(c.normal.as_slice());
+        h.f(&[c.gap]);
+    }
+    h.0
+}
+
+fn run(kind: SolverKind, steps: usize) -> World {
+    let scene = parse_scene(SCENE, "determinism.ron").expect("the test's scene is valid");
+    let mut w = scene.build_world().expect("the test's scene builds");
+    w.set_solver(kind);
+    w.start_ledger();
+    for step in 0..steps {
+        w.step()
+            .unwrap_or_else(|e| panic!("{kind} step {step}: {e}"));
+    }
+    w
+}
+
+/// The run did what the hash is meant to pin: bodies in contact with each other and
+/// with the box, and the solver or the contact pass at work.
+fn check_coverage(w: &World, kind: SolverKind) {
+    let pairs = w.contacts.iter().filter(|c| c.b.is_some()).count();
+    let walls = w.contacts.len() - pairs;
+    assert!(
+        pairs >= 20 && walls >= 20,
+        "{kind}: the run ends with {pairs} body-body and {walls} body-container contacts"
+    );
+}
+
+fn check(kind: SolverKind, pinned: u64) {
+    let w = run(kind, STEPS);
+    check_coverage(&w, kind);
+    let got = state_hash(&w);
+    assert_eq!(
+        got, pinned,
+        "{kind}: final-state hash {got:#018x}, pinned {pinned:#018x}. If the change is meant \
+         to move this method's trajectory, pin the new hash in the same commit and say why \
+         the new result is right."
+    );
+}
+
+#[test]
+fn jolt_final_state_is_pinned() {
+    check(SolverKind::Jolt, 0xe0a4_12df_e143_b44c);
+}
+
+#[test]
+fn etm_final_state_is_pinned() {
+    check(SolverKind::Etm, 0x16cb_9496_5737_da5f);
+}
+
+#[test]
+fn sqm_final_state_is_pinned() {
+    check(SolverKind::Sqm, 0x2ce1_c363_8d3a_92e6);
+}
+
+#[test]
+fn smm_final_state_is_pinned() {
+    check(SolverKind::Smm, 0x389d_3fbf_ebf0_7972);
+}
+
+#[test]
+fn ccp_final_state_is_pinned() {
+    check(SolverKind::Ccp, 0x30be_0beb_4318_4895);
+}
+
+#[test]
+fn mdp_final_state_is_pinned() {
+    check(SolverKind::Mdp, 0x5ade_fa90_0ff4_fd20);
+}
+
+/// The hash sees a change in the last bit of one body's state: it cannot pass a run
+/// that differs from the pinned one.
+#[test]
+fn the_hash_sees_one_bit() {
+    let w = run(SolverKind::Jolt, 1);
+    let mut v = w.clone();
+    let x = &mut v.bodies[17].velocity.y;
+    *x = f64::from_bits(x.to_bits() ^ 1);
+    assert_ne!(state_hash(&w), state_hash(&v));
+}

@@ -42,9 +42,11 @@
 //! # Data and efficiency
 //! Islands: bodies joined by contacts (union-find over dynamic bodies; static bodies and
 //! containers never join islands) are solved independently. Within an island, c_min
-//! comes from an indexed binary heap keyed by relative normal velocity; after an impulse
+//! comes from the contact queue shared with SQM ([`crate::dynamics::queue`]), ordered by
+//! (ũ_n, contact index), so that ties go to the smaller index; after an impulse
 //! only the keys of the contacts sharing a dynamic body with the impulsed contact are
-//! updated (per-body contact adjacency in CSR form). The contact's masses, world inverse
+//! updated (per-body contact adjacency in CSR form), from a compact copy of the bodies'
+//! velocities ([`Twist`]). The contact's masses, world inverse
 //! inertia and collision matrix K (eq. 9) are copied into [`PreparedContact`] once per
 //! step (Box2D style, to avoid cache misses in the inner loop), with K⁻¹ next to them.
 //!

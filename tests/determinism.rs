@@ -148,7 +148,7 @@ fn jolt_final_state_is_pinned() {
 
 #[test]
 fn etm_final_state_is_pinned() {
-    check(SolverKind::Etm, 0x16cb_9496_5737_da5f);
+    check(SolverKind::Etm, 0x0ba6_02a9_4e64_e392);
 }
 
 #[test]

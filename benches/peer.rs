@@ -1,5 +1,8 @@
 //! Side-by-side benchmark: the same piles in Rapier (`rapier3d-f64`, single thread, its
-//! default settings) and in this project's world under each collision method.
+//! default settings) and in this project's world under each collision method. Rapier
+//! runs twice: at its defaults (`rapier`, the simplified friction model: one friction
+//! constraint per manifold plus a twist), which every ratio is taken against, and with
+//! `FrictionModel::Coulomb` (`rapier-c`: one friction cone per contact point, as ours).
 //!
 //! `cargo bench --no-default-features --bench peer [-- SCENE[,SCENE...] [STEPS] [METHOD...]
 //! [--threads N] [--chunk N] [--budget SECONDS]]` (default: `all`, the five scenes below;
@@ -61,6 +64,7 @@ use impulse_lab::scene::{
     ContainerSpec, GeneratorSpec, OrientationSpec, Region, Scene, ShapeSpec, V3, Vector, Walls,
 };
 use impulse_lab::shapes::Shape;
+use rapier3d_f64::dynamics::FrictionModel;
 use rapier3d_f64::prelude as rp;
 use std::fmt::Write as _;
 use std::io::Write;
@@ -237,12 +241,17 @@ impl Pile {
         Ok(world)
     }
 
-    /// Rapier's world: default integration parameters but dt, gravity along our −z.
-    fn rapier(&self) -> Result<RapierPile, String> {
+    /// Rapier's world: default integration parameters but dt and the friction model,
+    /// gravity along our −z.
+    fn rapier(
+        &self,
+        friction: rapier3d_f64::dynamics::FrictionModel,
+    ) -> Result<RapierPile, String> {
         let v = |x: &Vec3| rp::Vector::new(x.x, x.y, x.z);
         let mut w = rp::PhysicsWorld::new();
         w.gravity = v(&self.gravity);
         w.integration_parameters.dt = self.dt;
+        w.integration_parameters.friction_model = friction;
         let material =
             |c: rp::ColliderBuilder| c.friction(self.friction).restitution(self.restitution);
 
@@ -515,7 +524,7 @@ fn load_average() -> String {
 /// Rapier's settings as this benchmark uses them (its defaults but dt and gravity).
 fn rapier_settings(p: &Pile) -> String {
     let ip = p
-        .rapier()
+        .rapier(FrictionModel::default())
         .map(|r| r.world.integration_parameters)
         .unwrap_or_else(|e| fail(&e));
     let mut s = String::new();
@@ -575,8 +584,20 @@ fn rapier_settings(p: &Pile) -> String {
 fn bench_pile(p: &Pile, methods: &[SolverKind], o: &Options) -> Vec<Run> {
     let mut runs = vec![Run::new(
         "rapier".into(),
-        Engine::Rapier(Box::new(p.rapier().unwrap_or_else(|e| fail(&e)))),
+        Engine::Rapier(Box::new(
+            p.rapier(FrictionModel::Simplified)
+                .unwrap_or_else(|e| fail(&e)),
+        )),
     )];
+    // Rapier with one Coulomb friction cone per contact point, as ours: its ratio in the
+    // tables is to the default (simplified) Rapier above.
+    runs.push(Run::new(
+        "rapier-c".into(),
+        Engine::Rapier(Box::new(
+            p.rapier(FrictionModel::Coulomb)
+                .unwrap_or_else(|e| fail(&e)),
+        )),
+    ));
     for &k in methods {
         let world = p.world(k).unwrap_or_else(|e| fail(&e));
         runs.push(Run::new(k.name().into(), Engine::Ours(Box::new(world))));

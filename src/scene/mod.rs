@@ -20,7 +20,7 @@
 //! may be built from overlapping pieces). The same inscribed ball is tested against
 //! every container: planes and slopes, the floors, walls and dividers of boxes, the
 //! floors and walls of cylinders, the cones of hoppers; a body outside a box's present
-//! wall, a cylinder or a hopper is refused too ([`overlap`]). The check's memory is
+//! wall, a cylinder or a hopper is refused too (`overlap`). The check's memory is
 //! linear in the number of bodies whatever the overlaps: it lists the first
 //! [`MAX_REPORTED`] errors and counts the rest.
 

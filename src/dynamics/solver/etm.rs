@@ -46,7 +46,7 @@
 //! (ũ_n, contact index), so that ties go to the smaller index; after an impulse
 //! only the keys of the contacts sharing a dynamic body with the impulsed contact are
 //! updated (per-body contact adjacency in CSR form), from a compact copy of the bodies'
-//! velocities ([`Twist`]). The contact's masses, world inverse
+//! velocities (`Twist`). The contact's masses, world inverse
 //! inertia and collision matrix K (eq. 9) are copied into [`PreparedContact`] once per
 //! step (Box2D style, to avoid cache misses in the inner loop), with K⁻¹ next to them.
 //!

@@ -5,9 +5,9 @@
 //! `FrictionModel::Coulomb` (`rapier-c`: one friction cone per contact point, as ours).
 //!
 //! `cargo bench --no-default-features --bench peer [-- SCENE[,SCENE...] [STEPS] [METHOD...]
-//! [--threads N] [--chunk N] [--budget SECONDS]]` (default: `all`, the five scenes below;
-//! 3,000 steps = 5 s at dt = 1/600; every method; one thread; chunks of 100 steps; no
-//! budget). `--no-default-features` only spares building the app; `cargo bench --bench
+//! [--threads N] [--chunk N] [--budget SECONDS] [--resting hard|soft]]` (default: `all`,
+//! the five scenes below; 3,000 steps = 5 s at dt = 1/600; every method; one thread;
+//! chunks of 100 steps; no budget; `SolverParams::resting_model` at its default). `--no-default-features` only spares building the app; `cargo bench --bench
 //! peer` runs the same program.
 //!
 //! **Scenes** ([`PILES`]), each built once as an engine-neutral [`Pile`] (the bodies'
@@ -58,7 +58,7 @@ use common::{BenchArgs, PHASE_COLUMNS, PhaseSums};
 use impulse_lab::World;
 use impulse_lab::body::RigidBody;
 use impulse_lab::container::Container;
-use impulse_lab::dynamics::solver::{SolverKind, SolverParams};
+use impulse_lab::dynamics::solver::{RestingModel, SolverKind, SolverParams};
 use impulse_lab::math::Vec3;
 use impulse_lab::scene::{
     ContainerSpec, GeneratorSpec, OrientationSpec, Region, Scene, ShapeSpec, V3, Vector, Walls,
@@ -218,11 +218,13 @@ fn pile(name: &str) -> Result<Pile, String> {
 
 impl Pile {
     /// Our world for `kind` (default parameters but the pile's e and μ).
-    fn world(&self, kind: SolverKind) -> Result<World, String> {
+    fn world(&self, kind: SolverKind, resting: Option<RestingModel>) -> Result<World, String> {
+        let defaults = SolverParams::default();
         let params = SolverParams {
             restitution: self.restitution,
             friction: self.friction,
-            ..SolverParams::default()
+            resting_model: resting.unwrap_or(defaults.resting_model),
+            ..defaults
         };
         let mut world =
             World::new(self.gravity, self.dt, kind, params).map_err(|e| e.to_string())?;
@@ -448,10 +450,13 @@ struct Options {
     chunk: u64,
     budget: Option<Duration>,
     threads: usize,
+    /// The resting model of our worlds (`None`: the default).
+    resting: Option<RestingModel>,
 }
 
 fn main() {
-    let args = BenchArgs::from_env(&["threads", "chunk", "budget"]).unwrap_or_else(|e| fail(&e));
+    let args = BenchArgs::from_env(&["threads", "chunk", "budget", "resting"])
+        .unwrap_or_else(|e| fail(&e));
     let mut scenes = args.scenes(&PILES);
     if scenes == ["all"] {
         scenes = PILES.map(str::to_string).to_vec();
@@ -474,12 +479,21 @@ fn main() {
         chunk,
         budget: (budget > 0.0).then(|| Duration::from_secs_f64(budget)),
         threads,
+        resting: args
+            .option::<String>("resting", String::new())
+            .ok()
+            .filter(|s| !s.is_empty())
+            .map(|s| s.parse().unwrap_or_else(|e: String| fail(&e))),
     };
 
     println!("{}", rapier_settings(&piles[0]));
     println!(
-        "our worlds: {} rayon thread(s); methods at their default parameters (SolverParams::default()) but e and μ; sleeping as the scene says",
-        options.threads
+        "our worlds: {} rayon thread(s); methods at their default parameters (SolverParams::default()) but e and μ{}; sleeping as the scene says",
+        options.threads,
+        options.resting.map_or(String::new(), |r| format!(
+            " and resting model {}",
+            r.name()
+        ))
     );
     println!(
         "{} steps per scene in chunks of {}, budget {}; load average at start: {}",
@@ -599,7 +613,7 @@ fn bench_pile(p: &Pile, methods: &[SolverKind], o: &Options) -> Vec<Run> {
         )),
     ));
     for &k in methods {
-        let world = p.world(k).unwrap_or_else(|e| fail(&e));
+        let world = p.world(k, o.resting).unwrap_or_else(|e| fail(&e));
         runs.push(Run::new(k.name().into(), Engine::Ours(Box::new(world))));
     }
     let mut done = 0;

@@ -39,8 +39,8 @@ use crate::dynamics::impact::ImpactTiming;
 use crate::dynamics::islands::Islands;
 use crate::dynamics::rotation::RotationIntegrator;
 use crate::dynamics::solver::{
-    CollisionSolver, PositionUpdate, SolverContext, SolverError, SolverKind, SolverParams,
-    SolverReport, TraceRow, total_kinetic_energy,
+    CollisionSolver, PositionUpdate, RestingModel, SolverContext, SolverError, SolverKind,
+    SolverParams, SolverReport, TraceRow, total_kinetic_energy,
 };
 use crate::dynamics::warm_start::ImpulseCache;
 use crate::energy::{EnergyLedger, EnergySample, StateEnergy};
@@ -764,7 +764,10 @@ impl World {
                 h,
                 &mut report,
             );
-            if self.params.kp > 0.0 && !corrects {
+            if self.params.resting_model == RestingModel::Soft {
+                self.ledger.projection +=
+                    self.contact_pass.push_out(&mut self.bodies, &self.gravity);
+            } else if self.params.kp > 0.0 && !corrects {
                 self.ledger.projection += self.contact_pass.project(
                     &mut self.bodies,
                     contacts,

@@ -179,18 +179,29 @@ impl ContactPass {
                 break;
             }
         }
-        let mut work = 0.0;
-        for (b, (dx, dtheta)) in bodies.iter_mut().zip(&self.displacement) {
-            if b.is_static() || (dx == &Vec3::zeros() && dtheta == &Vec3::zeros()) {
-                continue;
-            }
-            let q = Quat::new_normalize(
-                (crate::dynamics::rotation::quat_exp(&(0.5 * dtheta)) * b.orientation).into_inner(),
-            );
-            work += b.displace(dx, q) - b.mass * gravity.dot(dx);
-        }
-        work
+        displace_all(bodies, &self.displacement, gravity)
     }
+}
+
+/// Move each body by its (Δx, Δθ) of `displacement` (q ← exp(Δθ/2) q) with
+/// [`RigidBody::displace`], which keeps its linear and angular momentum; returns the
+/// energy added, −Σ m g·Δx in gravity `gravity` plus the spin updates' kinetic change.
+pub(super) fn displace_all(
+    bodies: &mut [RigidBody],
+    displacement: &[(Vec3, Vec3)],
+    gravity: &Vec3,
+) -> f64 {
+    let mut work = 0.0;
+    for (b, (dx, dtheta)) in bodies.iter_mut().zip(displacement) {
+        if b.is_static() || (dx == &Vec3::zeros() && dtheta == &Vec3::zeros()) {
+            continue;
+        }
+        let q = Quat::new_normalize(
+            (crate::dynamics::rotation::quat_exp(&(0.5 * dtheta)) * b.orientation).into_inner(),
+        );
+        work += b.displace(dx, q) - b.mass * gravity.dot(dx);
+    }
+    work
 }
 
 /// The gap a speculative contact may close in this step's velocity pass: its detected

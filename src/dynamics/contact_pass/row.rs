@@ -27,6 +27,11 @@ pub(super) struct Row {
     /// The normal velocity the update targets while it pushes: 0, or −gap/h for a
     /// speculative contact (gap > 0), which may close its gap within the step.
     pub(super) floor: f64,
+    /// The soft contact's scales of the normal update (Catto's soft step, see
+    /// `ContactPass::solve_soft`): Δλ_n = m_s (1/(nᵀKn)) (floor − u_n) − i_s λ_n. A hard
+    /// contact has m_s = 1, i_s = 0.
+    pub(super) mass_scale: f64,
+    pub(super) impulse_scale: f64,
     pub(super) lambda_n: f64,
     pub(super) lambda_t: nalgebra::Vector2<f64>,
     /// The multiplier γ of the last friction update that met the cone's edge
@@ -88,6 +93,8 @@ impl Row {
         Row {
             k_spin,
             floor: if p.gap > 0.0 { -p.gap / dt } else { 0.0 },
+            mass_scale: 1.0,
+            impulse_scale: 0.0,
             inv_inertia_sum,
             k_t: [p.k * t1, p.k * t2],
             kn_t: nalgebra::Vector2::new(t1.dot(&k_n), t2.dot(&k_n)),
@@ -298,8 +305,11 @@ impl Row {
             }
             self.started = true;
         }
-        // Normal row: λ_n ≥ 0, u_n⁺ = floor while pushing.
-        let new_n = (self.lambda_n + self.normal_mass * (floor - un)).max(0.0);
+        // Normal row: λ_n ≥ 0, u_n⁺ = floor while pushing (softened by the scales of a
+        // soft contact; exactly the hard update when m_s = 1, i_s = 0).
+        let new_n = (self.lambda_n + self.normal_mass * self.mass_scale * (floor - un)
+            - self.impulse_scale * self.lambda_n)
+            .max(0.0);
         let dn = new_n - self.lambda_n;
         self.lambda_n = new_n;
         let du_n = dn * self.k_nn;

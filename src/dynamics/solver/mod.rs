@@ -173,6 +173,59 @@ pub struct SolverParams {
     /// μ_s × the normal force (a contact patch; Bullet's spinning friction, MuJoCo's
     /// torsional friction). Default: 0 (a point contact cannot stop a spin about n).
     pub spinning_friction: f64,
+    /// How the contact pass holds resting contacts (`dynamics::contact_pass`): `Hard`
+    /// (projected Gauss-Seidel sweeps to convergence, shock propagation and paper 001's
+    /// position projection) or `Soft` (Box2D v3's soft step at the world's time step:
+    /// one biased sweep of soft contacts, one relax sweep, the bias's push-out applied
+    /// as a position correction). Impacts stay the method's own either way. `Soft`
+    /// needs a positive `rest_velocity` (it relies on the warm start). Default: `Hard`.
+    pub resting_model: RestingModel,
+    /// Soft resting model: the contacts' natural frequency f (Hz) as a spring-damper
+    /// (Box2D v3's `contactHertz`), at most a quarter of the step rate 1/h (Box2D's
+    /// limit; above it the soft step is taken at 1/(4h)). Default: 30.
+    pub contact_hertz: f64,
+    /// Soft resting model: the contacts' damping ratio ζ ≥ 0 (Box2D v3's
+    /// `contactDampingRatio`; well over 1: the push-out creeps without bouncing).
+    /// Default: 10.
+    pub contact_damping_ratio: f64,
+    /// Soft resting model: the largest speed (m/s) at which the bias pushes overlapping
+    /// bodies apart (Box2D v3's `contactPushMaxVelocity`). Default: 3.
+    pub contact_push_speed: f64,
+}
+
+/// How the contact pass holds resting contacts ([`SolverParams::resting_model`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum RestingModel {
+    /// Hard contacts: projected Gauss-Seidel to the pass's tolerance (at most
+    /// `contact_sweeps` sweeps), shock propagation, position projection.
+    #[default]
+    Hard,
+    /// Soft contacts (Catto, Box2D v3 "soft step"): one biased sweep of spring-damper
+    /// contacts and one relax sweep per step; overlap is removed by the bias.
+    Soft,
+}
+
+impl RestingModel {
+    /// The model's name in scene files and on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            RestingModel::Hard => "hard",
+            RestingModel::Soft => "soft",
+        }
+    }
+}
+
+impl std::str::FromStr for RestingModel {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.to_ascii_lowercase().as_str() {
+            "hard" => Ok(RestingModel::Hard),
+            "soft" => Ok(RestingModel::Soft),
+            _ => Err(format!(
+                "unknown resting model '{s}' (expected hard or soft)"
+            )),
+        }
+    }
 }
 
 impl Default for SolverParams {
@@ -195,6 +248,10 @@ impl Default for SolverParams {
             error_reduction: 0.2,
             rolling_friction: 0.0,
             spinning_friction: 0.0,
+            resting_model: RestingModel::Hard,
+            contact_hertz: 30.0,
+            contact_damping_ratio: 10.0,
+            contact_push_speed: 3.0,
         }
     }
 }
@@ -325,6 +382,31 @@ impl SolverParams {
             er.is_finite() && (0.0..=1.0).contains(&er),
             "error_reduction",
             format!("error_reduction ε must be in [0, 1], got {er}"),
+        );
+        let f = self.contact_hertz;
+        check(
+            f.is_finite() && f > 0.0,
+            "contact_hertz",
+            format!("contact_hertz must be finite and > 0 (Hz), got {f}"),
+        );
+        let z = self.contact_damping_ratio;
+        check(
+            z.is_finite() && z >= 0.0,
+            "contact_damping_ratio",
+            format!("contact_damping_ratio ζ must be finite and ≥ 0, got {z}"),
+        );
+        let v = self.contact_push_speed;
+        check(
+            v.is_finite() && v > 0.0,
+            "contact_push_speed",
+            format!("contact_push_speed must be finite and > 0 (m/s), got {v}"),
+        );
+        check(
+            self.resting_model == RestingModel::Hard || (self.contact_pass && rv > 0.0),
+            "resting_model",
+            "resting_model Soft needs the contact pass on and rest_velocity > 0 (its \
+             contacts converge across steps through the warm start, which only runs then)"
+                .to_string(),
         );
         problems
     }

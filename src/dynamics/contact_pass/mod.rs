@@ -655,7 +655,7 @@ impl ContactPass {
         }
     }
 
-    /// Apply the soft model's push-out ([`Self::solve_soft`]) recorded by the last
+    /// Apply the soft model's push-out (`ContactPass::solve_soft`) recorded by the last
     /// [`Self::run`]: each body is moved by its Δx and turned by its Δθ with
     /// [`RigidBody::displace`] (linear and angular momentum kept). Returns the energy
     /// it added (J): −Σ m g·Δx plus the spin update's kinetic change, the ledger's

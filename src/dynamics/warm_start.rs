@@ -31,6 +31,9 @@ pub struct CachedImpulse {
     pub tangent: Vec3,
 }
 
+/// [`ImpulseCache::find_each`]'s answer for a contact with no remembered entry.
+pub const NOT_FOUND: u32 = u32::MAX;
+
 /// The impulses of the last step, sorted by pair and feature.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ImpulseCache {
@@ -90,6 +93,48 @@ impl ImpulseCache {
         &self.entries[lo..hi]
     }
 
+    /// The remembered entry of each of `contacts` (pair and features), in their order,
+    /// as [`Self::find`] answers it: its index into [`Self::entries`], or [`NOT_FOUND`].
+    ///
+    /// One merge pass over the entries for a contact list made of ascending runs, as
+    /// the narrow phase gives it (body pairs ascending, then body–container contacts
+    /// ascending: each kind keeps its own cursor); a contact whose pair comes before the
+    /// last of its kind is found by binary search, so any order gets the same answers.
+    pub fn find_each(
+        &self,
+        contacts: impl Iterator<Item = (PairKey, FeatureId)>,
+        out: &mut Vec<u32>,
+    ) {
+        out.clear();
+        let entries = &self.entries;
+        // Per kind (pair, container): the cursor and the last key looked up.
+        let mut cursor = [0usize; 2];
+        let mut last: [Option<PairKey>; 2] = [None, None];
+        for (key, feature) in contacts {
+            let kind = usize::from(key.1.is_none());
+            let at = &mut cursor[kind];
+            if last[kind].is_some_and(|l| key < l) {
+                *at = entries.partition_point(|e| e.key < key);
+            } else {
+                while *at < entries.len() && entries[*at].key < key {
+                    *at += 1;
+                }
+            }
+            last[kind] = Some(key);
+            let mut found = NOT_FOUND;
+            for (j, e) in entries[*at..].iter().enumerate() {
+                if e.key != key || e.feature > feature {
+                    break;
+                }
+                if e.feature == feature {
+                    found = (*at + j) as u32;
+                    break;
+                }
+            }
+            out.push(found);
+        }
+    }
+
     /// The remembered contact of pair `key` with the features `feature` (the first in
     /// insertion order if a saved list repeats it).
     pub fn find(&self, key: PairKey, feature: FeatureId) -> Option<&CachedImpulse> {
@@ -126,5 +171,48 @@ mod tests {
         assert_eq!(normal(a_wall, f(0, 0)), None, "features of another pair");
         assert_eq!(normal((0, Some(3), None), f(3, 7)), None, "another pair");
         assert_eq!(cache.of(ab).len(), 3);
+    }
+
+    /// `find_each` answers as `find` for lists in the narrow phase's order and in any
+    /// other (random pairs, repeats, features absent, containers interleaved).
+    #[test]
+    fn find_each_answers_as_find_in_any_order() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
+        let key = |rng: &mut rand_chacha::ChaCha8Rng| -> PairKey {
+            let a = rng.random_range(0..6);
+            if rng.random_bool(0.3) {
+                (a, None, Some(rng.random_range(0..3)))
+            } else {
+                (a, Some(a + 1 + rng.random_range(0..5)), None)
+            }
+        };
+        let feature = |rng: &mut rand_chacha::ChaCha8Rng| FeatureId {
+            a: rng.random_range(0..4),
+            b: rng.random_range(0..3),
+        };
+        for round in 0..200 {
+            let mut cache = ImpulseCache::default();
+            for i in 0..rng.random_range(0..40) {
+                let (k, f) = (key(&mut rng), feature(&mut rng));
+                cache.push(k, f, Vec3::zeros(), i as f64, Vec3::zeros());
+            }
+            cache.finish();
+            let mut list: Vec<(PairKey, FeatureId)> = (0..rng.random_range(0..50))
+                .map(|_| (key(&mut rng), feature(&mut rng)))
+                .collect();
+            if round % 2 == 0 {
+                // The narrow phase's order: pairs ascending, then containers ascending.
+                list.sort_by_key(|&(k, f)| (k.1.is_none(), k, f));
+            }
+            let mut found = Vec::new();
+            cache.find_each(list.iter().copied(), &mut found);
+            assert_eq!(found.len(), list.len());
+            for (&(k, f), &j) in list.iter().zip(&found) {
+                let expected = cache.find(k, f).map(|e| e.normal);
+                let got = (j != NOT_FOUND).then(|| cache.entries()[j as usize].normal);
+                assert_eq!(got, expected, "round {round}: {k:?} {f:?}");
+            }
+        }
     }
 }

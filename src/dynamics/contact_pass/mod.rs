@@ -146,6 +146,8 @@ pub struct ContactPass {
     /// (empty when the rows are in that order).
     bottom_up: Vec<u32>,
     touched: Vec<usize>,
+    /// Per contact, its entry in `cache` (`ImpulseCache::find_each`).
+    found: Vec<u32>,
     /// The soft model's biased-sweep velocities, by slot ([`ContactPass::solve_soft`]).
     biased: Vec<[Vec3; 2]>,
     keyed: Vec<(f64, usize)>,
@@ -435,8 +437,14 @@ impl ContactPass {
         let max_sweeps = params.contact_sweeps;
         // 3. warm start
         if warm {
+            let keys = contacts
+                .iter()
+                .map(|c| ((c.a, c.b, c.container), c.feature));
+            self.cache.find_each(keys, &mut self.found);
+            let entries = self.cache.entries();
             for (&(_, k), row) in self.order.iter().zip(&mut self.rows) {
-                row.warm_start(bodies, &self.cache, contacts[k].feature, friction, report);
+                let remembered = entries.get(self.found[k] as usize);
+                row.warm_start(bodies, remembered, friction, report);
             }
         }
         // 4. projected Gauss-Seidel sweeps over all contacts, bottom up (within each

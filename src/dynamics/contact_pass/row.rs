@@ -4,10 +4,9 @@
 use super::NO_SLOT;
 use super::friction::TangentMetric;
 use crate::body::RigidBody;
-use crate::collision::FeatureId;
 use crate::dynamics::solver::prepared::PreparedContact;
 use crate::dynamics::solver::{SolverParams, SolverReport};
-use crate::dynamics::warm_start::{CachedImpulse, ImpulseCache};
+use crate::dynamics::warm_start::CachedImpulse;
 use crate::math::{Mat3, Vec3};
 
 /// One contact of the pass: its prepared data and accumulated impulses.
@@ -130,13 +129,12 @@ impl Row {
         self.roll = Vec3::zeros();
     }
 
-    /// Apply the impulse the same contact (same pair, same `feature`) carried at the
-    /// end of the last step.
+    /// Apply the impulse the same contact (same pair, same features) carried at the end
+    /// of the last step, `remembered` (none: a new contact).
     pub(super) fn warm_start(
         &mut self,
         bodies: &mut [RigidBody],
-        cache: &ImpulseCache,
-        feature: FeatureId,
+        remembered: Option<&CachedImpulse>,
         mu: f64,
         report: &mut SolverReport,
     ) {
@@ -148,7 +146,7 @@ impl Row {
             normal: ln,
             tangent: pt,
             ..
-        }) = cache.find((p.a, p.b, p.container), feature)
+        }) = remembered
         else {
             return;
         };

@@ -868,6 +868,36 @@ fn hostile_cases() -> Vec<Case> {
             "reaches through the wall of containers[0] (hopper)",
         ),
         scene_case(
+            "sphere outside the hopper",
+            edit(
+                "Plane()",
+                "Hopper(base: (5.0, 0.0, 0.0), bottom_radius: 1.0, top_radius: 2.0, height: 2.0)",
+            ),
+            "bodies[0].position: bodies[0] at (0, 0, 1) lies outside every container",
+        ),
+        scene_case(
+            "sphere through a slope",
+            edit("Plane()", "Slope(angle_deg: 30.0, point: (0.0, 0.0, 0.8))"),
+            "bodies[0].position: bodies[0] at (0, 0, 1) reaches through containers[0] (slope)",
+        ),
+        // A mass that stays finite with moments of inertia that overflow (a needle of
+        // length 2 · 10²⁰⁰ m and width 2 · 10⁻²⁰⁰ m): named, in exponent form.
+        scene_case(
+            "cuboid whose inertia overflows",
+            edit(
+                "Sphere(radius: 0.5)",
+                "Cuboid(half_extents: (1e200, 1e-200, 1e-200))",
+            ),
+            "bodies[0]: its mass 8e-197 kg or a moment of inertia (0, inf, inf) kg m² is not finite",
+        ),
+        // An empty sweep.
+        case(
+            "repose --friction empty",
+            &["repose", REPOSE, "--friction", ""],
+            2,
+            "--friction: '' is not a number",
+        ),
+        scene_case(
             "sphere through a box divider",
             edit(
                 "Plane()",
@@ -991,7 +1021,7 @@ fn check(c: &Case) -> Result<(), String> {
 #[test]
 fn bad_input_corpus() {
     let cases = cases();
-    assert!(cases.len() >= 128, "only {} cases", cases.len());
+    assert!(cases.len() >= 132, "only {} cases", cases.len());
     println!("{} bad-input cases", cases.len());
     let failures: Vec<String> = cases.iter().filter_map(|c| check(c).err()).collect();
     assert!(

@@ -832,7 +832,11 @@ mod tests {
         let mut parser = Parser::new(&text, Keep::Paths(&paths));
         let root = parser.value(0, &Matching::all(&Keep::Paths(&paths)));
         assert!(parser.done);
-        assert!(parser.lexed < 10 * body.len(), "read {} bytes", parser.lexed);
+        assert!(
+            parser.lexed < 10 * body.len(),
+            "read {} bytes",
+            parser.lexed
+        );
         let pruned = SourceMap {
             text: &text,
             root,
@@ -846,7 +850,10 @@ mod tests {
         // A path that is not in the text: read to the end, the deepest part found.
         let absent = FieldPath::root().field("bodies").index(5000);
         let mut parser = Parser::new(&text, Keep::Paths(std::slice::from_ref(&absent)));
-        parser.value(0, &Matching::all(&Keep::Paths(std::slice::from_ref(&absent))));
+        parser.value(
+            0,
+            &Matching::all(&Keep::Paths(std::slice::from_ref(&absent))),
+        );
         assert!(!parser.done);
         assert_eq!(
             SourceMap::for_paths(&text, std::slice::from_ref(&absent)).locate(&absent),

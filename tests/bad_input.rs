@@ -1195,10 +1195,7 @@ fn ctrl_c_stops_a_run_and_keeps_the_trace_so_far_in_whole_rows() {
         .and_then(|rest| rest.split(' ').next())
         .and_then(|n| n.parse().ok())
         .unwrap_or_else(|| panic!("no step in {stderr:?}"));
-    assert!(
-        stderr.contains(&format!("of steps 1 to 100000000")),
-        "{stderr}"
-    );
+    assert!(stderr.contains("of steps 1 to 100000000"), "{stderr}");
     // Only the scene and the partial trace: no trace.csv, no state.json, no temporary.
     let names: BTreeSet<PathBuf> = listing(d);
     let expected: BTreeSet<PathBuf> = ["scene.ron", "trace.csv.partial"]

@@ -275,10 +275,8 @@ impl<'a> BallGrid<'a> {
                 let key = keyed[k].0;
                 let end = k + keyed[k..].partition_point(|e| e.0 == key);
                 grid.cells.insert(key, k..end);
-                for a in 0..3 {
-                    grid.lo[a] = grid.lo[a].min(key[a]);
-                    grid.hi[a] = grid.hi[a].max(key[a]);
-                }
+                grid.lo = std::array::from_fn(|a| grid.lo[a].min(key[a]));
+                grid.hi = std::array::from_fn(|a| grid.hi[a].max(key[a]));
                 k = end;
             }
             drop(keyed);

@@ -743,6 +743,11 @@ fn hostile_cases() -> Vec<Case> {
             edit("kp: 0.2", "kp: 0.2, max_iterations: 1000000000"),
             "params.max_iterations: max_iterations must be in 1..=100000",
         ),
+        scene_case(
+            "contact sweeps 10^9",
+            edit("kp: 0.2", "kp: 0.2, contact_sweeps: 1000000000"),
+            "params.contact_sweeps: contact_sweeps must be in 1..=10000",
+        ),
         run_case(
             "--duration 1e300",
             &["--duration", "1e300"],
@@ -1021,7 +1026,7 @@ fn check(c: &Case) -> Result<(), String> {
 #[test]
 fn bad_input_corpus() {
     let cases = cases();
-    assert!(cases.len() >= 132, "only {} cases", cases.len());
+    assert!(cases.len() >= 133, "only {} cases", cases.len());
     println!("{} bad-input cases", cases.len());
     let failures: Vec<String> = cases.iter().filter_map(|c| check(c).err()).collect();
     assert!(
@@ -1250,7 +1255,9 @@ fn a_run_shows_its_progress_on_a_terminal_only() {
     let terminal = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{terminal}");
     assert!(
-        terminal.contains("/20000") && terminal.contains("left; Ctrl-C stops"),
+        terminal.contains("/20,000 steps [")
+            && terminal.contains("ETA")
+            && terminal.contains("Ctrl-C stops"),
         "no progress bar on the terminal: {terminal:?}"
     );
     let out = Command::new(env!("CARGO_BIN_EXE_impulse-lab"))

@@ -599,8 +599,8 @@ fn stop_on_ctrl_c() {
     });
 }
 
-/// The progress bar of a run of `steps` steps: step, rate and time left, on stderr when
-/// it is a terminal (hidden otherwise, so logs and pipes get no control characters).
+/// The progress bar of a run of `steps` steps: step and time left, on stderr when it is
+/// a terminal (hidden otherwise, so logs and pipes get no control characters).
 fn run_progress(steps: u64) -> indicatif::ProgressBar {
     use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
     use std::io::IsTerminal;
@@ -612,7 +612,7 @@ fn run_progress(steps: u64) -> indicatif::ProgressBar {
     let bar = ProgressBar::with_draw_target(Some(steps), target);
     bar.set_style(
         ProgressStyle::with_template(
-            "[{bar:30}] step {pos}/{len}, {per_sec}, {elapsed} ({eta} left; Ctrl-C stops and keeps the trace so far)",
+            "{human_pos}/{human_len} steps [{bar:20}] ETA {eta}, Ctrl-C stops",
         )
         .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );

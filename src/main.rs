@@ -1,7 +1,8 @@
 //! `impulse-lab`: the command-line front end of the physics core.
 //!
 //! Exit codes: 0 success, 2 invalid input (bad scene, bad parameter, unwritable output),
-//! 1 run-time failure (e.g. a solver that diverges). Messages go to stderr.
+//! 1 run-time failure (e.g. a solver that diverges), 130 a run stopped with Ctrl-C.
+//! Messages go to stderr.
 
 mod cli;
 

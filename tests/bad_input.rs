@@ -743,6 +743,11 @@ fn hostile_cases() -> Vec<Case> {
             edit("kp: 0.2", "kp: 0.2, max_iterations: 1000000000"),
             "params.max_iterations: max_iterations must be in 1..=100000",
         ),
+        scene_case(
+            "contact sweeps 10^9",
+            edit("kp: 0.2", "kp: 0.2, contact_sweeps: 1000000000"),
+            "params.contact_sweeps: contact_sweeps must be in 1..=10000",
+        ),
         run_case(
             "--duration 1e300",
             &["--duration", "1e300"],
@@ -868,6 +873,36 @@ fn hostile_cases() -> Vec<Case> {
             "reaches through the wall of containers[0] (hopper)",
         ),
         scene_case(
+            "sphere outside the hopper",
+            edit(
+                "Plane()",
+                "Hopper(base: (5.0, 0.0, 0.0), bottom_radius: 1.0, top_radius: 2.0, height: 2.0)",
+            ),
+            "bodies[0].position: bodies[0] at (0, 0, 1) lies outside every container",
+        ),
+        scene_case(
+            "sphere through a slope",
+            edit("Plane()", "Slope(angle_deg: 30.0, point: (0.0, 0.0, 0.8))"),
+            "bodies[0].position: bodies[0] at (0, 0, 1) reaches through containers[0] (slope)",
+        ),
+        // A mass that stays finite with moments of inertia that overflow (a needle of
+        // length 2 · 10²⁰⁰ m and width 2 · 10⁻²⁰⁰ m): named, in exponent form.
+        scene_case(
+            "cuboid whose inertia overflows",
+            edit(
+                "Sphere(radius: 0.5)",
+                "Cuboid(half_extents: (1e200, 1e-200, 1e-200))",
+            ),
+            "bodies[0]: its mass 8e-197 kg or a moment of inertia (0, inf, inf) kg m² is not finite",
+        ),
+        // An empty sweep.
+        case(
+            "repose --friction empty",
+            &["repose", REPOSE, "--friction", ""],
+            2,
+            "--friction: '' is not a number",
+        ),
+        scene_case(
             "sphere through a box divider",
             edit(
                 "Plane()",
@@ -991,7 +1026,7 @@ fn check(c: &Case) -> Result<(), String> {
 #[test]
 fn bad_input_corpus() {
     let cases = cases();
-    assert!(cases.len() >= 128, "only {} cases", cases.len());
+    assert!(cases.len() >= 133, "only {} cases", cases.len());
     println!("{} bad-input cases", cases.len());
     let failures: Vec<String> = cases.iter().filter_map(|c| check(c).err()).collect();
     assert!(
@@ -1079,4 +1114,158 @@ fn world_step_names_the_step_and_the_non_finite_body() {
         "step 1: body 1's kinetic energy became non-finite",
         "{e}"
     );
+}
+
+/// The directory's files whose names start with `prefix` and end with `.partial`
+/// (the temporary file an output is written into, `NAME.XXXXXX.partial`).
+fn temporaries(dir: &Path, prefix: &str) -> Vec<PathBuf> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            let name = p.file_name().unwrap().to_string_lossy();
+            name.starts_with(prefix) && name.ends_with(".partial")
+        })
+        .collect()
+}
+
+/// Issue 44: a long run can be stopped with Ctrl-C (SIGINT), leaving whole outputs. The
+/// run is started as a child process; once its trace's temporary file has grown past
+/// the writer's buffer, it gets SIGINT (`kill -INT`). It must stop with exit status 130
+/// and a message naming the last step and `trace.csv.partial`; the partial trace has
+/// its header and only whole rows, one per step from 0 to the step named; no
+/// `trace.csv`, no final state and no temporary file is left.
+#[test]
+fn ctrl_c_stops_a_run_and_keeps_the_trace_so_far_in_whole_rows() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    std::fs::write(d.join("scene.ron"), BASE).unwrap();
+    // 10⁸ steps: minutes of work, far more than the test waits.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_impulse-lab"))
+        .arg("run")
+        .arg(d.join("scene.ron"))
+        .args(["--steps", "100000000", "--max-trace-rows", "200000000"])
+        .arg("--out")
+        .arg(d.join("trace.csv"))
+        .arg("--final-state")
+        .arg(d.join("state.json"))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    // Started writing: the temporary trace holds more than the writers' buffers.
+    loop {
+        let written = temporaries(d, "trace.csv.")
+            .iter()
+            .map(|p| std::fs::metadata(p).map_or(0, |m| m.len()))
+            .sum::<u64>();
+        if written > 256 * 1024 {
+            break;
+        }
+        if start.elapsed() > Duration::from_secs(60) || child.try_wait().unwrap().is_some() {
+            let _ = child.kill();
+            panic!("the run wrote no trace (or ended) within 60 s");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let kill = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let stopped = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if stopped.elapsed() > Duration::from_secs(20) {
+            let _ = child.kill();
+            panic!("the run did not stop within 20 s of SIGINT");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut stderr).unwrap();
+    assert_eq!(status.code(), Some(130), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    let partial = d.join("trace.csv.partial");
+    assert!(
+        stderr.contains(&format!("(the trace so far is in {})", partial.display())),
+        "{stderr}"
+    );
+    let last_step: u64 = stderr
+        .split("interrupted (Ctrl-C) after step ")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no step in {stderr:?}"));
+    assert!(stderr.contains("of steps 1 to 100000000"), "{stderr}");
+    // Only the scene and the partial trace: no trace.csv, no state.json, no temporary.
+    let names: BTreeSet<PathBuf> = listing(d);
+    let expected: BTreeSet<PathBuf> = ["scene.ron", "trace.csv.partial"]
+        .iter()
+        .map(PathBuf::from)
+        .collect();
+    assert_eq!(names, expected);
+    // Whole rows: the header, then steps 0..=last_step, each with every column.
+    let text = std::fs::read_to_string(&partial).unwrap();
+    assert!(text.ends_with('\n'), "the last row is cut short");
+    let mut lines = text.lines();
+    let header = lines.next().unwrap();
+    assert!(header.starts_with("step,time,kinetic,"), "{header}");
+    let columns = header.split(',').count();
+    let mut rows = 0u64;
+    for (i, line) in lines.enumerate() {
+        let fields: Vec<&str> = line.split(',').collect();
+        assert_eq!(fields.len(), columns, "row {i}: {line:?}");
+        assert_eq!(fields[0], i.to_string(), "row {i}: {line:?}");
+        for f in &fields[1..] {
+            assert!(f.parse::<f64>().is_ok(), "row {i}: {line:?}");
+        }
+        rows += 1;
+    }
+    assert_eq!(rows, last_step + 1, "rows 0..={last_step} expected");
+    assert!(last_step > 0);
+    println!(
+        "stopped after step {last_step} ({rows} whole rows, {} bytes) in {:.2} s after SIGINT",
+        text.len(),
+        stopped.elapsed().as_secs_f64()
+    );
+}
+
+/// A run shows a progress bar with the time left on a terminal (stderr a pseudo-terminal
+/// under `script`, util-linux) and nothing when stderr is a pipe.
+#[test]
+fn a_run_shows_its_progress_on_a_terminal_only() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let scene = d.join("scene.ron");
+    std::fs::write(&scene, BASE).unwrap();
+    let run = format!(
+        "'{}' run '{}' --steps 20000",
+        env!("CARGO_BIN_EXE_impulse-lab"),
+        scene.display()
+    );
+    let out = Command::new("script")
+        .args(["-qefc", &run, "/dev/null"])
+        .env("TERM", "xterm")
+        .output()
+        .expect("script (util-linux) runs the binary on a pseudo-terminal");
+    let terminal = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{terminal}");
+    assert!(
+        terminal.contains("/20,000 steps [")
+            && terminal.contains("ETA")
+            && terminal.contains("Ctrl-C stops"),
+        "no progress bar on the terminal: {terminal:?}"
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_impulse-lab"))
+        .arg("run")
+        .arg(&scene)
+        .args(["--steps", "20000"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "", "stderr in a pipe");
 }

@@ -21,6 +21,7 @@ use impulse_lab::settle::{
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// The scene `cargo run` opens when no command is given (in the app, or headless when
 /// built without the `app` feature).
@@ -489,7 +490,8 @@ struct RunArgs {
     #[arg(long)]
     error_reduction: Option<f64>,
     /// Write the per-step energy trace (CSV) here. Every output appears only when the
-    /// run succeeds; if it fails part way, the trace so far is kept as FILE.partial.
+    /// run succeeds; if it fails part way or is stopped with Ctrl-C, the trace so far is
+    /// kept as FILE.partial.
     #[arg(long)]
     out: Option<PathBuf>,
     /// Write the final state of every body (JSON) here.
@@ -580,7 +582,45 @@ fn check_work(
     Ok(steps as u64)
 }
 
-/// A failure with its exit code: 2 for invalid input, 1 for a run-time failure.
+/// Exit status of a run stopped with Ctrl-C (128 + SIGINT, as shells report it).
+const EXIT_INTERRUPTED: u8 = 130;
+
+/// Set by `run`'s Ctrl-C handler; the step loop stops before its next step.
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+/// Let Ctrl-C stop a run between two steps (see [`INTERRUPTED`]); a second Ctrl-C
+/// exits at once, leaving the outputs' temporary `NAME.XXXXXX.partial` files.
+fn stop_on_ctrl_c() {
+    // Without a handler (it cannot be installed) Ctrl-C ends the process as before.
+    let _ = ctrlc::set_handler(|| {
+        if INTERRUPTED.swap(true, Ordering::SeqCst) {
+            std::process::exit(EXIT_INTERRUPTED.into());
+        }
+    });
+}
+
+/// The progress bar of a run of `steps` steps: step and time left, on stderr when it is
+/// a terminal (hidden otherwise, so logs and pipes get no control characters).
+fn run_progress(steps: u64) -> indicatif::ProgressBar {
+    use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+    use std::io::IsTerminal;
+    let target = if std::io::stderr().is_terminal() {
+        ProgressDrawTarget::stderr()
+    } else {
+        ProgressDrawTarget::hidden()
+    };
+    let bar = ProgressBar::with_draw_target(Some(steps), target);
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{human_pos}/{human_len} steps [{bar:20}] ETA {eta}, Ctrl-C stops",
+        )
+        .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    bar
+}
+
+/// A failure with its exit code: 2 for invalid input, 1 for a run-time failure, 130 for
+/// a run stopped with Ctrl-C.
 pub struct Failure {
     pub code: u8,
     pub message: String,
@@ -1005,6 +1045,9 @@ fn run(args: RunArgs) -> Result<(), Failure> {
     let mut settle = SettleMonitor::start(&world);
     let mut capped = 0u64;
     let mut fallbacks = 0u64;
+    let first = world.step_index;
+    let bar = run_progress(steps);
+    stop_on_ctrl_c();
     let mut steps_run = || -> Result<(), Failure> {
         let mut write = |s: &EnergySample| -> Result<(), Failure> {
             if let Some(t) = trace.as_mut() {
@@ -1015,6 +1058,17 @@ fn run(args: RunArgs) -> Result<(), Failure> {
         };
         write(&sample)?;
         for _ in 0..steps {
+            if INTERRUPTED.load(Ordering::SeqCst) {
+                return Err(Failure {
+                    code: EXIT_INTERRUPTED,
+                    message: format!(
+                        "interrupted (Ctrl-C) after step {} of steps {} to {}",
+                        world.step_index,
+                        first + 1,
+                        first + steps
+                    ),
+                });
+            }
             let tracing = args.trace_collision == Some(world.step_index + 1);
             world.record_trace = tracing;
             let next = world.step_index + 1;
@@ -1033,6 +1087,7 @@ fn run(args: RunArgs) -> Result<(), Failure> {
                         .map_err(|e| Failure::runtime(format!("writing collision trace: {e}")))?;
                 }
             }
+            bar.inc(1);
         }
         Ok(())
     };
@@ -1044,6 +1099,7 @@ fn run(args: RunArgs) -> Result<(), Failure> {
         Ok(pool) => pool.install(&mut steps_run),
         Err(_) => steps_run(),
     };
+    bar.finish_and_clear();
     if let Err(mut f) = stepped {
         // The energy trace up to the failure is kept as TRACE.partial; the other
         // outputs are dropped (their temporary files removed).

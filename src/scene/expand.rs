@@ -572,12 +572,13 @@ fn mass_check(path: &dyn Fn() -> FieldPath, shape: &ShapeSpec, density: f64) -> 
         path(),
         format!(
             "its mass {} kg or a moment of inertia ({}, {}, {}) kg m² is not finite and > 0 \
-             (a {} of density {density} kg/m³): the sizes or the density are out of range",
-            p.mass,
-            p.inertia.x,
-            p.inertia.y,
-            p.inertia.z,
-            shape.kind_name()
+             (a {} of density {} kg/m³): the sizes or the density are out of range",
+            super::short_number(p.mass),
+            super::short_number(p.inertia.x),
+            super::short_number(p.inertia.y),
+            super::short_number(p.inertia.z),
+            shape.kind_name(),
+            super::short_number(density)
         ),
     ))
 }

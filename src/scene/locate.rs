@@ -342,20 +342,51 @@ struct Parser<'t, 'p> {
     ahead: std::collections::VecDeque<(Tok, usize)>,
     text_len: usize,
     keep: Keep<'p>,
+    /// With [`Keep::Paths`]: which paths' last items have been read, how many have
+    /// not, and whether all have (then the parser reads no further: the rest of the
+    /// text cannot change where they are, and a file of 10⁶ bodies with errors in its
+    /// first 20 is not read to its end a second time).
+    found: Vec<bool>,
+    missing: usize,
+    done: bool,
 }
 
 impl<'t, 'p> Parser<'t, 'p> {
     fn new(text: &'t str, keep: Keep<'p>) -> Self {
+        let paths = match keep {
+            Keep::Paths(paths) => paths.len(),
+            _ => 0,
+        };
         Parser {
             text,
             lexed: 0,
             ahead: Default::default(),
             text_len: text.len(),
             keep,
+            found: vec![false; paths],
+            missing: paths,
+            done: false,
+        }
+    }
+
+    /// Note that the item just read, on the paths `inner`, ends those of them that
+    /// stop at it; once every path has ended, the parser is done.
+    fn ended(&mut self, inner: &Matching) {
+        if let (Matching::Some(ids, depth), Keep::Paths(paths)) = (inner, self.keep) {
+            for &k in ids {
+                if paths[k].0.len() == *depth && !self.found[k] {
+                    self.found[k] = true;
+                    self.missing -= 1;
+                }
+            }
+            self.done = self.missing == 0;
         }
     }
 
     fn peek_tok(&mut self, k: usize) -> Option<(Tok, usize)> {
+        if self.done {
+            return None;
+        }
         while self.ahead.len() <= k {
             let t = next_token(self.text, &mut self.lexed)?;
             self.ahead.push_back(t);
@@ -520,6 +551,7 @@ impl<'t, 'p> Parser<'t, 'p> {
                     let Some(value) = self.value(depth + 1, &inner) else {
                         break;
                     };
+                    self.ended(&inner);
                     let mut item = Item {
                         key,
                         value,
@@ -786,6 +818,49 @@ mod tests {
     /// The pruned maps answer as the whole one: `for_paths` for each path of the
     /// fixture (and paths that cannot be followed to the end), `for_position` at every
     /// offset of the fixture and of a truncated copy.
+    /// A pruned map reads the text only up to the end of its last path (a file of 10⁶
+    /// bodies with errors in its first bodies is not read to its end again), and
+    /// answers as the whole map.
+    #[test]
+    fn pruned_maps_stop_after_their_paths() {
+        let body = "    Body(shape: Sphere(radius: 1.0), position: (0, 0, 5)),\n";
+        let text = format!("Scene(\n  bodies: [\n{}  ],\n)\n", body.repeat(1000));
+        let paths: Vec<FieldPath> = [3, 1, 7]
+            .iter()
+            .map(|&i| FieldPath::root().field("bodies").index(i).field("position"))
+            .collect();
+        let mut parser = Parser::new(&text, Keep::Paths(&paths));
+        let root = parser.value(0, &Matching::all(&Keep::Paths(&paths)));
+        assert!(parser.done);
+        assert!(
+            parser.lexed < 10 * body.len(),
+            "read {} bytes",
+            parser.lexed
+        );
+        let pruned = SourceMap {
+            text: &text,
+            root,
+            line_starts: line_starts(&text),
+        };
+        let whole = SourceMap::new(&text);
+        for p in &paths {
+            assert!(whole.locate(p).is_some(), "{p}");
+            assert_eq!(pruned.locate(p), whole.locate(p), "{p}");
+        }
+        // A path that is not in the text: read to the end, the deepest part found.
+        let absent = FieldPath::root().field("bodies").index(5000);
+        let mut parser = Parser::new(&text, Keep::Paths(std::slice::from_ref(&absent)));
+        parser.value(
+            0,
+            &Matching::all(&Keep::Paths(std::slice::from_ref(&absent))),
+        );
+        assert!(!parser.done);
+        assert_eq!(
+            SourceMap::for_paths(&text, std::slice::from_ref(&absent)).locate(&absent),
+            whole.locate(&absent)
+        );
+    }
+
     #[test]
     fn pruned_maps_answer_as_the_whole_map() {
         let text = include_str!("../../tests/fixtures/valid_full.ron");

@@ -205,7 +205,7 @@ pub fn load_scene(path: &Path) -> Result<Scene, SceneError> {
         };
         SceneError::new(file.clone(), None, None, String::new(), kind, message)
     })?;
-    parse_scene(&text, &file)
+    parse_scene_text(text, &file)
 }
 
 /// A RON parse error of `text` (from file `file_name`) as a [`SceneError`] naming the
@@ -285,7 +285,14 @@ pub fn check_dt(dt: f64, bodies: &[PlacedBody]) -> Result<(), String> {
 /// Parse and validate scene text; `file_name` is used in error messages only. A UTF-8
 /// byte-order mark at the start is skipped (editors on Windows write one).
 pub fn parse_scene(text: &str, file_name: &str) -> Result<Scene, SceneError> {
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    parse_scene_text(text.to_string(), file_name)
+}
+
+/// [`parse_scene`] on text the scene keeps (for its error positions) without a copy.
+fn parse_scene_text(mut text: String, file_name: &str) -> Result<Scene, SceneError> {
+    if text.starts_with('\u{feff}') {
+        text.drain(..'\u{feff}'.len_utf8());
+    }
     if text.trim().is_empty() {
         return Err(SceneError::new(
             file_name.to_string(),
@@ -297,11 +304,11 @@ pub fn parse_scene(text: &str, file_name: &str) -> Result<Scene, SceneError> {
         ));
     }
     let mut scene: Scene = ron::Options::default()
-        .from_str(text)
-        .map_err(|e| syntax_error(&e, text, file_name))?;
+        .from_str(&text)
+        .map_err(|e| syntax_error(&e, &text, file_name))?;
     scene.source = Some(Arc::new(Source {
         file: file_name.to_string(),
-        text: text.to_string(),
+        text,
     }));
     scene.validate()?;
     Ok(scene)

@@ -22,6 +22,7 @@ use super::{BodyOrigin, Scene, SceneError};
 use crate::math::Vec3;
 use std::cell::Cell;
 use std::collections::{BTreeSet, HashMap};
+use std::hash::{BuildHasher, Hasher};
 use std::ops::Range;
 
 /// Pair tests the overlap check may make: this many per body, plus [`MIN_TESTS`]. A
@@ -221,7 +222,11 @@ struct BallGrid<'a> {
     tests: Cell<u64>,
     budget: u64,
     /// Each occupied cell's run of `order`.
-    cells: HashMap<[i64; 3], Range<usize>>,
+    cells: HashMap<[i64; 3], Range<usize>, CellHash>,
+    /// The smallest and largest occupied cell coordinates on each axis: a neighbour
+    /// outside them is empty without a lookup.
+    lo: [i64; 3],
+    hi: [i64; 3],
     /// The bodies outside the grid, increasing.
     large: Vec<usize>,
     /// Whether body i is in `large`.
@@ -252,7 +257,9 @@ impl<'a> BallGrid<'a> {
             skip: Vec::new(),
             tests: Cell::new(0),
             budget: TESTS_PER_BODY * bodies.len() as u64 + MIN_TESTS,
-            cells: HashMap::new(),
+            cells: HashMap::with_hasher(CellHash::new()),
+            lo: [i64::MAX; 3],
+            hi: [i64::MIN; 3],
             large,
             is_large,
         };
@@ -268,6 +275,8 @@ impl<'a> BallGrid<'a> {
                 let key = keyed[k].0;
                 let end = k + keyed[k..].partition_point(|e| e.0 == key);
                 grid.cells.insert(key, k..end);
+                grid.lo = std::array::from_fn(|a| grid.lo[a].min(key[a]));
+                grid.hi = std::array::from_fn(|a| grid.hi[a].max(key[a]));
                 k = end;
             }
             drop(keyed);
@@ -349,7 +358,11 @@ impl<'a> BallGrid<'a> {
                 if best == Some(within.start) {
                     break; // nothing can come earlier
                 }
-                let Some(run) = self.cells.get(&[k[0] + d[0], k[1] + d[1], k[2] + d[2]]) else {
+                let key = [k[0] + d[0], k[1] + d[1], k[2] + d[2]];
+                if (0..3).any(|a| key[a] < self.lo[a] || key[a] > self.hi[a]) {
+                    continue;
+                }
+                let Some(run) = self.cells.get(&key) else {
                     continue;
                 };
                 // Only indices below the best so far can improve it.
@@ -371,6 +384,65 @@ impl<'a> BallGrid<'a> {
             }
         }
         best
+    }
+}
+
+/// The hash of [`BallGrid`]'s cell keys: each 8-byte word folded into the state by a
+/// 64 × 64 → 128-bit multiply with per-process random keys (as foldhash and aHash do).
+/// A few nanoseconds a key where the standard SipHash took about 5 % of `validate` on
+/// 10⁶ bodies (27 lookups a body); the random keys keep a scene from choosing
+/// colliding cells.
+#[derive(Clone, Copy)]
+struct CellHash {
+    keys: [u64; 2],
+}
+
+impl CellHash {
+    fn new() -> Self {
+        let random = std::hash::RandomState::new();
+        CellHash {
+            keys: [random.hash_one(1u8) | 1, random.hash_one(2u8)],
+        }
+    }
+}
+
+impl BuildHasher for CellHash {
+    type Hasher = CellHasher;
+    fn build_hasher(&self) -> CellHasher {
+        CellHasher {
+            state: self.keys[1],
+            key: self.keys[0],
+        }
+    }
+}
+
+struct CellHasher {
+    state: u64,
+    key: u64,
+}
+
+/// The high and low halves of the 128-bit product, combined.
+fn fold(a: u64, b: u64) -> u64 {
+    let p = u128::from(a) * u128::from(b);
+    (p as u64) ^ ((p >> 64) as u64)
+}
+
+impl Hasher for CellHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut word = [0u8; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            self.write_u64(u64::from_le_bytes(word));
+        }
+    }
+    fn write_u64(&mut self, x: u64) {
+        self.state = fold(self.state ^ x, self.key);
+    }
+    fn write_usize(&mut self, x: usize) {
+        self.write_u64(x as u64);
+    }
+    fn finish(&self) -> u64 {
+        fold(self.state, self.key.rotate_left(29) | 1)
     }
 }
 

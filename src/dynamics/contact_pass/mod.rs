@@ -146,6 +146,8 @@ pub struct ContactPass {
     /// (empty when the rows are in that order).
     bottom_up: Vec<u32>,
     touched: Vec<usize>,
+    /// Per body, its world inverse inertia this step.
+    inv_inertia: Vec<crate::math::Mat3>,
     /// Per contact, its entry in `cache` (`ImpulseCache::find_each`).
     found: Vec<u32>,
     /// The soft model's biased-sweep velocities, by slot ([`ContactPass::solve_soft`]).
@@ -327,13 +329,18 @@ impl ContactPass {
         // Rows in the order the sweeps visit them (`rows[i]` is contact `order[i].1`:
         // bottom up, or bottom up within each group of `halves.rs`), so that a sweep
         // reads them front to back. Each row is its contact's alone: built in parallel.
-        let (shared, slot): (&[RigidBody], &[u32]) = (bodies, &self.slot);
+        // Each body's world inverse inertia, once for all its contacts.
+        self.inv_inertia.clear();
+        self.inv_inertia
+            .extend(bodies.iter().map(|b| b.inv_inertia_world()));
+        let (shared, slot, inertia) = (&*bodies, &self.slot, &self.inv_inertia);
         self.order
             .par_iter()
             .with_min_len(ROW_CHUNK)
             .map(|&(_, k)| {
                 let c = &contacts[k];
-                let mut p = PreparedContact::new(shared, c);
+                let inertia_b = c.b.map_or(crate::math::Mat3::zeros(), |b| inertia[b]);
+                let mut p = PreparedContact::with_inertia(shared, c, inertia[c.a], inertia_b);
                 p.gap = speculative_gap(c, opened);
                 let mut row = Row::new(p, shared, dt);
                 row.slots = [slot[c.a], c.b.map_or(NO_SLOT, |b| slot[b])];

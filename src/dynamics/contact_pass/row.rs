@@ -37,8 +37,9 @@ pub(super) struct Row {
     /// ([`TangentMetric::nearest_in_disk`]), where the next one starts.
     pub(super) gamma: f64,
     /// K_tt, the tangent-plane block of K in (t₁, t₂), as its eigen-decomposition (the
-    /// metric of the friction disk), and its inverse if invertible.
-    pub(super) tangent_metric: TangentMetric,
+    /// metric of the friction disk), computed when the cone first binds
+    /// ([`Row::metric`]); and K_tt's inverse if invertible.
+    pub(super) tangent_metric: Option<TangentMetric>,
     pub(super) tangent_mass: Option<nalgebra::Matrix2<f64>>,
     /// K t₁, K t₂ and (t₁·Kn, t₂·Kn), copied next to the row so that a sweep does no
     /// 3 × 3 product (Box2D keeps its rows' effective masses the same way).
@@ -59,11 +60,7 @@ pub(super) struct Row {
     /// Accumulated spinning (about n) and rolling (tangent plane) angular impulses.
     pub(super) spin: f64,
     pub(super) roll: Vec3,
-    /// nᵀ(I_a⁻¹ + I_b⁻¹)n and I_a⁻¹ + I_b⁻¹ (the change of ω_a − ω_b per unit angular
-    /// impulse), for rolling and spinning resistance ([`Row::resist_rotation`]).
-    pub(super) k_spin: f64,
     pub(super) p: PreparedContact,
-    pub(super) inv_inertia_sum: Mat3,
     /// (body, lever arm, sign of P on it) of the single moving side, if one is frozen.
     pub(super) moving: Option<(usize, Vec3, f64)>,
     /// Relative velocity and relative angular velocity ω_a − ω_b at the start of the
@@ -87,14 +84,10 @@ impl Row {
         let dirs = [p.n, t1, t2];
         let turn_a = dirs.map(|d| p.inv_inertia_a * p.r_a.cross(&d));
         let turn_b = dirs.map(|d| p.inv_inertia_b * p.r_b.cross(&d));
-        let inv_inertia_sum = p.inv_inertia_a + p.inv_inertia_b;
-        let k_spin = p.n.dot(&(inv_inertia_sum * p.n));
         Row {
-            k_spin,
             floor: if p.gap > 0.0 { -p.gap / dt } else { 0.0 },
             mass_scale: 1.0,
             impulse_scale: 0.0,
-            inv_inertia_sum,
             k_t: [p.k * t1, p.k * t2],
             kn_t: nalgebra::Vector2::new(t1.dot(&k_n), t2.dot(&k_n)),
             turn_a,
@@ -104,7 +97,7 @@ impl Row {
             tangent_mass: ktt
                 .try_inverse()
                 .filter(|m| m.iter().all(|x| x.is_finite())),
-            tangent_metric: TangentMetric::new(&ktt),
+            tangent_metric: None,
             gamma: 0.0,
             started: false,
             lambda_n: 0.0,
@@ -118,6 +111,21 @@ impl Row {
             slots: [NO_SLOT; 2],
             p,
         }
+    }
+
+    /// The friction disk's metric ([`TangentMetric`] of K_tt), computed on first use:
+    /// K_tt = [[t₁·Kt₁, t₁·Kt₂], [t₂·Kt₁, t₂·Kt₂]] from the row's K t₁, K t₂.
+    #[inline]
+    fn metric(&mut self) -> TangentMetric {
+        let (t1, t2, [kt1, kt2]) = (self.p.t1, self.p.t2, self.k_t);
+        *self.tangent_metric.get_or_insert_with(|| {
+            TangentMetric::new(&nalgebra::Matrix2::new(
+                t1.dot(&kt1),
+                t1.dot(&kt2),
+                t2.dot(&kt1),
+                t2.dot(&kt2),
+            ))
+        })
     }
 
     /// Forget the accumulated impulses (for a pass that starts again).
@@ -324,9 +332,7 @@ impl Row {
             let mut new_t = self.lambda_t - m * ut;
             let limit = mu * self.lambda_n;
             if new_t.norm_squared() > limit * limit {
-                (new_t, self.gamma) = self
-                    .tangent_metric
-                    .nearest_in_disk(&new_t, limit, self.gamma);
+                (new_t, self.gamma) = self.metric().nearest_in_disk(&new_t, limit, self.gamma);
             }
             dt = new_t - self.lambda_t;
             self.lambda_t = new_t;
@@ -348,11 +354,13 @@ impl Row {
         if self.lambda_n <= 0.0 {
             return None;
         }
-        let inv = &self.inv_inertia_sum;
+        // I_a⁻¹ + I_b⁻¹, the change of ω_a − ω_b per unit angular impulse, and
+        // nᵀ(I_a⁻¹ + I_b⁻¹)n.
+        let inv = &(self.p.inv_inertia_a + self.p.inv_inertia_b);
         let n = self.p.n;
         let mut tau = Vec3::zeros();
         // Spin about n.
-        let kn = self.k_spin;
+        let kn = n.dot(&(inv * n));
         if params.spinning_friction > 0.0 && kn > 0.0 {
             let limit = params.spinning_friction * self.lambda_n;
             let new = (self.spin - n.dot(&w) / kn).clamp(-limit, limit);

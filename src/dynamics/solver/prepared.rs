@@ -31,12 +31,21 @@ pub struct PreparedContact {
 
 impl PreparedContact {
     pub fn new(bodies: &[RigidBody], c: &Contact) -> Self {
+        let inv_inertia_b = c.b.map_or(Mat3::zeros(), |b| bodies[b].inv_inertia_world());
+        Self::with_inertia(bodies, c, bodies[c.a].inv_inertia_world(), inv_inertia_b)
+    }
+
+    /// [`Self::new`] with the bodies' world inverse inertias given (`inv_inertia_b`: zero
+    /// for a container), for a caller that computed each body's once for all its
+    /// contacts.
+    pub fn with_inertia(
+        bodies: &[RigidBody],
+        c: &Contact,
+        inv_inertia_a: Mat3,
+        inv_inertia_b: Mat3,
+    ) -> Self {
         let ba = &bodies[c.a];
-        let (inv_mass_b, inv_inertia_b) = match c.b {
-            Some(b) => (bodies[b].inv_mass, bodies[b].inv_inertia_world()),
-            None => (0.0, Mat3::zeros()),
-        };
-        let inv_inertia_a = ba.inv_inertia_world();
+        let inv_mass_b = c.b.map_or(0.0, |b| bodies[b].inv_mass);
         // K = (1/m_a + 1/m_b) 1 − r̃_a I_a⁻¹ r̃_a − r̃_b I_b⁻¹ r̃_b    (paper 000, eq. 9)
         let (ra, rb) = (skew(&c.r_a), skew(&c.r_b));
         let k = Mat3::identity() * (ba.inv_mass + inv_mass_b)

@@ -251,3 +251,48 @@ fn gui_without_a_display_exits_2_and_points_to_record_and_run() {
     );
     assert!(!stderr.contains("panicked"), "{stderr}");
 }
+
+/// Rolling and spinning resistance act only in the contact pass, which sees only the
+/// contacts slower than rest_velocity: with rest_velocity 0 `validate` and `run` say
+/// that μ_r and μ_s cannot act (issue 43), and say nothing when they can.
+#[test]
+fn resistance_that_cannot_act_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let scene = |rest: f64| {
+        format!(
+            r#"Scene(
+    name: "Rolling ball",
+    duration: 0.1,
+    solver: "sqm",
+    params: (rest_velocity: {rest}, rolling_friction: 0.01, spinning_friction: 0.0),
+    containers: [Box(center: (0.0, 0.0, 0.0), half_size: (2.0, 2.0), height: 2.0)],
+    bodies: [(shape: Sphere(radius: 0.5), position: (0.0, 0.0, 0.5), velocity: (1.0, 0.0, 0.0))],
+)"#
+        )
+    };
+    let inert = dir.path().join("inert.ron");
+    std::fs::write(&inert, scene(0.0)).unwrap();
+    let o = run(&["validate", inert.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(
+        out.contains("note: params.rolling_friction") && out.contains("rest_velocity is 0"),
+        "validate: {out}"
+    );
+    assert!(!out.contains("spinning_friction"), "μ_s is 0: {out}");
+    let o = run(&["run", inert.to_str().unwrap(), "--steps", "2"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("note: params.rolling_friction"),
+        "run: {}",
+        stderr(&o)
+    );
+    let acting = dir.path().join("acting.ron");
+    std::fs::write(&acting, scene(0.05)).unwrap();
+    let o = run(&["validate", acting.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        !String::from_utf8_lossy(&o.stdout).contains("note:"),
+        "it can act"
+    );
+}

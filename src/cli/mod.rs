@@ -736,6 +736,9 @@ fn validate(name: &str) -> Result<(), Failure> {
         bodies,
         scene.containers.len()
     );
+    for (field, note) in scene.params.inert() {
+        println!("note: params.{field}: {note}");
+    }
     Ok(())
 }
 
@@ -965,6 +968,9 @@ fn run(args: RunArgs) -> Result<(), Failure> {
         .build_world()
         .map_err(|e| Failure::invalid(e.to_string()))?;
     apply_overrides(&mut world, &args)?;
+    for (field, note) in world.params.inert() {
+        eprintln!("note: params.{field}: {note}");
+    }
     if let Some(dt) = args.dt {
         let bodies = scene.expand_bodies().map_err(scene_failure)?;
         scene::check_dt(dt, scene.dt_bodies(&bodies))

@@ -270,6 +270,40 @@ impl SolverParams {
         }
     }
 
+    /// Parameters that are set but cannot act in this configuration, each with its field
+    /// and a sentence for the user (`validate`, `run` and the app print them; they are
+    /// not errors). Rolling and spinning resistance live in the contact pass, which
+    /// resolves only contacts slower than `rest_velocity` (`resting_speed`): with a rest
+    /// velocity of 0 or the pass off, the methods resolve every contact themselves and
+    /// leave none to it, so μ_r and μ_s never act.
+    pub fn inert(&self) -> Vec<(&'static str, String)> {
+        let mut notes = Vec::new();
+        if self.resting_speed() == 0.0 {
+            let why = if self.contact_pass {
+                "rest_velocity is 0"
+            } else {
+                "the contact pass is off"
+            };
+            for (field, value) in [
+                ("rolling_friction", self.rolling_friction),
+                ("spinning_friction", self.spinning_friction),
+            ] {
+                if value > 0.0 {
+                    notes.push((
+                        field,
+                        format!(
+                            "{field} = {value} m has no effect: {why}, so every contact is the \
+                             method's and none reaches the contact pass, where rolling and \
+                             spinning resistance act (set rest_velocity > 0, e.g. 0.05 m/s, \
+                             with the contact pass on)"
+                        ),
+                    ));
+                }
+            }
+        }
+        notes
+    }
+
     /// Range checks (the bounds above which the work per step is out of proportion:
     /// [`MAX_LAMBDA`], [`MAX_ITERATIONS`], [`MAX_CONTACT_SWEEPS`]); the error names the
     /// offending field (the first of

@@ -363,9 +363,14 @@ pub fn scene_framing(world: &crate::World, fov_y: f32, aspect: f32) -> OrbitCame
     OrbitCamera::fit_spheres(&scene_spheres(world), fov_y, aspect, home.yaw, home.pitch)
 }
 
+/// The smallest region a scene opens framed on: a sphere of this radius (m) about the
+/// centre of what it frames ([`scene_spheres`]).
+pub const MIN_FRAMED_RADIUS: f32 = 2.5;
+
 /// What opening a scene keeps in view (render coordinates): every body's bounding
 /// sphere, and points on every container's rims (a box's top and floor corners, 16
 /// points round each rim of a cylinder or hopper); planes are unbounded and left out.
+/// Last, a sphere of [`MIN_FRAMED_RADIUS`] about the centre of all these.
 pub fn scene_spheres(world: &crate::World) -> Vec<(Vec3, f32)> {
     use crate::container::Container;
     let mut out: Vec<(Vec3, f32)> = world
@@ -417,6 +422,16 @@ pub fn scene_spheres(world: &crate::World) -> Vec<(Vec3, f32)> {
                 rim(base, *top_radius, *height, &mut point);
             }
         }
+    }
+    // Never narrower than MIN_FRAMED_RADIUS: a scene of one or two small bodies (a
+    // sphere rolling on the floor) opens with room around them.
+    if !out.is_empty() {
+        let (mut lo, mut hi) = (Vec3::splat(f32::MAX), Vec3::splat(f32::MIN));
+        for (c, r) in &out {
+            lo = lo.min(*c - *r);
+            hi = hi.max(*c + *r);
+        }
+        out.push((0.5 * (lo + hi), MIN_FRAMED_RADIUS));
     }
     out
 }

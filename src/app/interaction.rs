@@ -136,7 +136,7 @@ impl OrbitCamera {
 
     /// The view from direction (`yaw`, `pitch`) (rad) that holds every sphere `(centre,
     /// radius)` of `spheres` inside a perspective view of vertical field of view `fov_y`
-    /// and `aspect` = width/height, with 5 % of each half-angle to spare: the target is
+    /// and `aspect` = width/height, with 8 % of each half-angle to spare: the target is
     /// the centre of the spheres' bounding box, the distance the least at which every
     /// sphere is inside each of the four side planes of the view and beyond the near
     /// plane (0.1 m, Bevy's default); "camera home" returns there. For a side plane
@@ -169,8 +169,8 @@ impl OrbitCamera {
         let forward = -Vec3::new(cp * cy, cp * sy, sp);
         let right = forward.cross(Vec3::Z).try_normalize().unwrap_or(Vec3::X);
         let up = right.cross(forward);
-        let half_y = 0.95 * 0.5 * fov_y;
-        let half_x = 0.95 * (aspect * (0.5 * fov_y).tan()).atan();
+        let half_y = 0.92 * 0.5 * fov_y;
+        let half_x = 0.92 * (aspect * (0.5 * fov_y).tan()).atan();
         let planes = [
             (right, half_x),
             (-right, half_x),
@@ -365,7 +365,7 @@ pub fn scene_framing(world: &crate::World, fov_y: f32, aspect: f32) -> OrbitCame
 
 /// The smallest region a scene opens framed on: a sphere of this radius (m) about the
 /// centre of what it frames ([`scene_spheres`]).
-pub const MIN_FRAMED_RADIUS: f32 = 2.5;
+pub const MIN_FRAMED_RADIUS: f32 = 4.0;
 
 /// What opening a scene keeps in view (render coordinates): every body's bounding
 /// sphere, and points on every container's rims (a box's top and floor corners, 16

@@ -7,8 +7,11 @@
 
 use super::interaction::Requests;
 pub use super::launch::Automation;
+use super::launch::ScriptAction;
 use super::messages::StatusMessage;
-use super::sets::ExitSystems;
+use super::render::RenderSettings;
+use super::sets::{ExitSystems, SimulationSystems};
+use super::sim_state::{EnergyHistory, SceneWatcher, SimControl, Simulation};
 use bevy::diagnostic::FrameCount;
 use bevy::prelude::*;
 use bevy::render::view::screenshot::{Screenshot, ScreenshotCaptured};
@@ -28,6 +31,8 @@ pub(super) struct CaptureState {
     /// began (see [`measured_from`]).
     clock: Option<(u32, std::time::Instant)>,
     reported: bool,
+    /// The script's next action (index into [`Automation::script`]).
+    script_next: usize,
 }
 
 /// With `--exit-after-frames N`, the frame from which the frame rate printed at exit is
@@ -46,6 +51,7 @@ impl Plugin for LabCapturePlugin {
             .init_resource::<Pending>()
             .init_resource::<CaptureState>()
             .add_message::<StatusMessage>()
+            .add_systems(Update, run_script.before(SimulationSystems))
             .add_systems(
                 Last,
                 (take_screenshots, exit_when_done.in_set(ExitSystems)).chain(),
@@ -72,6 +78,56 @@ fn spawn_screenshot(commands: &mut Commands, path: PathBuf, pending: &Pending) {
         .observe(move |_: On<ScreenshotCaptured>| {
             counter.fetch_sub(1, Ordering::SeqCst);
         });
+}
+
+/// Carry out the actions of `gui --script` that are due at this frame (before the
+/// frame's physics sync, as keys and buttons are).
+#[allow(clippy::too_many_arguments)]
+fn run_script(
+    mut commands: Commands,
+    frames: Res<FrameCount>,
+    automation: Res<Automation>,
+    pending: Res<Pending>,
+    mut state: ResMut<CaptureState>,
+    mut settings: ResMut<RenderSettings>,
+    mut sim: ResMut<Simulation>,
+    mut control: ResMut<SimControl>,
+    mut history: ResMut<EnergyHistory>,
+    mut watcher: ResMut<SceneWatcher>,
+    mut requests: ResMut<Requests>,
+) {
+    while let Some((at, action)) = automation.script.0.get(state.script_next) {
+        if *at > frames.0 {
+            return;
+        }
+        state.script_next += 1;
+        info!("script, frame {}: {action:?}", frames.0);
+        match action {
+            ScriptAction::ToggleQuality => {
+                let q = settings.quality.toggled();
+                settings.quality = q;
+                settings.requested = Some(q);
+            }
+            ScriptAction::Scene(name) => {
+                let path = crate::scene::resolve_scene(name);
+                match sim.open(&path) {
+                    Ok(()) => {
+                        watcher.track(Some(&path));
+                        history.restart(sim.last_sample);
+                        control.clear_backlog();
+                        requests.reframe = true;
+                    }
+                    Err(e) => error!("script: {e}"),
+                }
+            }
+            ScriptAction::Solver(kind) => sim.set_solver(*kind),
+            ScriptAction::Reset => control.reset_requested = true,
+            ScriptAction::Screenshot(path) => {
+                spawn_screenshot(&mut commands, path.clone(), &pending);
+            }
+            ScriptAction::Panic => panic!("scripted panic at frame {} (gui --script)", frames.0),
+        }
+    }
 }
 
 fn take_screenshots(
@@ -124,8 +180,9 @@ pub(super) fn exit_when_done(
     if state.clock.is_none() && frames.0 >= measured_from(n) {
         state.clock = Some((frames.0, std::time::Instant::now()));
     }
-    let screenshot_done = automation.screenshot.is_none()
-        || (state.scripted_taken && pending.0.load(Ordering::SeqCst) == 0);
+    // Every screenshot asked for (the scripted one, the script's, F12) is written.
+    let screenshot_done = (automation.screenshot.is_none() || state.scripted_taken)
+        && pending.0.load(Ordering::SeqCst) == 0;
     // The scripted recording is started, and one with a set duration finished, first.
     let recording_done = record_at_start.0.is_none() && !recorder.has_end();
     if frames.0 >= n && screenshot_done && recording_done {

@@ -12,7 +12,6 @@
 //! `1`-`4` look from the front, side, top or at an isometric angle, `b` spawn a body at
 //! the cursor, F12 screenshot, F9 start/stop recording a video.
 
-use super::render::scene_extent;
 use super::simulation::{GrabSpring, SimControl, Simulation, SimulationSystems};
 pub use super::view::Selection;
 use super::view::{CameraPreset, to_core, to_render};
@@ -133,6 +132,65 @@ impl OrbitCamera {
         let half_x = (aspect * half_y.tan()).atan();
         let theta = half_y.min(half_x).max(1e-3);
         1.05 * radius.max(1e-3) / theta.sin()
+    }
+
+    /// The view from direction (`yaw`, `pitch`) (rad) that holds every sphere `(centre,
+    /// radius)` of `spheres` inside a perspective view of vertical field of view `fov_y`
+    /// and `aspect` = width/height, with 8 % of each half-angle to spare: the target is
+    /// the centre of the spheres' bounding box, the distance the least at which every
+    /// sphere is inside each of the four side planes of the view and beyond the near
+    /// plane (0.1 m, Bevy's default); "camera home" returns there. For a side plane
+    /// through the eye e = t − d f (f the view direction) with inward normal n and
+    /// n·f = sin θ (θ the plane's half-angle), a sphere (c, r) is inside when
+    /// n·(c − t) + d sin θ ≥ r.
+    pub fn fit_spheres(
+        spheres: &[(Vec3, f32)],
+        fov_y: f32,
+        aspect: f32,
+        yaw: f32,
+        pitch: f32,
+    ) -> Self {
+        let (mut lo, mut hi) = (Vec3::splat(f32::MAX), Vec3::splat(f32::MIN));
+        for (c, r) in spheres {
+            lo = lo.min(*c - *r);
+            hi = hi.max(*c + *r);
+        }
+        let mut cam = OrbitCamera::framing(Vec3::ZERO, 1.0);
+        (cam.yaw, cam.pitch) = (yaw, pitch);
+        if spheres.is_empty() {
+            cam.distance = 10.0;
+            cam.home = (cam.target, cam.distance, yaw, pitch);
+            return cam;
+        }
+        let target = 0.5 * (lo + hi);
+        // The view's axes (as `transform` places the eye).
+        let (sy, cy) = yaw.sin_cos();
+        let (sp, cp) = pitch.sin_cos();
+        let forward = -Vec3::new(cp * cy, cp * sy, sp);
+        let right = forward.cross(Vec3::Z).try_normalize().unwrap_or(Vec3::X);
+        let up = right.cross(forward);
+        let half_y = 0.92 * 0.5 * fov_y;
+        let half_x = 0.92 * (aspect * (0.5 * fov_y).tan()).atan();
+        let planes = [
+            (right, half_x),
+            (-right, half_x),
+            (up, half_y),
+            (-up, half_y),
+        ]
+        .map(|(side, theta)| (theta.cos() * side + theta.sin() * forward, theta.sin()));
+        const NEAR: f32 = 0.1;
+        let mut distance: f32 = 1e-3;
+        for (c, r) in spheres {
+            let rel = *c - target;
+            for (n, sin) in planes {
+                distance = distance.max((r - n.dot(rel)) / sin.max(1e-3));
+            }
+            distance = distance.max(NEAR + r - forward.dot(rel));
+        }
+        cam.target = target;
+        cam.distance = distance;
+        cam.home = (target, distance, yaw, pitch);
+        cam
     }
 
     pub fn go_home(&mut self) {
@@ -265,6 +323,7 @@ impl Plugin for LabInteractionPlugin {
             .init_resource::<PointerState>()
             .init_resource::<Requests>()
             .init_resource::<CameraFollow>()
+            .init_resource::<ProvisionalFraming>()
             .add_systems(Startup, spawn_camera)
             .add_systems(
                 Update,
@@ -286,8 +345,118 @@ impl Plugin for LabInteractionPlugin {
     }
 }
 
-fn spawn_camera(mut commands: Commands, sim: Res<Simulation>, mut spawn: ResMut<SpawnSettings>) {
-    let orbit = OrbitCamera::framing(scene_center(&sim), scene_extent(&sim));
+/// A framing made before the 3D view had its shape (no viewport yet, at the first
+/// frame): the camera's (target, distance, yaw, pitch) then. It is made again with the
+/// view's aspect at the first frame that has one, unless the camera moved meanwhile (a
+/// lesson's camera, the user).
+#[derive(Resource, Debug, Default)]
+struct ProvisionalFraming(Option<(Vec3, f32, f32, f32)>);
+
+fn orbit_state(o: &OrbitCamera) -> (Vec3, f32, f32, f32) {
+    (o.target, o.distance, o.yaw, o.pitch)
+}
+
+/// The camera a scene opens with: every body and container in view
+/// ([`scene_spheres`], [`OrbitCamera::fit_spheres`]) from the default direction.
+pub fn scene_framing(world: &crate::World, fov_y: f32, aspect: f32) -> OrbitCamera {
+    let home = OrbitCamera::framing(Vec3::ZERO, 1.0);
+    OrbitCamera::fit_spheres(&scene_spheres(world), fov_y, aspect, home.yaw, home.pitch)
+}
+
+/// The smallest region a scene opens framed on: a sphere of this radius (m) about the
+/// centre of what it frames ([`scene_spheres`]).
+pub const MIN_FRAMED_RADIUS: f32 = 4.0;
+
+/// What opening a scene keeps in view (render coordinates): every body's bounding
+/// sphere, and points on every container's rims (a box's top and floor corners, 16
+/// points round each rim of a cylinder or hopper); planes are unbounded and left out.
+/// Last, a sphere of [`MIN_FRAMED_RADIUS`] about the centre of all these.
+pub fn scene_spheres(world: &crate::World) -> Vec<(Vec3, f32)> {
+    use crate::container::Container;
+    let mut out: Vec<(Vec3, f32)> = world
+        .bodies
+        .iter()
+        .filter(|b| b.position.iter().all(|x| x.is_finite()))
+        .map(|b| (to_render(&b.position), b.shape.bounding_radius() as f32))
+        .collect();
+    let mut point = |p: DVec3| out.push((to_render(&p), 0.0));
+    let rim = |base: &DVec3, r: f64, z: f64, point: &mut dyn FnMut(DVec3)| {
+        for k in 0..16 {
+            let a = std::f64::consts::TAU * k as f64 / 16.0;
+            // The polygon's corners on a circle of r / cos(π/16) hold the circle.
+            let r = r / (std::f64::consts::PI / 16.0).cos();
+            point(base + DVec3::new(r * a.cos(), r * a.sin(), z));
+        }
+    };
+    for c in &world.containers {
+        match c {
+            Container::Plane { .. } => {}
+            Container::Box {
+                center,
+                half_size,
+                height,
+                ..
+            } => {
+                for k in 0..8 {
+                    let sx = if k & 1 == 0 { -1.0 } else { 1.0 };
+                    let sy = if k & 2 == 0 { -1.0 } else { 1.0 };
+                    let z = if k & 4 == 0 { 0.0 } else { *height };
+                    point(center + DVec3::new(sx * half_size[0], sy * half_size[1], z));
+                }
+            }
+            Container::Cylinder {
+                base,
+                radius,
+                height,
+            } => {
+                rim(base, *radius, 0.0, &mut point);
+                rim(base, *radius, *height, &mut point);
+            }
+            Container::Hopper {
+                base,
+                bottom_radius,
+                top_radius,
+                height,
+            } => {
+                rim(base, *bottom_radius, 0.0, &mut point);
+                rim(base, *top_radius, *height, &mut point);
+            }
+        }
+    }
+    // Never narrower than MIN_FRAMED_RADIUS: a scene of one or two small bodies (a
+    // sphere rolling on the floor) opens with room around them.
+    if !out.is_empty() {
+        let (mut lo, mut hi) = (Vec3::splat(f32::MAX), Vec3::splat(f32::MIN));
+        for (c, r) in &out {
+            lo = lo.min(*c - *r);
+            hi = hi.max(*c + *r);
+        }
+        out.push((0.5 * (lo + hi), MIN_FRAMED_RADIUS));
+    }
+    out
+}
+
+/// The vertical field of view of a camera's projection (Bevy's default without one).
+fn fov_of(projection: Option<&Projection>) -> f32 {
+    match projection {
+        Some(Projection::Perspective(p)) => p.fov,
+        _ => PerspectiveProjection::default().fov,
+    }
+}
+
+fn spawn_camera(
+    mut commands: Commands,
+    sim: Res<Simulation>,
+    mut spawn: ResMut<SpawnSettings>,
+    windows: Query<&Window, With<PrimaryWindow>>,
+) {
+    // The window's shape until the 3D view has its own (`ProvisionalFraming`).
+    let aspect = windows
+        .iter()
+        .next()
+        .map_or(16.0 / 10.0, |w| w.width() / w.height().max(1.0));
+    let orbit = scene_framing(&sim.world, fov_of(None), aspect);
+    commands.insert_resource(ProvisionalFraming(Some(orbit_state(&orbit))));
     commands.spawn((Camera3d::default(), orbit.transform(), orbit));
     spawn.size = 2.0 * super::render::typical_size(&sim);
 }
@@ -608,6 +777,7 @@ fn frame_all_at_step(
 }
 
 /// Carry out reframe and spawn requests (from keys or the UI).
+#[allow(clippy::too_many_arguments)]
 fn carry_out_requests(
     mut requests: ResMut<Requests>,
     mut sim: ResMut<Simulation>,
@@ -616,6 +786,7 @@ fn carry_out_requests(
     window: Single<&Window, With<PrimaryWindow>>,
     mut camera: Query<(&Camera, &GlobalTransform, &mut OrbitCamera)>,
     projection: Query<&Projection, With<OrbitCamera>>,
+    mut provisional: ResMut<ProvisionalFraming>,
 ) {
     if let Some(preset) = requests.preset.take()
         && let Ok((_, _, mut orbit)) = camera.single_mut()
@@ -641,10 +812,27 @@ fn carry_out_requests(
             orbit.frame(lo, hi, fov, aspect);
         }
     }
-    if std::mem::take(&mut requests.reframe) {
-        if let Ok((_, _, mut orbit)) = camera.single_mut() {
-            *orbit = OrbitCamera::framing(scene_center(&sim), scene_extent(&sim));
+    let reframe = std::mem::take(&mut requests.reframe);
+    if let Ok((cam, _, mut orbit)) = camera.single_mut() {
+        // The 3D view's aspect, once the panels have given it a viewport.
+        let view = cam
+            .viewport
+            .as_ref()
+            .map(|v| v.physical_size.x as f32 / v.physical_size.y.max(1) as f32);
+        let redo = view.is_some()
+            && provisional
+                .0
+                .take()
+                .is_some_and(|p| p == orbit_state(&orbit));
+        if reframe || redo {
+            let aspect = view.unwrap_or(window.width() / window.height().max(1.0));
+            *orbit = scene_framing(&sim.world, fov_of(projection.single().ok()), aspect);
+            if view.is_none() {
+                provisional.0 = Some(orbit_state(&orbit));
+            }
         }
+    }
+    if reframe {
         selection.body = None;
     }
     if std::mem::take(&mut requests.spawn) {
@@ -736,6 +924,49 @@ mod tests {
         assert!(moved.length() > 0.1, "the sphere rolled: {moved}");
         assert!((f.target(&w).unwrap() - (target + moved)).length() < 1e-5);
         assert!(CameraFollow::on(9, &w, target).is_none());
+    }
+
+    /// Opening a scene frames it: for every bundled scene, in views as wide as the app's
+    /// and narrower, every body's bounding sphere lies inside the view frustum (each side
+    /// plane and the near plane) and so does every container rim point, and the scene
+    /// is not lost in the middle (some sphere comes within a tenth of the distance of
+    /// a side of the view).
+    #[test]
+    fn scenes_open_framed() {
+        let fov = PerspectiveProjection::default().fov;
+        let scenes = crate::scene::bundled_scenes().unwrap();
+        assert!(scenes.len() >= 20, "{scenes:?}");
+        for path in scenes {
+            let scene = crate::scene::load_scene(&path).unwrap();
+            let world = scene.build_world().unwrap();
+            let spheres = super::scene_spheres(&world);
+            for aspect in [2.0, 16.0 / 9.0, 1.2] {
+                let cam = super::scene_framing(&world, fov, aspect);
+                let view = cam.transform().to_matrix().inverse();
+                let tan_y = (0.5 * fov).tan();
+                let tan_x = aspect * tan_y;
+                let mut slack = f32::MAX;
+                for (c, r) in &spheres {
+                    let p = view.transform_point3(*c);
+                    let depth = -p.z;
+                    // Distances to the side planes (inward positive).
+                    let side = |x: f32, t: f32| (t * depth - x.abs()) / (1.0 + t * t).sqrt();
+                    let inside = side(p.x, tan_x).min(side(p.y, tan_y)).min(depth - 0.1);
+                    assert!(
+                        inside >= r - 1e-3 * (1.0 + r),
+                        "{}: aspect {aspect}: sphere at {c} (r {r}) is {inside} inside",
+                        path.display()
+                    );
+                    slack = slack.min(inside - r);
+                }
+                assert!(
+                    slack < 0.1 * cam.distance,
+                    "{}: aspect {aspect}: {slack} m to spare at {} m",
+                    path.display(),
+                    cam.distance
+                );
+            }
+        }
     }
 
     /// After `frame`, every corner of the box projects inside the view (normalised device

@@ -12,6 +12,69 @@ pub struct Automation {
     pub after_frames: u32,
     /// Quit after this many frames (and after the scripted screenshot is written).
     pub exit_after_frames: Option<u32>,
+    /// What to do at which frame (`gui --script`, for tests and scripted runs), in frame
+    /// order.
+    pub script: Script,
+}
+
+/// The actions of a `gui --script`, in frame order.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Script(pub Vec<(u32, ScriptAction)>);
+
+/// One action of a `gui --script` (see [`parse_script`]).
+#[derive(Debug, Clone, PartialEq)]
+pub enum ScriptAction {
+    /// Switch the render quality (as F8 does).
+    ToggleQuality,
+    /// Open a scene (a bundled scene's name or a file).
+    Scene(String),
+    /// Switch the collision method.
+    Solver(crate::dynamics::solver::SolverKind),
+    /// Reset the run (as `r` does).
+    Reset,
+    /// Write a screenshot of the window here.
+    Screenshot(PathBuf),
+    /// Panic in a system: tests the crash save ([`crate::app::crash`]).
+    Panic,
+}
+
+/// Parse a script: comma-separated `FRAME:ACTION` items, ACTION one of `quality` (toggle
+/// the render quality), `scene=NAME`, `solver=KIND`, `reset`, `shot=PATH` (screenshot)
+/// and `panic`; e.g. `30:quality,60:scene=pile_spheres_1080,90:solver=etm`. The items
+/// are sorted by frame.
+pub fn parse_script(s: &str) -> Result<Script, String> {
+    let mut out = Vec::new();
+    for item in s.split(',').map(str::trim).filter(|i| !i.is_empty()) {
+        let (frame, action) = item
+            .split_once(':')
+            .ok_or_else(|| format!("'{item}': expected FRAME:ACTION"))?;
+        let frame: u32 = frame
+            .trim()
+            .parse()
+            .map_err(|_| format!("'{item}': '{frame}' is not a frame number"))?;
+        let (verb, arg) = match action.split_once('=') {
+            Some((v, a)) => (v.trim(), Some(a.trim())),
+            None => (action.trim(), None),
+        };
+        let action = match (verb, arg) {
+            ("quality", None) => ScriptAction::ToggleQuality,
+            ("reset", None) => ScriptAction::Reset,
+            ("panic", None) => ScriptAction::Panic,
+            ("scene", Some(a)) if !a.is_empty() => ScriptAction::Scene(a.into()),
+            ("shot", Some(a)) if !a.is_empty() => ScriptAction::Screenshot(a.into()),
+            ("solver", Some(a)) => {
+                ScriptAction::Solver(a.parse().map_err(|e| format!("'{item}': {e}"))?)
+            }
+            _ => {
+                return Err(format!(
+                    "'{item}': unknown action (expected quality, scene=NAME, solver=KIND, reset, shot=PATH or panic)"
+                ));
+            }
+        };
+        out.push((frame, action));
+    }
+    out.sort_by_key(|(f, _)| *f);
+    Ok(Script(out))
 }
 
 /// The folder Bevy reads its assets from: `assets/` in the working directory, else the

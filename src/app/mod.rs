@@ -13,6 +13,7 @@
 //! - [`ui::LabUiPlugin`]: the egui panels (run control, solver, scene, energy plot,
 //!   inspector);
 //! - [`capture::LabCapturePlugin`]: screenshots and the automation flags;
+//! - [`crash`]: on a panic, the state shown last is saved as a scene file;
 //! - [`repose::LabReposePlugin`]: the angle-of-repose experiment's fitted lines;
 //! - [`record::LabRecordPlugin`]: recording an MP4 of the view (F9); the same module
 //!   records headless for `impulse-lab record`;
@@ -34,6 +35,7 @@
 pub mod capture;
 pub mod colorbar;
 pub mod compare;
+pub mod crash;
 pub mod help;
 pub mod interaction;
 pub mod launch;
@@ -209,6 +211,8 @@ pub fn build_app(options: &AppOptions) -> Result<App, String> {
 /// Run the windowed app until its window closes.
 pub fn run(options: &AppOptions) -> Result<(), String> {
     let mut app = build_app(options)?;
+    // From here on a panic saves the state shown last (`crash`).
+    crash::install_hook();
     match app.run() {
         AppExit::Success => Ok(()),
         AppExit::Error(code) => Err(format!("the app exited with code {code}")),

@@ -13,6 +13,11 @@
 //!   is drawn in the theme's strong text colour, so it reads on dark and light panels.
 //! - [`PlotMarkers`] records where the method, a parameter or the time step changed and
 //!   where the scene was reset; the plot draws them as labelled vertical lines.
+//! - The range ([`PlotFollow`], [`fit_bounds`]): the plot follows the run, its axes set
+//!   every frame to the plotted samples (with egui_plot's 5 % margin), never to the
+//!   markers (a "reset" marker at t = 0 does not pin the time axis once the window has
+//!   moved on); a pan or zoom stops following, a double-click ("fit") or a new run
+//!   (reset, another scene) follows again.
 
 use super::simulation::{Simulation, SimulationSystems};
 use crate::dynamics::solver::{SolverKind, SolverParams};
@@ -342,6 +347,70 @@ pub fn energy_bounds(t_first: f64, t_last: f64, window: f64, y_min: f64, y_max: 
     AxisBounds { x, y }
 }
 
+/// The plotted range for samples from `t_first` to `t_last` with values in
+/// `[y_min, y_max]` and time window `window` ([`energy_bounds`]), widened by 5 % of its
+/// span on each side (egui_plot's auto-bounds margin). Markers play no part: the fit is
+/// the data's.
+pub fn fit_bounds(t_first: f64, t_last: f64, window: f64, y_min: f64, y_max: f64) -> AxisBounds {
+    let b = energy_bounds(t_first, t_last, window, y_min, y_max);
+    let widen = |[lo, hi]: [f64; 2]| {
+        let m = 0.05 * (hi - lo);
+        [lo - m, hi + m]
+    };
+    AxisBounds {
+        x: widen(b.x),
+        y: widen(b.y),
+    }
+}
+
+/// Whether the energy plot follows the run (its range set to [`fit_bounds`] every
+/// frame) or keeps the range the user panned or zoomed to.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PlotFollow {
+    pub following: bool,
+    /// The run the plot showed last ([`Simulation::run`]).
+    run: Option<u64>,
+}
+
+impl Default for PlotFollow {
+    fn default() -> Self {
+        PlotFollow {
+            following: true,
+            run: None,
+        }
+    }
+}
+
+impl PlotFollow {
+    /// Before drawing run `run`: a new run (a reset, another scene) is followed again.
+    /// Returns whether the plot follows this frame.
+    pub fn begin(&mut self, run: u64) -> bool {
+        if self.run != Some(run) {
+            self.run = Some(run);
+            self.following = true;
+        }
+        self.following
+    }
+
+    /// After drawing: the plot showed `shown` where it set `set` (`None` when it did not
+    /// follow); a range that moved was panned or zoomed by the user and stops the
+    /// following, a double-click starts it again.
+    pub fn end(&mut self, set: Option<AxisBounds>, shown: AxisBounds, double_clicked: bool) {
+        if let Some(set) = set {
+            let moved = |a: [f64; 2], b: [f64; 2]| {
+                let tol = 1e-6 * (a[1] - a[0]).abs().max(1e-12);
+                (a[0] - b[0]).abs() > tol || (a[1] - b[1]).abs() > tol
+            };
+            if moved(set.x, shown.x) || moved(set.y, shown.y) {
+                self.following = false;
+            }
+        }
+        if double_clicked {
+            self.following = true;
+        }
+    }
+}
+
 /// A labelled vertical line in the energy plot.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Marker {
@@ -560,6 +629,8 @@ pub fn legend_strip(ui: &mut egui::Ui, shown: &mut [bool; SERIES.len()], width: 
 pub struct TimeMarks<'a> {
     pub markers: &'a [Marker],
     pub cursor: Option<f64>,
+    /// The run shown ([`Simulation::run`]): a new one makes the plot follow again.
+    pub run: u64,
 }
 
 pub fn energy_plot(
@@ -571,7 +642,11 @@ pub fn energy_plot(
     window: f64,
     width: f32,
 ) {
-    let TimeMarks { markers, cursor } = marks;
+    let TimeMarks {
+        markers,
+        cursor,
+        run,
+    } = marks;
     // At most ~2,000 points per series: plotting more adds nothing on screen.
     let stride = (samples.len() / 2000).max(1);
     let series: Vec<(&Series, Vec<[f64; 2]>)> = SERIES
@@ -597,24 +672,31 @@ pub fn energy_plot(
     }
     let t_first = samples.first().map_or(0.0, |s| s.time);
     let t_last = samples.last().map_or(0.0, |s| s.time);
-    let b = energy_bounds(t_first, t_last, window, y_min, y_max);
+    let fit = fit_bounds(t_first, t_last, window, y_min, y_max);
+    let follow_id = egui::Id::new("energy_plot_follow");
+    let mut follow: PlotFollow = ui.data(|d| d.get_temp(follow_id)).unwrap_or_default();
+    let set = follow.begin(run).then_some(fit);
     let visuals = ui.visuals().clone();
     let marker_color = visuals.weak_text_color();
     let names: Vec<&str> = series.iter().map(|(s, _)| s.name).collect();
     let ui_text_height = ui.text_style_height(&egui::TextStyle::Body) as f64;
-    egui_plot::Plot::new("energy_plot")
+    let response = egui_plot::Plot::new("energy_plot")
         .x_axis_label("t (s)")
         .y_axis_min_width(64.0)
         .x_grid_spacer(nice_grid_x)
         .y_grid_spacer(nice_grid)
         .y_axis_formatter(joule_ticks)
         .x_axis_formatter(second_ticks)
-        .include_x(b.x[0])
-        .include_x(b.x[1])
-        .include_y(b.y[0])
-        .include_y(b.y[1])
+        // The range is ours (`PlotFollow`): egui_plot's auto bounds and double-click
+        // reset would fit every item, the markers' lines and labels too.
+        .auto_bounds(false)
+        .allow_double_click_reset(false)
         .label_formatter(move |pos| hover_text(pos, samples, pe0, &names))
         .show(ui, |plot| {
+            if let Some(b) = set {
+                plot.set_plot_bounds_x(b.x[0]..=b.x[1]);
+                plot.set_plot_bounds_y(b.y[0]..=b.y[1]);
+            }
             for (s, pts) in series {
                 plot.line(
                     egui_plot::Line::new(s.name, pts)
@@ -623,11 +705,10 @@ pub fn energy_plot(
                         .width(width),
                 );
             }
-            // The top of the axis: the auto bounds add egui_plot's 5 % margin.
-            let top = if plot.auto_bounds().y {
-                b.y[1] + 0.05 * (b.y[1] - b.y[0])
-            } else {
-                plot.plot_bounds().max()[1]
+            // The top of the axis (followed: the fit; else the range shown last).
+            let top = match set {
+                Some(b) => b.y[1],
+                None => plot.plot_bounds().max()[1],
             };
             // Labels of markers close in time are staggered by a text line.
             let line = 1.2 * ui_text_height * plot.transform().dvalue_dpos()[1].abs();
@@ -658,6 +739,16 @@ pub fn energy_plot(
                 );
             }
         });
+    let shown = response.transform.bounds();
+    follow.end(
+        set,
+        AxisBounds {
+            x: [shown.min()[0], shown.max()[0]],
+            y: [shown.min()[1], shown.max()[1]],
+        },
+        response.response.double_clicked(),
+    );
+    ui.data_mut(|d| d.insert_temp(follow_id, follow));
 }
 
 /// The hover read-out: the time and every series' value at the sample nearest the
@@ -862,5 +953,55 @@ mod tests {
         assert_eq!(c.len(), 1);
         assert_eq!(c[0].0, "e");
         assert_eq!(c[0].2, "0.25");
+    }
+
+    /// After 100 s with a reset marker at t = 0, the 10 s window fills the plot: the
+    /// time axis is the window plus 5 % each side, not 0 … 100 s (the markers are no
+    /// input of the fit); the energy axis is the data's plus 5 %.
+    #[test]
+    fn fit_is_the_data_window_not_the_markers() {
+        for t_last in [80.0, 100.0, 120.0] {
+            let b = fit_bounds(t_last - 10.0, t_last, 10.0, -2.0, 8.0);
+            let near = |a: [f64; 2], e: [f64; 2]| (a[0] - e[0]).abs() + (a[1] - e[1]).abs() < 1e-9;
+            assert!(near(b.x, [t_last - 10.5, t_last + 0.5]), "{b:?}");
+            assert!(near(b.y, [-2.5, 8.5]), "{b:?}");
+            // The data take 10/11 of the time axis, not its right eighth.
+            assert!(10.0 / (b.x[1] - b.x[0]) > 0.9);
+        }
+        // Every plotted point is inside the fit.
+        let b = fit_bounds(3.0, 7.5, 0.0, 1.0, 2.0);
+        assert!(b.x[0] < 3.0 && b.x[1] > 7.5 && b.y[0] <= 0.0 && b.y[1] > 2.0);
+    }
+
+    /// Following: a pan stops it, a new run (reset, another scene) and a double-click
+    /// start it again; an unmoved range keeps it.
+    #[test]
+    fn the_plot_follows_the_run_after_a_reset() {
+        let fit = fit_bounds(90.0, 100.0, 10.0, 0.0, 5.0);
+        let panned = AxisBounds {
+            x: [fit.x[0] - 3.0, fit.x[1] - 3.0],
+            y: fit.y,
+        };
+        let mut f = PlotFollow::default();
+        assert!(f.begin(1));
+        f.end(Some(fit), fit, false);
+        assert!(f.begin(1), "an unmoved range keeps following");
+        f.end(Some(fit), panned, false);
+        assert!(!f.begin(1), "a pan stops following");
+        f.end(None, panned, false);
+        assert!(!f.begin(1), "still panned");
+        // Reset: a new run.
+        assert!(f.begin(2), "a reset follows the run again");
+        f.end(Some(fit), panned, false);
+        assert!(!f.begin(2));
+        f.end(None, panned, true);
+        assert!(f.begin(2), "a double-click fits and follows again");
+        // A zoom (the range shrinks about a point) also stops following.
+        let zoomed = AxisBounds {
+            x: [fit.x[0] + 1.0, fit.x[1] - 1.0],
+            y: fit.y,
+        };
+        f.end(Some(fit), zoomed, false);
+        assert!(!f.begin(2));
     }
 }

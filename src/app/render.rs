@@ -1175,7 +1175,15 @@ impl Plugin for RenderStatsPlugin {
                 PostUpdate,
                 sync_scaled_view
                     .after(bevy_egui::EguiPostUpdateSet::EndPass)
-                    .after(bevy::transform::TransformSystems::Propagate),
+                    .after(bevy::transform::TransformSystems::Propagate)
+                    // Every camera this turns on (the orbit camera when the view is drawn
+                    // at scale 1 again, e.g. F8 to full quality) or spawns must be seen by
+                    // the shadow cascades, which are built only for the cameras active at
+                    // that moment: a camera active in the render world without its
+                    // cascades panics in bevy_pbr's `prepare_lights` (docs/results/
+                    // quality-switch.md). The egui pass (compare mode's split viewports
+                    // turn their cameras on there) runs before this, so before them too.
+                    .before(bevy::light::SimulationLightSystems::UpdateDirectionalLightCascades),
             );
     }
 }

@@ -511,7 +511,10 @@ pub fn advance_simulation(
     mut timeline: ResMut<TimelineView>,
     mut thread: Local<Option<PhysicsThread>>,
 ) {
-    let thread = thread.get_or_insert_with(|| PhysicsThread::start(&sim));
+    let thread = thread.get_or_insert_with(|| {
+        super::crash::publish(&sim);
+        PhysicsThread::start(&sim)
+    });
     let real_dt = time.delta_secs_f64();
     let (budget, blocking);
     {
@@ -597,6 +600,8 @@ pub fn advance_simulation(
     take_impact_hit(&mut core, &mut control);
     if std::mem::take(&mut core.dirty) {
         *sim = core.sim.clone();
+        // What a panic saves (`crash`): the state just published.
+        super::crash::publish(&sim);
     }
     let published = Published::of(&sim);
     control.pending_steps = core.pending;

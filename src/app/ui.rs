@@ -990,6 +990,7 @@ fn energy_plot(ui: &mut egui::Ui, p: &mut PanelParams, timeline: &super::timelin
         super::plot::TimeMarks {
             markers: &p.markers.markers,
             cursor: super::timeline::plot_cursor(timeline, &p.sim),
+            run: p.sim.run,
         },
         p.state.plot_window,
         width,

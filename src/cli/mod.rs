@@ -178,6 +178,10 @@ struct GuiArgs {
     /// Draw a caption (time, method, e, μ, λ, repose phase) on recorded frames.
     #[arg(long)]
     caption: bool,
+    /// Scripted actions for tests: FRAME:ACTION items, comma-separated (quality,
+    /// scene=NAME, solver=KIND, reset, shot=PATH, panic); see `app::launch::parse_script`.
+    #[arg(long, hide = true, value_parser = impulse_lab::app::launch::parse_script)]
+    script: Option<impulse_lab::app::launch::Script>,
 }
 
 #[cfg(feature = "app")]
@@ -427,6 +431,7 @@ fn gui(args: GuiArgs) -> Result<(), Failure> {
             screenshot: args.screenshot,
             after_frames: args.after_frames,
             exit_after_frames: args.exit_after_frames,
+            script: args.script.unwrap_or_default(),
         },
         record: args.record,
         repose: args.repose,

@@ -96,10 +96,13 @@ fn perturb(params: &mut SolverParams, p: Param) {
         Param::CcpTau => params.ccp_tau = 0.5,
         Param::MdpFriction => params.mdp_friction = FrictionLaw::Coulomb,
         Param::ErrorReduction => params.error_reduction = 0.9,
+        Param::RestingModel => {
+            params.resting_model = impulse_lab::dynamics::solver::RestingModel::Soft
+        }
     }
 }
 
-const ALL_PARAMS: [Param; 17] = [
+const ALL_PARAMS: [Param; 18] = [
     Param::Restitution,
     Param::Friction,
     Param::Lambda,
@@ -117,6 +120,7 @@ const ALL_PARAMS: [Param; 17] = [
     Param::CcpTau,
     Param::MdpFriction,
     Param::ErrorReduction,
+    Param::RestingModel,
 ];
 
 const STEPS: usize = 300;

@@ -554,6 +554,7 @@ fn param_name(field: &str) -> String {
         "error_reduction" => "ε".into(),
         "rolling_friction" => "μ_r".into(),
         "spinning_friction" => "μ_s".into(),
+        "resting_model" => "resting".into(),
         other => other.replace('_', " "),
     }
 }

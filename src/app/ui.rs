@@ -726,8 +726,21 @@ fn solver_section(ui: &mut egui::Ui, p: &mut PanelParams) {
         )
         .on_hover_text("Torque about the contact normal up to μ_s × the normal force (a contact patch). m, ≥ 0.");
     }
+    if reads(Param::RestingModel) {
+        use crate::dynamics::solver::RestingModel;
+        ui.horizontal(|ui| {
+            ui.label("resting contacts");
+            ui.radio_value(&mut params.resting_model, RestingModel::Hard, "hard")
+                .on_hover_text("The contact pass sweeps resting contacts to its tolerance (at most the contact sweeps), then shock propagation and position projection: the papers' model.");
+            ui.radio_value(&mut params.resting_model, RestingModel::Soft, "soft")
+                .on_hover_text("Box2D's soft step: one biased sweep of spring-damper contacts (30 Hz, damping ratio 10) and one relax sweep per step; overlap is pushed out by the springs. Several times faster on piles; a resting body sits about 0.3 mm deep per weight it carries. Needs a rest velocity above 0.");
+        });
+    }
     if params.validate().is_err() {
         *params = before;
+    }
+    for (_, note) in params.inert() {
+        ui.colored_label(egui::Color32::from_rgb(230, 160, 40), format!("⚠ {note}"));
     }
     let mut dt_ms = p.sim.world.dt * 1e3;
     if ui

@@ -700,10 +700,13 @@ pub enum Param {
     CcpTau,
     MdpFriction,
     ErrorReduction,
+    /// `resting_model` (its soft model's `contact_hertz`, `contact_damping_ratio` and
+    /// `contact_push_speed` are set in the scene file).
+    RestingModel,
 }
 
 /// What the world's shared contact pass reads ([`crate::dynamics::contact_pass`]).
-const CONTACT_PASS_PARAMS: [Param; 7] = [
+const CONTACT_PASS_PARAMS: [Param; 8] = [
     Param::ContactPass,
     Param::Friction,
     Param::ContactSweeps,
@@ -711,6 +714,7 @@ const CONTACT_PASS_PARAMS: [Param; 7] = [
     Param::RestVelocity,
     Param::RollingFriction,
     Param::SpinningFriction,
+    Param::RestingModel,
 ];
 
 impl SolverKind {

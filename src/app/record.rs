@@ -23,7 +23,7 @@
 //! successive pictures of the (not yet moving) world are identical, after at most
 //! [`MAX_WARMUP_FRAMES`].
 
-use super::interaction::{OrbitCamera, Requests, scene_center};
+use super::interaction::{OrbitCamera, Requests, scene_center, scene_spheres};
 use super::launch::{Automation, asset_dir};
 use super::messages::StatusMessage;
 use super::render::{LabRenderPlugin, RenderQuality, RenderSettings, scaled_size, scene_extent};
@@ -47,15 +47,15 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 impl CameraPreset {
-    /// The orbit camera of this preset for the scene: the app's target and distance,
-    /// the preset's direction.
-    pub fn orbit(self, sim: &Simulation) -> OrbitCamera {
-        let mut orbit = OrbitCamera::framing(scene_center(sim), scene_extent(sim));
-        let (yaw, pitch) = self.direction().unwrap_or((orbit.yaw, orbit.pitch));
-        orbit.yaw = yaw;
-        orbit.pitch = pitch;
-        orbit.home = (orbit.target, orbit.distance, yaw, pitch);
-        orbit
+    /// The orbit camera of this preset for the scene, in a view of width/height
+    /// `aspect`: the preset's direction, and the target and distance at which every body
+    /// and container is in view, as the app frames a scene it opens
+    /// ([`scene_spheres`], [`OrbitCamera::fit_spheres`]).
+    pub fn orbit(self, sim: &Simulation, aspect: f32) -> OrbitCamera {
+        let home = OrbitCamera::framing(scene_center(sim), scene_extent(sim));
+        let (yaw, pitch) = self.direction().unwrap_or((home.yaw, home.pitch));
+        let fov = bevy::camera::PerspectiveProjection::default().fov;
+        OrbitCamera::fit_spheres(&scene_spheres(&sim.world), fov, aspect, yaw, pitch)
     }
 }
 
@@ -351,7 +351,9 @@ pub fn record_until(
     options.check()?;
     let (width, height) = options.size;
     let frames = options.frame_count();
-    let orbit = options.camera.orbit(&sim);
+    let orbit = options
+        .camera
+        .orbit(&sim, width as f32 / height.max(1) as f32);
     let mut app = headless_render_app(sim, options.quality, options.render_scale);
     // As Bevy's schedule runner does: wait for the renderer to initialise.
     let ready_by = Instant::now() + Duration::from_secs(120);

@@ -12,25 +12,12 @@
 //! where they fail: CI must run them.
 #![cfg(feature = "app")]
 
+mod common;
+
+use common::xvfb_run;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
-
-/// The xvfb-run binary, or `None` (and a note on stderr) when the machine has none.
-fn xvfb_run() -> Option<PathBuf> {
-    let found = ["/usr/bin/xvfb-run", "/usr/local/bin/xvfb-run"]
-        .iter()
-        .map(PathBuf::from)
-        .find(|p| p.exists());
-    if found.is_none() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "CI must install xvfb (see .ci/run)"
-        );
-        eprintln!("SKIPPED: xvfb-run not found; install xvfb and mesa-vulkan-drivers");
-    }
-    found
-}
 
 /// Run `impulse-lab gui ARGS` under Xvfb (window 960x600) with extra environment
 /// `env`; returns its exit status and everything it wrote (stdout and stderr).

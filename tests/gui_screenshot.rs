@@ -9,29 +9,15 @@
 //! (`CI` set), where it fails: CI must always run it.
 #![cfg(feature = "app")]
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use common::xvfb_run;
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 const WIDTH: u32 = 1280;
 const HEIGHT: u32 = 800;
-
-/// The xvfb-run binary, or `None` (and a note on stderr) when the machine has none.
-fn xvfb_run() -> Option<PathBuf> {
-    let found = ["/usr/bin/xvfb-run", "/usr/local/bin/xvfb-run"]
-        .iter()
-        .map(PathBuf::from)
-        .find(|p| p.exists());
-    if found.is_none() {
-        // Off CI a machine without Xvfb skips these tests; CI must have it.
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "CI must install xvfb (see .ci/run)"
-        );
-        eprintln!("SKIPPED: xvfb-run not found; install xvfb and mesa-vulkan-drivers");
-    }
-    found
-}
 
 /// Fraction of pixels whose HSV saturation exceeds 0.35 with value above 0.15, and the
 /// number of distinct colours.

@@ -346,3 +346,21 @@ pub mod app {
         panic!("steps never completed");
     }
 }
+
+/// The xvfb-run binary for the tests that run the app's real window, or `None` (and a
+/// note on stderr) when the machine has none: off CI such a machine skips them; on CI
+/// (`CI` set) it is a failure, since `.ci/run` installs Xvfb.
+pub fn xvfb_run() -> Option<std::path::PathBuf> {
+    let found = ["/usr/bin/xvfb-run", "/usr/local/bin/xvfb-run"]
+        .iter()
+        .map(std::path::PathBuf::from)
+        .find(|p| p.exists());
+    if found.is_none() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI must install xvfb (see .ci/run)"
+        );
+        eprintln!("SKIPPED: xvfb-run not found; install xvfb and mesa-vulkan-drivers");
+    }
+    found
+}

@@ -739,8 +739,15 @@ fn solver_section(ui: &mut egui::Ui, p: &mut PanelParams) {
     if params.validate().is_err() {
         *params = before;
     }
-    for (_, note) in params.inert() {
-        ui.colored_label(egui::Color32::from_rgb(230, 160, 40), format!("⚠ {note}"));
+    let inert = params.inert();
+    if !inert.is_empty() {
+        let fields: Vec<&str> = inert.iter().map(|(field, _)| *field).collect();
+        let notes: Vec<String> = inert.into_iter().map(|(_, note)| note).collect();
+        ui.colored_label(
+            egui::Color32::from_rgb(230, 160, 40),
+            format!("⚠ no effect here: {}", fields.join(", ")),
+        )
+        .on_hover_text(notes.join("\n\n"));
     }
     let mut dt_ms = p.sim.world.dt * 1e3;
     if ui

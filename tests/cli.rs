@@ -296,3 +296,46 @@ fn resistance_that_cannot_act_is_named() {
         "it can act"
     );
 }
+
+/// `run --resting-model soft` takes the soft resting model (the run differs from the
+/// hard one), and a bad value or a configuration it cannot run in is refused naming it.
+#[test]
+fn run_takes_the_resting_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = |model: &str| {
+        let out = dir.path().join(format!("{model}.json"));
+        let o = run(&[
+            "run",
+            "pour_mixed",
+            "--steps",
+            "400",
+            "--resting-model",
+            model,
+            "--final-state",
+            out.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{model}: {}", stderr(&o));
+        std::fs::read_to_string(out).unwrap()
+    };
+    assert_ne!(state("soft"), state("hard"), "the model changes the run");
+    let o = run(&[
+        "run",
+        "pour_mixed",
+        "--steps",
+        "1",
+        "--resting-model",
+        "squishy",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("resting-model"), "{}", stderr(&o));
+    let o = run(&[
+        "run",
+        "dda_rolling_sphere",
+        "--steps",
+        "1",
+        "--resting-model",
+        "soft",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("resting_model"), "{}", stderr(&o));
+}

@@ -494,6 +494,11 @@ struct RunArgs {
     /// MDP's error-reduction factor ε in [0, 1] (paper 003 §3.1).
     #[arg(long)]
     error_reduction: Option<f64>,
+    /// How the contact pass holds resting contacts: hard (sweeps to convergence, the
+    /// papers' model) or soft (Box2D's soft step: two sweeps a step; needs
+    /// rest_velocity > 0). Default: the scene's.
+    #[arg(long, value_name = "hard|soft")]
+    resting_model: Option<impulse_lab::dynamics::solver::RestingModel>,
     /// Write the per-step energy trace (CSV) here. Every output appears only when the
     /// run succeeds; if it fails part way or is stopped with Ctrl-C, the trace so far is
     /// kept as FILE.partial.
@@ -682,6 +687,7 @@ pub fn main() -> ExitCode {
             rotation: None,
             mdp_friction: None,
             error_reduction: None,
+            resting_model: None,
             out: None,
             final_state: None,
             trace_collision: None,
@@ -1247,6 +1253,9 @@ fn apply_overrides(world: &mut World, args: &RunArgs) -> Result<(), Failure> {
     }
     if let Some(kp) = args.kp {
         p.kp = kp;
+    }
+    if let Some(model) = args.resting_model {
+        p.resting_model = model;
     }
     if args.no_sleep {
         world.sleep.enabled = false;

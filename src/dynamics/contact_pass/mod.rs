@@ -650,11 +650,7 @@ impl ContactPass {
         self.biased.clear();
         self.biased.extend_from_slice(&self.vel);
         for row in &mut self.rows {
-            row.floor = if row.p.gap > 0.0 {
-                -row.p.gap / dt
-            } else {
-                0.0
-            };
+            row.floor = Row::hard_floor(row.p.gap, dt);
             row.mass_scale = 1.0;
             row.impulse_scale = 0.0;
         }

@@ -85,7 +85,7 @@ impl Row {
         let turn_a = dirs.map(|d| p.inv_inertia_a * p.r_a.cross(&d));
         let turn_b = dirs.map(|d| p.inv_inertia_b * p.r_b.cross(&d));
         Row {
-            floor: if p.gap > 0.0 { -p.gap / dt } else { 0.0 },
+            floor: Row::hard_floor(p.gap, dt),
             mass_scale: 1.0,
             impulse_scale: 0.0,
             k_t: [p.k * t1, p.k * t2],
@@ -111,6 +111,12 @@ impl Row {
             slots: [NO_SLOT; 2],
             p,
         }
+    }
+
+    /// The hard contact's target u_n⁺ for a contact of gap `gap` in a step `dt`: 0, or
+    /// −gap/dt for a speculative contact (gap > 0), which may close its gap in the step.
+    pub(super) fn hard_floor(gap: f64, dt: f64) -> f64 {
+        if gap > 0.0 { -gap / dt } else { 0.0 }
     }
 
     /// The friction disk's metric ([`TangentMetric`] of K_tt), computed on first use:

@@ -676,6 +676,24 @@ pub fn checks(kind: SolverKind) -> Vec<Check> {
             "",
         );
     }
+    for (start, speculative) in [("touching", false), ("speculative", true)] {
+        push(
+            format!("oblique impacts, 8 angles, {start}: max |Δv|/v"),
+            oblique_sweep(kind, speculative),
+            0.0,
+            Tolerance::Absolute(OBLIQUE_TOLERANCE),
+            "",
+        );
+    }
+    for row in out.iter_mut().filter(|r| r.name.starts_with("oblique")) {
+        row.why = Some(if row.name.contains("speculative") {
+            "each impact starts a quarter of the step's approach from the plane: the \
+             contact point on the sphere's surface gives friction its lever arm r (a point \
+             midway between the surfaces gave r + gap/2, errors up to 5.9e-4)"
+        } else {
+            oblique_why(kind)
+        });
+    }
     if cradle_capped && let Some(row) = out.iter_mut().find(|r| r.name.starts_with("elastic chain"))
     {
         row.note = Some("iteration cap hit".into());
@@ -733,4 +751,174 @@ pub fn table(rows: &[Check]) -> (String, bool) {
         }
     }
     (s, all)
+}
+
+/// Angles of incidence of the oblique impact sweep, from the plane's normal (degrees).
+/// With e = 0.5, μ = 0.3 the Newton-Coulomb sphere sticks up to atan((7/2) μ (1 + e)) =
+/// 57.6° and slides beyond; CCP's and MDP's laws change where (46.4° for both).
+pub const OBLIQUE_ANGLES: [f64; 8] = [10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0];
+/// Restitution of the oblique impact sweep.
+pub const OBLIQUE_E: f64 = 0.5;
+/// Friction coefficient of the oblique impact sweep.
+pub const OBLIQUE_MU: f64 = 0.3;
+/// Largest error of a post-impact velocity in the sweep, relative to the impact speed.
+/// Each impact is one sphere on a fixed plane, a single contact whose exact answer every
+/// method computes in closed form or by a sweep that converges in one pass, so the
+/// error is rounding (about 1e-15); 1e-6 is the bar issue 43 sets.
+pub const OBLIQUE_TOLERANCE: f64 = 1e-6;
+
+/// A collision law of a sphere on a fixed plane, as impact theory states it: the normal
+/// impulse P_n = m (1 + e) v_n, and Coulomb friction |P_t| ≤ μ P_n on the slip of the
+/// contact point u = v_t − r ω, which a sticking contact turns into −β u (Walton's
+/// tangential restitution: β = 0 stops the slip, β = 1 reverses it and keeps its energy).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ImpactLaw {
+    /// Normal restitution e.
+    pub e: f64,
+    /// Tangential restitution β of a sticking contact.
+    pub beta: f64,
+    /// Friction coefficient μ.
+    pub mu: f64,
+}
+
+impl ImpactLaw {
+    /// The law a method's contact implements at restitution `e`, friction `mu`:
+    /// - jolt, SQM, ETM, SMM: Newton's restitution with Coulomb friction, β = 0 (papers
+    ///   001 and 000: the friction impulse stops the slip or is capped by μ P_n);
+    /// - MDP: purely inelastic, e = 0, β = 0 (paper 003: the impulse minimises the
+    ///   kinetic energy on the plane of maximum compression; for a sphere the normal and
+    ///   tangential parts decouple and that is Coulomb's sticking or sliding impulse);
+    /// - CCP: e = 1, β = 1 (paper 002, eqs. 30-33 and 51: Coulomb's law holds for the
+    ///   step's displacement ΔD, whose velocity is the Newmark mean (V⁺ + V⁻)/2, so a
+    ///   closed contact reverses its normal velocity and a sticking one its slip).
+    pub fn of(kind: SolverKind, e: f64, mu: f64) -> ImpactLaw {
+        match kind {
+            SolverKind::Ccp => ImpactLaw {
+                e: 1.0,
+                beta: 1.0,
+                mu,
+            },
+            SolverKind::Mdp => ImpactLaw {
+                e: 0.0,
+                beta: 0.0,
+                mu,
+            },
+            _ => ImpactLaw { e, beta: 0.0, mu },
+        }
+    }
+}
+
+/// Velocities after an oblique impact: (tangential velocity of the centre, spin about
+/// the axis normal to the plane of incidence, normal velocity of the centre).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ObliqueOutcome {
+    pub v_t: f64,
+    pub omega: f64,
+    pub v_n: f64,
+}
+
+/// Rigid-body impact theory for a solid sphere (radius `r`, I = 2/5 m r², no spin)
+/// striking a fixed plane at speed `v` and angle `theta` from the normal under `law`
+/// (Stronge, *Impact Mechanics*, 2000, ch. 5; for a sphere on a plane the normal and
+/// tangential impulses decouple, so Newton's, Poisson's and Stronge's restitution agree).
+/// The slip answers a tangential impulse with the effective mass m/(1 + m r²/I) = 2m/7,
+/// so sticking takes P_t = (1 + β)(2m/7) v_t; the sphere sticks if that is within
+/// μ P_n, i.e. if (1 + β) v_t ≤ (7/2) μ (1 + e) v_n, and slides with P_t = μ P_n
+/// otherwise. Then v_t' = v_t − P_t/m and ω' = r P_t / I = (5/2) P_t / (m r).
+pub fn oblique_expected(r: f64, v: f64, theta: f64, law: ImpactLaw) -> ObliqueOutcome {
+    let (vt, vn) = (v * theta.sin(), v * theta.cos());
+    let pn = (1.0 + law.e) * vn; // per unit mass
+    let stick = (1.0 + law.beta) * 2.0 / 7.0 * vt;
+    let pt = stick.min(law.mu * pn);
+    ObliqueOutcome {
+        v_t: vt - pt,
+        omega: 2.5 * pt / r,
+        v_n: law.e * vn,
+    }
+}
+
+/// A solid sphere (r = 0.1 m, 1000 kg/m³) striking the plane z = 0 at 1 m/s, `theta` from
+/// the normal, in the x-z plane, no spin, no gravity, e = [`OBLIQUE_E`], μ =
+/// [`OBLIQUE_MU`]: its velocities 20 steps after the start, when it has left the plane.
+/// `gap`: the distance of the sphere from the plane at the start; 0 touches, a gap
+/// below the step's approach v_n h makes the contact speculative (found and resolved in
+/// the step before the surfaces meet).
+pub fn oblique_impact(
+    kind: SolverKind,
+    theta: f64,
+    gap: f64,
+) -> Result<ObliqueOutcome, SolverError> {
+    let (r, v) = (0.1, 1.0);
+    let mut w = world(kind, Vec3::zeros(), params(OBLIQUE_E, OBLIQUE_MU))?;
+    w.add_container(Container::Plane {
+        point: Vec3::zeros(),
+        normal: Vec3::z(),
+    });
+    let mut b = RigidBody::new(
+        &Shape::Sphere { radius: r },
+        1000.0,
+        Vec3::new(0.0, 0.0, r + gap),
+        Quat::identity(),
+    );
+    b.velocity = Vec3::new(v * theta.sin(), 0.0, -v * theta.cos());
+    w.add_body(b);
+    w.start_ledger();
+    for _ in 0..20 {
+        w.step()?;
+    }
+    let b = &w.bodies[0];
+    Ok(ObliqueOutcome {
+        v_t: b.velocity.x,
+        omega: b.angular_velocity.y,
+        v_n: b.velocity.z,
+    })
+}
+
+/// The sweep over [`OBLIQUE_ANGLES`] under `kind`: the largest error of the three
+/// post-impact velocities against [`oblique_expected`] with the method's own
+/// [`ImpactLaw`], each relative to the impact speed (the spin as r ω). `speculative`:
+/// each impact starts a quarter of the step's approach v_n h away from the plane.
+pub fn oblique_sweep(kind: SolverKind, speculative: bool) -> Result<f64, SolverError> {
+    let (r, v) = (0.1, 1.0);
+    let law = ImpactLaw::of(kind, OBLIQUE_E, OBLIQUE_MU);
+    let mut worst: f64 = 0.0;
+    for deg in OBLIQUE_ANGLES {
+        let theta = deg.to_radians();
+        let gap = if speculative {
+            0.25 * v * theta.cos() * DT
+        } else {
+            0.0
+        };
+        let got = oblique_impact(kind, theta, gap)?;
+        let want = oblique_expected(r, v, theta, law);
+        let err = [
+            (got.v_t - want.v_t).abs(),
+            r * (got.omega - want.omega).abs(),
+            (got.v_n - want.v_n).abs(),
+        ]
+        .into_iter()
+        .fold(0.0, f64::max)
+            / v;
+        worst = worst.max(if err.is_nan() { f64::INFINITY } else { err });
+    }
+    Ok(worst)
+}
+
+/// Why the oblique rows expect what they do, per method.
+pub fn oblique_why(kind: SolverKind) -> &'static str {
+    match kind {
+        SolverKind::Ccp => {
+            "paper 002's law (eqs. 30-33, 51): Coulomb on the step's displacement, whose \
+             velocity is the Newmark mean, so e = 1 and a sticking slip reverses (β = 1); \
+             the theory with that law, rounding only"
+        }
+        SolverKind::Mdp => {
+            "paper 003's law: purely inelastic (e = 0) with Coulomb's sticking or sliding \
+             impulse (β = 0); the theory with that law, rounding only"
+        }
+        _ => {
+            "Newton's e with Coulomb friction (β = 0), Stronge ch. 5: one contact solved \
+             exactly, rounding only"
+        }
+    }
 }

@@ -15,7 +15,8 @@ use crate::math::Vec3;
 pub struct Contact {
     pub a: usize,
     pub b: Option<usize>,
-    /// World contact point: midway between the two surfaces.
+    /// World contact point: on body a's surface against a container, midway between
+    /// the two surfaces between two bodies (`narrow_phase::make_contact`).
     pub point: Vec3,
     pub normal: Vec3,
     pub t1: Vec3,

@@ -90,6 +90,16 @@ pub fn costly(colliders: &[Collider], a: usize, b: usize) -> bool {
 
 /// Build a contact from the two surface points `pa` (on a) and `pb` (on b), the unit
 /// normal `n` pointing from b to a and the signed gap.
+///
+/// The contact point (and so the lever arms) is
+/// - against a static container (`b` is `None`): `pa`, on the body's own surface. A
+///   speculative contact (gap > 0) is where the body will meet the container, so
+///   friction acts with the body's true lever arm (a sphere's is its radius, not
+///   r + gap/2); the container takes no impulse, so no arm of its own is needed;
+/// - between two bodies: midway, `(pa + pb)/2`. The impulse must act on both at one
+///   point, or a tangential impulse P_t would change the pair's angular momentum by
+///   (pa − pb) × P_t = gap n × P_t; the midpoint errs on each arm by at most |gap|/2,
+///   below v_n h / 2 for a contact the step resolves.
 pub fn make_contact(
     bodies: &[RigidBody],
     a: usize,
@@ -103,7 +113,7 @@ pub fn make_contact(
         (n.norm() - 1.0).abs() < 1e-9 && gap.is_finite(),
         "bad contact n = {n:?}, gap = {gap}"
     );
-    let point = 0.5 * (pa + pb);
+    let point = if b.is_some() { 0.5 * (pa + pb) } else { pa };
     let (t1, t2) = tangent_basis(&n);
     Contact {
         a,

@@ -696,7 +696,7 @@ impl World {
         }
         // A solver that corrects positions itself moves bodies inside `resolve`; the
         // potential-energy change across it is that correction's (booked as projection).
-        let corrects = self.solver.corrects_positions();
+        let corrects = self.solver.corrects_positions(&self.params);
         let pe_before_resolve = if corrects {
             self.potential_energy()
         } else {

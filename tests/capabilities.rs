@@ -223,7 +223,13 @@ fn capabilities_match_the_methods_papers() {
     assert!(ccp.contains(&Param::ContactPass) && ccp.contains(&Param::RestVelocity));
     assert!(ccp.contains(&Param::Kp), "CCP's own projection reads k_p");
     let solver = SolverKind::Ccp.create();
-    assert!(solver.uses_contact_pass() && solver.corrects_positions());
+    let defaults = impulse_lab::dynamics::solver::SolverParams::default();
+    assert!(solver.uses_contact_pass() && !solver.corrects_positions(&defaults));
+    let without_pass = impulse_lab::dynamics::solver::SolverParams {
+        contact_pass: false,
+        ..defaults
+    };
+    assert!(solver.corrects_positions(&without_pass));
     assert!(
         !ccp.contains(&Param::Restitution),
         "CCP's contact law is elastic"

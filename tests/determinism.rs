@@ -106,32 +106,41 @@ fn state_hash(w: &World) -> u64 {
     h.0
 }
 
-fn run(kind: SolverKind, steps: usize) -> World {
+/// The world after `steps` steps, and the most body-body and body-container contacts
+/// any of the last 100 steps had.
+fn run(kind: SolverKind, steps: usize) -> (World, usize, usize) {
     let scene = parse_scene(SCENE, "determinism.ron").expect("the test's scene is valid");
     let mut w = scene.build_world().expect("the test's scene builds");
     w.set_solver(kind);
     w.start_ledger();
+    let (mut pairs, mut walls) = (0, 0);
     for step in 0..steps {
         w.step()
             .unwrap_or_else(|e| panic!("{kind} step {step}: {e}"));
+        if step + 100 >= steps {
+            let p = w.contacts.iter().filter(|c| c.b.is_some()).count();
+            pairs = pairs.max(p);
+            walls = walls.max(w.contacts.len() - p);
+        }
     }
-    w
+    (w, pairs, walls)
 }
 
 /// The run did what the hash is meant to pin: bodies in contact with each other and
-/// with the box, and the solver or the contact pass at work.
-fn check_coverage(w: &World, kind: SolverKind) {
-    let pairs = w.contacts.iter().filter(|c| c.b.is_some()).count();
-    let walls = w.contacts.len() - pairs;
+/// with the box near its end (the counts of one instant swing: CCP's pile, which keeps
+/// bouncing on Newmark's elastic law, holds 11-26 body-body contacts in its last 100
+/// steps), and the solver or the contact pass at work.
+fn check_coverage(pairs: usize, walls: usize, kind: SolverKind) {
     assert!(
         pairs >= 20 && walls >= 20,
-        "{kind}: the run ends with {pairs} body-body and {walls} body-container contacts"
+        "{kind}: the run's last 100 steps hold at most {pairs} body-body and {walls} \
+         body-container contacts"
     );
 }
 
 fn check(kind: SolverKind, pinned: u64) {
-    let w = run(kind, STEPS);
-    check_coverage(&w, kind);
+    let (w, pairs, walls) = run(kind, STEPS);
+    check_coverage(pairs, walls, kind);
     let got = state_hash(&w);
     assert_eq!(
         got, pinned,
@@ -143,7 +152,7 @@ fn check(kind: SolverKind, pinned: u64) {
 
 #[test]
 fn jolt_final_state_is_pinned() {
-    check(SolverKind::Jolt, 0x7e57_a771_a147_8c7d);
+    check(SolverKind::Jolt, 0xe9d8_ea69_bef1_435f);
 }
 
 #[test]
@@ -163,7 +172,7 @@ fn smm_final_state_is_pinned() {
 
 #[test]
 fn ccp_final_state_is_pinned() {
-    check(SolverKind::Ccp, 0xddc2_e9e0_28e0_4ebd);
+    check(SolverKind::Ccp, 0xf6b6_bb68_ea92_46c9);
 }
 
 #[test]
@@ -175,7 +184,7 @@ fn mdp_final_state_is_pinned() {
 /// that differs from the pinned one.
 #[test]
 fn the_hash_sees_one_bit() {
-    let w = run(SolverKind::Jolt, 1);
+    let (w, _, _) = run(SolverKind::Jolt, 1);
     let mut v = w.clone();
     let x = &mut v.bodies[17].velocity.y;
     *x = f64::from_bits(x.to_bits() ^ 1);

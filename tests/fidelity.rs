@@ -292,3 +292,35 @@ fn ccp_sticks_by_reversing_the_slip_as_paper_002s_displacement_law_says() {
         );
     }
 }
+
+/// Issue 43, stacks: a column of 10 cubes and a pyramid of 15 (`verify::stack`), e = 0,
+/// μ = 0.5, sleeping on, 10 s. Under every method no body drifts 1 mm from where it was
+/// placed and every body is asleep by the end. Before the world's projection ran after
+/// jolt and CCP (they pushed each pair apart at its deepest point, which cannot undo a
+/// tilt), their columns leaned, moved at up to 0.08 m/s after 10 s and never slept.
+/// The issue's third bound, speed below 1e-3 m/s over the whole run, is not met in the
+/// first steps (the cold-started pass leaves up to 8e-3 m/s on the column) and is
+/// printed, not asserted: `impulse-lab verify` shows it as a failing row
+/// (docs/results/fidelity.md, "Stacks").
+#[test]
+fn stacks_stay_put_and_fall_asleep() {
+    for kind in SolverKind::ALL {
+        for pyramid in [false, true] {
+            let o = verify::stack_outcome(kind, pyramid).unwrap();
+            eprintln!("{kind} pyramid {pyramid}: {o:?}");
+            assert!(
+                o.drift < verify::STACK_DRIFT,
+                "{kind} (pyramid {pyramid}): a body drifted {} m",
+                o.drift
+            );
+            assert_eq!(o.awake, 0, "{kind} (pyramid {pyramid}): awake at 10 s");
+            // An island sleeps after 0.5 s still (`SleepParams::time`); the stacks were
+            // still within 0.21 s of the start under every method (asleep at 0.50-0.71 s).
+            assert!(
+                o.asleep_at.is_some_and(|t| t <= 1.0),
+                "{kind} (pyramid {pyramid}): asleep only at {:?}",
+                o.asleep_at
+            );
+        }
+    }
+}

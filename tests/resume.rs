@@ -230,7 +230,7 @@ fn continues_differently(original: &World, file: &Scene, steps: usize) -> bool {
 #[test]
 fn the_default_scene_continues_bit_for_bit_from_a_saved_state() {
     let dir = tempfile::tempdir().unwrap();
-    let (mut projected, mut mattered) = (0, Vec::new());
+    let (mut projected, mut mattered) = (Vec::new(), Vec::new());
     let mut manifolds_mattered = Vec::new();
     for kind in SolverKind::ALL {
         let mut base = load_scene(&resolve_scene("pour_mixed")).unwrap();
@@ -253,7 +253,7 @@ fn the_default_scene_continues_bit_for_bit_from_a_saved_state() {
             .iter()
             .any(|(dx, _)| dx.vec3() != Vec3::zeros())
         {
-            projected += 1;
+            projected.push(kind);
             r.projection.clear();
             if continues_differently(&original, &file, 60) {
                 mattered.push(kind);
@@ -275,7 +275,19 @@ fn the_default_scene_continues_bit_for_bit_from_a_saved_state() {
         }
         assert_continue_alike(&mut original, &mut loaded, 60, &format!("{kind}"));
     }
-    assert_eq!(projected, 3, "the projection runs after ETM, SQM and SMM");
+    // The world's projection runs after every method but MDP (which corrects by error
+    // reduction); CCP's contact law lets no contact of the pour overlap at step 700
+    // (its deepest gap then is +2.6e-5 m), so it has moved nothing to save.
+    assert_eq!(
+        projected,
+        [
+            SolverKind::Etm,
+            SolverKind::Sqm,
+            SolverKind::Smm,
+            SolverKind::Jolt
+        ],
+        "the methods whose saved state holds a projection"
+    );
     eprintln!("without the saved projection the pour continues differently under {mattered:?}");
     // A pair whose bodies all sleep, or that is struck, reads no kept manifold: the
     // manifolds matter where awake flat-faced pairs rest (not under CCP, whose pile

@@ -91,9 +91,13 @@
 //! "rebound height always 1 m"). A contact the step would not close is *speculative*:
 //! g_n ≥ −gap, it may close its gap but not overlap. Overlaps left by the linearisation
 //! (curved surfaces, rotation) are not corrected through the contact law, which would
-//! inject kinetic energy; instead each overlapping pair is moved apart by k_p of its
-//! deepest overlap after the solve (position projection as in paper 001, eq. B.18; not
-//! part of paper 002). Its energy change is booked as the ledger's `projection`.
+//! inject kinetic energy; instead overlaps are reduced by k_p after the solve (position
+//! projection as in paper 001, eq. B.18; not part of paper 002): without the contact
+//! pass (the paper's scenes) each overlapping pair is moved apart by k_p of its deepest
+//! overlap here; with it the world's projection after the pass does it for all of a
+//! body's contacts at once and with rotation (a per-pair linear push cannot undo a
+//! tilt, and a column of ten cubes leaned and never slept). Its energy change is booked
+//! as the ledger's `projection`.
 //!
 //! **Energy.** Each contact's impulse is booked once, at the end, with its work over the
 //! step p_j·(u_j,0 + u_j⁺)/2 = p_j·g_j/h: the normal part as restitution dissipation, the
@@ -149,8 +153,8 @@
 //! bodies' velocities are taken as both vₙ and v⁻ (an impact with no force in the step).
 
 use super::{
-    CollisionSolver, Param, PositionUpdate, SolverContext, SolverError, SolverKind, SolverReport,
-    TraceRow,
+    CollisionSolver, Param, PositionUpdate, SolverContext, SolverError, SolverKind, SolverParams,
+    SolverReport, TraceRow,
 };
 use crate::body::RigidBody;
 use crate::collision::FeatureId;
@@ -392,10 +396,11 @@ impl CollisionSolver for CcpSolver {
         ]
     }
 
-    /// CCP moves overlapping pairs apart inside [`CollisionSolver::resolve`] (k_p, see
-    /// the module doc), so the world's position projection does not run after it.
-    fn corrects_positions(&self) -> bool {
-        true
+    /// Without the contact pass CCP moves overlapping pairs apart inside
+    /// [`CollisionSolver::resolve`] (k_p, see the module doc); with it the world's
+    /// position projection runs after the pass.
+    fn corrects_positions(&self, params: &SolverParams) -> bool {
+        !params.contact_pass
     }
 
     fn begin_step(&mut self, bodies: &[RigidBody]) {
@@ -670,8 +675,9 @@ impl CollisionSolver for CcpSolver {
         self.cache.finish();
 
         // Position projection of overlaps, once per pair at its deepest point (paper 001,
-        // eq. B.18): not part of paper 002, see the module doc.
-        if params.kp > 0.0 {
+        // eq. B.18): not part of paper 002, see the module doc. With the contact pass
+        // the world projects after it instead.
+        if params.kp > 0.0 && self.corrects_positions(params) {
             let mut k = 0;
             while k < self.contacts.len() {
                 let key = |c: &CcpContact| (c.a, c.b, c.container);

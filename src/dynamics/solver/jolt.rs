@@ -22,11 +22,17 @@
 //!    energy gained, none lost at e = 1. Approach speeds −u_n up to `rest_velocity` get
 //!    e = 0 (resting contact).
 //! 3. Position projection (eqs. 5.27-5.28, B.17-B.18): each overlapping pair moves apart
-//!    by k_p m_red Δx along n, once per pair using its deepest point, with
-//!    m_red,a = m_b/(m_a + m_b) (1 against a static surface). Stable for k_p < 0.5 (B.22).
-//!    Not under the soft resting model (`SolverParams::resting_model`), whose contact
-//!    bias removes overlap: two corrections of one overlap fight (a settled pile kept
-//!    K/ΔU near 8·10⁻⁶ with both, 2·10⁻⁷ with the bias alone).
+//!    by k_p m_red Δx along n, with m_red,a = m_b/(m_a + m_b) (1 against a static
+//!    surface). Stable for k_p < 0.5 (B.22). With the contact pass off, jolt does it
+//!    itself, once per pair using its deepest point. With the pass on (the default), the
+//!    world's projection after the pass does it (`ContactPass::project`): the same
+//!    fraction k_p of every overlap, all of a body's contacts at once and with rotation,
+//!    which for a particle with one contact is eq. B.18 itself. A per-pair linear push
+//!    cannot undo a tilt: on a column of ten cubes it left the deep corner overlapping
+//!    and the column leaning, moving at up to 0.08 m/s after 10 s and never asleep;
+//!    with the world's it falls asleep at 0.5 s (`tests/fidelity.rs`, the stack rows).
+//!    Under the soft resting model (`SolverParams::resting_model`) the pass's bias
+//!    removes overlap instead, and neither projection runs.
 //!
 //! Energy: the kinetic-energy change of one impulse P is exactly P·(u⁻ + u⁺)/2; its
 //! normal part is booked as restitution dissipation and its tangential part as friction
@@ -38,7 +44,7 @@
 
 use super::prepared::PreparedContact;
 use super::{
-    CollisionSolver, Param, RestingModel, SolverContext, SolverError, SolverKind, SolverReport,
+    CollisionSolver, Param, SolverContext, SolverError, SolverKind, SolverParams, SolverReport,
 };
 use crate::collision::{Contact, relative_velocity};
 
@@ -75,8 +81,11 @@ impl CollisionSolver for JoltSolver {
         ]
     }
 
-    fn corrects_positions(&self) -> bool {
-        true
+    /// Paper 001's per-pair projection (step 3) runs only without the contact pass; with
+    /// it, the world's projection after the pass applies the same eq. B.18 to every
+    /// contact of a body at once, with rotation (module doc).
+    fn corrects_positions(&self, params: &SolverParams) -> bool {
+        !params.contact_pass
     }
 
     fn sequential(&self) -> bool {
@@ -173,9 +182,9 @@ impl CollisionSolver for JoltSolver {
             }
         }
 
-        // Position projection, once per pair with its deepest overlap (eqs. B.17-B.18);
-        // under the soft resting model the contact pass's bias removes overlap instead.
-        if params.kp > 0.0 && params.resting_model == RestingModel::Hard {
+        // Position projection, once per pair with its deepest overlap (eqs. B.17-B.18),
+        // without the contact pass; with it the world projects after the pass.
+        if params.kp > 0.0 && self.corrects_positions(params) {
             let same_pair =
                 |x: &Contact, y: &Contact| x.a == y.a && x.b == y.b && x.container == y.container;
             let mut k = 0;

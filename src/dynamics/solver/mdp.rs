@@ -1358,7 +1358,7 @@ impl CollisionSolver for MdpSolver {
         ]
     }
 
-    fn corrects_positions(&self) -> bool {
+    fn corrects_positions(&self, _: &super::SolverParams) -> bool {
         true
     }
 

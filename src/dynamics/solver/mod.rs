@@ -721,14 +721,14 @@ impl SolverKind {
     /// Every parameter a step with this method reads: the method's own
     /// ([`CollisionSolver::own_parameters`]), the contact pass's when the method uses it
     /// ([`CollisionSolver::uses_contact_pass`]) and k_p when the world's position
-    /// projection runs after it ([`CollisionSolver::corrects_positions`]). In the order
+    /// projection runs after it at the defaults ([`CollisionSolver::corrects_positions`]). In the order
     /// of [`SolverParams`]' fields.
     pub fn parameters(self) -> Vec<Param> {
         let solver = self.create();
         let mut read: Vec<Param> = solver.own_parameters().to_vec();
         if solver.uses_contact_pass() {
             read.extend(CONTACT_PASS_PARAMS);
-            if !solver.corrects_positions() {
+            if !solver.corrects_positions(&SolverParams::default()) {
                 read.push(Param::Kp);
             }
         }
@@ -765,10 +765,12 @@ pub trait CollisionSolver: Send + Sync + SolverClone {
     fn uses_contact_pass(&self) -> bool {
         true
     }
-    /// Whether the method removes overlap itself inside [`Self::resolve`] (jolt's
-    /// projection, paper 001 eq. B.18; MDP's error reduction, paper 003 §3.1), so the
-    /// world's position projection after the contact pass does not run. Default: false.
-    fn corrects_positions(&self) -> bool {
+    /// Whether the method removes overlap itself inside [`Self::resolve`] under `params`
+    /// (MDP's error reduction, paper 003 §3.1; jolt's and CCP's per-pair projection,
+    /// paper 001 eq. B.18, when the contact pass is off), so the world's position
+    /// projection after the contact pass does not run. Default: false.
+    fn corrects_positions(&self, params: &SolverParams) -> bool {
+        let _ = params;
         false
     }
     /// Whether each recorded [`TraceRow`] is one impulse applied in turn, so the rows'

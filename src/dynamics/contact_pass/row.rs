@@ -1,8 +1,8 @@
 //! One contact of the velocity pass: its prepared data, accumulated impulses and the
 //! projected Gauss-Seidel update (steps 3-5 of the `contact_pass` module doc).
 
-use super::NO_SLOT;
 use super::friction::TangentMetric;
+use super::{MANIFOLD_POINTS, NO_SLOT};
 use crate::body::RigidBody;
 use crate::dynamics::solver::prepared::PreparedContact;
 use crate::dynamics::solver::{SolverParams, SolverReport};
@@ -294,6 +294,152 @@ impl Row {
         change
     }
 
+    /// One update of a sweep for the points of one manifold (`rows`, all with the same
+    /// slots, more than one): each point's projected Gauss-Seidel update is computed
+    /// from the same velocities, and the changes are applied with the weight 1/m (m the
+    /// points that update), the Jacobi weight that converges since the manifold's
+    /// Delassus block D ≤ m blockdiag(D). A mirror-symmetric set of points then stays
+    /// symmetric; visited in turn, the first corner of a face would take all the load
+    /// and tip the body. Returns the square of the largest velocity change at a point.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn sweep_manifold(
+        rows: &mut [Row],
+        vel: &mut [[Vec3; 2]],
+        stamps: &mut [u32],
+        offset: usize,
+        sweep: u32,
+        partial: bool,
+        mu: f64,
+        tol: f64,
+        resist: Option<&SolverParams>,
+        impulses: &mut u32,
+    ) -> f64 {
+        let slots = rows[0].slots;
+        let last = |s: u32| match s {
+            NO_SLOT => 0,
+            s => stamps[s as usize - offset],
+        };
+        if partial && last(slots[0]).max(last(slots[1])) + 1 < sweep {
+            return 0.0;
+        }
+        let load = |s: u32| match s {
+            NO_SLOT => [Vec3::zeros(); 2],
+            s => vel[s as usize - offset],
+        };
+        let [mut va, mut wa] = load(slots[0]);
+        let [mut vb, mut wb] = load(slots[1]);
+        let mut deltas = [(0.0, nalgebra::Vector2::zeros(), 0.0); MANIFOLD_POINTS];
+        let mut active = [false; MANIFOLD_POINTS];
+        let mut m = 0usize;
+        for (i, row) in rows.iter_mut().enumerate().take(MANIFOLD_POINTS) {
+            if row.normal_mass == 0.0 {
+                continue;
+            }
+            let p = &row.p;
+            let ua = va + wa.cross(&p.r_a);
+            let u = match p.b {
+                Some(_) => ua - (vb + wb.cross(&p.r_b)),
+                None => ua,
+            };
+            if let Some(d) = row.update(u, mu, tol) {
+                deltas[i] = d;
+                active[i] = true;
+                m += 1;
+            }
+        }
+        let mut change: f64 = 0.0;
+        let mut moved = false;
+        if m > 0 {
+            // The bodies' velocity change if every update applied in full, and Σ Δ_i·e_i
+            // with e_i = K_i Δ_i, what each makes alone at its own point
+            // ([`jacobi_weight`]).
+            let (mut tva, mut twa, mut tvb, mut twb) =
+                (Vec3::zeros(), Vec3::zeros(), Vec3::zeros(), Vec3::zeros());
+            let mut own = 0.0;
+            let mut imps = [Vec3::zeros(); MANIFOLD_POINTS];
+            for (i, row) in rows.iter().enumerate().take(MANIFOLD_POINTS) {
+                if !active[i] {
+                    continue;
+                }
+                let (dn, dt, _) = deltas[i];
+                let p = &row.p;
+                let imp = dn * p.n + dt.x * p.t1 + dt.y * p.t2;
+                imps[i] = imp;
+                tva += imp * p.inv_mass_a;
+                twa += dn * row.turn_a[0] + dt.x * row.turn_a[1] + dt.y * row.turn_a[2];
+                if p.b.is_some() {
+                    tvb -= imp * p.inv_mass_b;
+                    twb -= dn * row.turn_b[0] + dt.x * row.turn_b[1] + dt.y * row.turn_b[2];
+                }
+                if m > 1 {
+                    own += imp.dot(&(p.k * imp));
+                }
+            }
+            let w = if m > 1 {
+                let mut joint = 0.0;
+                for (i, row) in rows.iter().enumerate().take(MANIFOLD_POINTS) {
+                    if active[i] {
+                        let p = &row.p;
+                        let du = (tva + twa.cross(&p.r_a)) - (tvb + twb.cross(&p.r_b));
+                        joint += imps[i].dot(&du);
+                    }
+                }
+                let floor_w = 1.0 / m as f64;
+                if joint > 0.0 {
+                    (own / joint).clamp(floor_w, 1.0)
+                } else {
+                    floor_w
+                }
+            } else {
+                1.0
+            };
+            va += w * tva;
+            wa += w * twa;
+            vb += w * tvb;
+            wb += w * twb;
+            for (i, row) in rows.iter_mut().enumerate().take(MANIFOLD_POINTS) {
+                if !active[i] {
+                    continue;
+                }
+                let (dn, dt, c) = deltas[i];
+                if w < 1.0 {
+                    row.lambda_n -= (1.0 - w) * dn;
+                    row.lambda_t -= (1.0 - w) * dt;
+                }
+                *impulses += 1;
+                change = change.max(w * w * c);
+            }
+            moved = true;
+        }
+        let mut turned: f64 = 0.0;
+        if let Some(params) = resist {
+            for row in rows.iter_mut() {
+                if let Some(tau) = row.resistance(wa - wb, params) {
+                    let p = &row.p;
+                    let (dwa, dwb) = (p.inv_inertia_a * tau, p.inv_inertia_b * tau);
+                    wa += dwa;
+                    if p.b.is_some() {
+                        wb -= dwb;
+                    }
+                    turned = turned.max((dwa.cross(&p.r_a) + dwb.cross(&p.r_b)).norm_squared());
+                    moved = true;
+                }
+            }
+        }
+        if moved {
+            let mark = change.max(turned) > tol * tol;
+            for (s, v) in [(slots[0], [va, wa]), (slots[1], [vb, wb])] {
+                if s != NO_SLOT {
+                    vel[s as usize - offset] = v;
+                    if mark {
+                        stamps[s as usize - offset] = sweep;
+                    }
+                }
+            }
+        }
+        change
+    }
+
     /// Whether an update whose squared velocity change at the contact is `change2` marks
     /// its slots as moved: a change above the tolerance, the pass's own measure of an
     /// update that matters (below it the sweeps would stop).
@@ -307,7 +453,12 @@ impl Row {
     /// and the square of the largest velocity change they make at the contact; `None`
     /// if the contact does not take part or nothing changes.
     #[inline(always)]
-    fn update(&mut self, u: Vec3, mu: f64, tol: f64) -> Option<(f64, nalgebra::Vector2<f64>, f64)> {
+    pub(super) fn update(
+        &mut self,
+        u: Vec3,
+        mu: f64,
+        tol: f64,
+    ) -> Option<(f64, nalgebra::Vector2<f64>, f64)> {
         let p = &self.p;
         let un = u.dot(&p.n);
         let floor = self.floor;
@@ -453,4 +604,64 @@ pub(super) fn freeze_b(p: &mut PreparedContact) {
     p.inv_inertia_b = Mat3::zeros();
     let ra = crate::math::skew(&p.r_a);
     p.k = Mat3::identity() * p.inv_mass_a - ra * p.inv_inertia_a * ra;
+}
+
+/// The weight of a manifold's Jacobi update ([`Row::sweep_manifold`]): along the
+/// direction Δ of the points' own updates, the velocity change e_i each makes alone at
+/// its own point and du_i that all make together; ω = Σ Δ_i·e_i / Σ Δ_i·du_i minimises the
+/// contact problem's quadratic along Δ (MDP's pair weight), clamped to [1/m, 1] (1/m
+/// converges since the manifold's Delassus block D ≤ m blockdiag(D)).
+pub(super) fn jacobi_weight(
+    rows: &[Row],
+    deltas: &[(f64, nalgebra::Vector2<f64>, f64)],
+    active: &[bool],
+    m: usize,
+) -> f64 {
+    let kick = |row: &Row, dn: f64, dt: nalgebra::Vector2<f64>| {
+        let p = &row.p;
+        let imp = dn * p.n + dt.x * p.t1 + dt.y * p.t2;
+        let dva = imp * p.inv_mass_a;
+        let dwa = dn * row.turn_a[0] + dt.x * row.turn_a[1] + dt.y * row.turn_a[2];
+        let (dvb, dwb) = if p.b.is_some() {
+            (
+                -imp * p.inv_mass_b,
+                -(dn * row.turn_b[0] + dt.x * row.turn_b[1] + dt.y * row.turn_b[2]),
+            )
+        } else {
+            (Vec3::zeros(), Vec3::zeros())
+        };
+        (imp, dva, dwa, dvb, dwb)
+    };
+    let (mut tva, mut twa, mut tvb, mut twb) =
+        (Vec3::zeros(), Vec3::zeros(), Vec3::zeros(), Vec3::zeros());
+    let mut own = 0.0;
+    for (i, row) in rows.iter().enumerate().take(deltas.len()) {
+        if !active[i] {
+            continue;
+        }
+        let (dn, dt, _) = deltas[i];
+        let (imp, dva, dwa, dvb, dwb) = kick(row, dn, dt);
+        tva += dva;
+        twa += dwa;
+        tvb += dvb;
+        twb += dwb;
+        let e = (dva + dwa.cross(&row.p.r_a)) - (dvb + dwb.cross(&row.p.r_b));
+        own += imp.dot(&e);
+    }
+    let mut joint = 0.0;
+    for (i, row) in rows.iter().enumerate().take(deltas.len()) {
+        if !active[i] {
+            continue;
+        }
+        let (dn, dt, _) = deltas[i];
+        let imp = dn * row.p.n + dt.x * row.p.t1 + dt.y * row.p.t2;
+        let du = (tva + twa.cross(&row.p.r_a)) - (tvb + twb.cross(&row.p.r_b));
+        joint += imp.dot(&du);
+    }
+    let floor_w = 1.0 / m as f64;
+    if joint > 0.0 {
+        (own / joint).clamp(floor_w, 1.0)
+    } else {
+        floor_w
+    }
 }

@@ -317,3 +317,68 @@ fn bad_vtk_dirs_are_refused_before_the_run_and_nothing_is_left() {
     names.sort();
     assert_eq!(names, ["a_file", "notes"]);
 }
+
+#[test]
+fn repose_writes_one_series_per_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("vtk");
+    let o = run(&[
+        "repose",
+        "tests/fixtures/repose_tiny.ron",
+        "--friction",
+        "0,0.5",
+        "--max-time",
+        "0.2",
+        "--vtk-dir",
+        dir.to_str().unwrap(),
+        "--vtk-every",
+        "50",
+        "--out",
+        tmp.path().join("r.csv").to_str().unwrap(),
+    ]);
+    ok(&o);
+    let mut runs: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    runs.sort();
+    assert_eq!(
+        runs,
+        [
+            "repose_tiny_sqm_mu0.5_e0.3_seed7",
+            "repose_tiny_sqm_mu0_e0.3_seed7"
+        ]
+    );
+    for r in runs {
+        let sub = dir.join(&r);
+        let pvd = std::fs::read_to_string(sub.join("bodies.pvd")).unwrap();
+        let pvd = roxmltree::Document::parse(&pvd).unwrap();
+        let frames: Vec<(f64, String)> = pvd
+            .descendants()
+            .filter(|n| n.has_tag_name("DataSet"))
+            .map(|n| {
+                (
+                    n.attribute("timestep").unwrap().parse().unwrap(),
+                    n.attribute("file").unwrap().to_string(),
+                )
+            })
+            .collect();
+        // Two phases of at most 0.2 s at dt = 1/600 s: up to 240 steps, a frame every
+        // 50 and the last.
+        assert!(frames.len() >= 3 && frames.len() <= 6, "{r}: {frames:?}");
+        assert_eq!(frames[0].0, 0.0);
+        assert!(frames.windows(2).all(|w| w[0].0 < w[1].0), "{frames:?}");
+        for (t, f) in &frames {
+            let text = std::fs::read_to_string(sub.join(f)).unwrap();
+            let doc = roxmltree::Document::parse(&text).unwrap();
+            let field = arrays(child(
+                child(doc.root_element(), "UnstructuredGrid"),
+                "FieldData",
+            ));
+            assert_eq!(get(&field, "TimeValue").values, [*t]);
+        }
+        let text = std::fs::read_to_string(sub.join("containers.vtu")).unwrap();
+        roxmltree::Document::parse(&text).unwrap();
+        assert_eq!(std::fs::read_dir(&sub).unwrap().count(), frames.len() + 2);
+    }
+}

@@ -61,6 +61,14 @@ pub struct ReposeArgs {
     /// --out sweep.csv; none when the CSV goes to stdout). `merge` reads them.
     #[arg(long, value_name = "DIR")]
     statepoints: Option<PathBuf>,
+    /// Also write each run's bodies as a VTK series for ParaView into
+    /// DIR/SCENE_SOLVER_mu{μ}_e{e}_seed{S}/ (created; as `run --vtk-dir`), which appears
+    /// whole when the run ends. Not with --video-dir.
+    #[arg(long, value_name = "DIR", conflicts_with = "video_dir")]
+    vtk_dir: Option<PathBuf>,
+    /// A VTK frame every K steps (and the run's last step); default: the steps of 1 s.
+    #[arg(long, value_name = "K", requires = "vtk_dir")]
+    vtk_every: Option<u64>,
     /// Run only the K-th of N slices of the sweep (1 ≤ K ≤ N), e.g. 3/8.
     #[arg(long)]
     shard: Option<String>,
@@ -350,6 +358,9 @@ pub fn repose(args: ReposeArgs) -> Result<(), Failure> {
     };
     output::check_distinct(args.out.iter().chain(&args.plot).map(PathBuf::as_path))
         .map_err(|e| Failure::invalid(e.to_string()))?;
+    let scene_name = std::path::Path::new(&args.scene)
+        .file_stem()
+        .map_or_else(|| args.scene.clone(), |s| s.to_string_lossy().into_owned());
     let statepoints = match (&args.statepoints, &args.out) {
         (Some(dir), _) => Some(dir.clone()),
         (None, Some(out)) => Some(out.with_extension("statepoints")),
@@ -359,7 +370,32 @@ pub fn repose(args: ReposeArgs) -> Result<(), Failure> {
     let out = args.out.as_deref().map(create_output).transpose()?;
     let plot_out = args.plot.as_deref().map(create_output).transpose()?;
     if let Some(dir) = &statepoints {
-        statepoint_dir_checked(dir)?;
+        dir_checked("--statepoints", dir)?;
+    }
+    if let Some(dir) = &args.vtk_dir {
+        dir_checked("--vtk-dir", dir)?;
+    }
+    let vtk = match &args.vtk_dir {
+        None => None,
+        Some(dir) => {
+            let every = match args.vtk_every {
+                Some(0) => return Err(Failure::invalid("--vtk-every must be ≥ 1")),
+                Some(k) => k,
+                None => (1.0 / scene.dt).round().max(1.0) as u64,
+            };
+            Some(VtkOut {
+                dir: dir.clone(),
+                every,
+                scene_name: scene_name.clone(),
+            })
+        }
+    };
+    // Every check passed: the directories are made.
+    if let Some(dir) = &statepoints {
+        make_dir("--statepoints", dir)?;
+    }
+    if let Some(v) = &vtk {
+        make_dir("--vtk-dir", &v.dir)?;
     }
     let mut written: Vec<Vec<String>> = Vec::new();
     let pool = rayon::ThreadPoolBuilder::new()
@@ -367,9 +403,6 @@ pub fn repose(args: ReposeArgs) -> Result<(), Failure> {
         .build()
         .map_err(|e| Failure::runtime(format!("cannot start {jobs} threads: {e}")))?;
 
-    let scene_name = std::path::Path::new(&args.scene)
-        .file_stem()
-        .map_or_else(|| args.scene.clone(), |s| s.to_string_lossy().into_owned());
     let shape = shape_name(&scene);
     let bars = MultiProgress::with_draw_target(if std::io::stderr().is_terminal() {
         ProgressDrawTarget::stderr()
@@ -421,6 +454,7 @@ pub fn repose(args: ReposeArgs) -> Result<(), Failure> {
     std::thread::scope(|s| {
         let (points, scene, config, bars, overall) = (&points, &scene, &config, &bars, &overall);
         let finished = &finished;
+        let vtk = vtk.as_ref();
         let scene_name = &scene_name;
         let video_dir = video_dir.as_deref();
         s.spawn(move || {
@@ -439,7 +473,7 @@ pub fn repose(args: ReposeArgs) -> Result<(), Failure> {
                     .par_iter()
                     .enumerate()
                     .for_each_with(tx, |tx, (i, p)| {
-                        let row = run_point(scene, config, *p, bars).and_then(finished);
+                        let row = run_point(scene, config, *p, bars, vtk).and_then(finished);
                         overall.inc(1);
                         // The receiver lives until every sender is gone.
                         let _ = tx.send((i, row));
@@ -554,32 +588,54 @@ fn commit() -> &'static str {
     option_env!("IMPULSE_LAB_COMMIT").unwrap_or("unknown")
 }
 
-/// Create the statepoint directory if missing (its parent must exist) and prove it
-/// writable, before any run.
-fn statepoint_dir_checked(dir: &Path) -> Result<(), Failure> {
-    let bad = |why: String| Failure::invalid(format!("--statepoints {}: {why}", dir.display()));
-    if dir.exists() && !dir.is_dir() {
-        return Err(bad("exists and is not a directory".into()));
-    }
-    if !dir.exists() {
+/// Check that an output directory (`--statepoints`, `--vtk-dir`) can be made or
+/// written: an existing directory, or a missing one whose parent is a directory; each
+/// proven writable by a temporary file (removed at once). Creates nothing.
+fn dir_checked(flag: &str, dir: &Path) -> Result<(), Failure> {
+    let bad = |why: String| Failure::invalid(format!("{flag} {}: {why}", dir.display()));
+    let probe_in = if dir.exists() {
+        if !dir.is_dir() {
+            return Err(bad("exists and is not a directory".into()));
+        }
+        dir
+    } else {
         let parent = output::parent_dir(dir);
         if !parent.is_dir() {
             return Err(bad(format!("no directory {}", parent.display())));
         }
-        std::fs::create_dir(dir).map_err(|e| bad(e.to_string()))?;
-    }
-    // A temporary file, removed when dropped.
-    OutputFile::create(&dir.join("probe.json"))
+        parent
+    };
+    OutputFile::create(&probe_in.join("probe"))
         .map(drop)
         .map_err(|e| bad(e.why))
 }
 
-/// A run's statepoint file name: its merge key, `SCENE_SOLVER_mu{μ}_e{e}_seed{S}.json`.
-fn statepoint_name(scene_name: &str, scene: &Scene, p: Point) -> String {
+/// Create a checked output directory ([`dir_checked`]) if it is missing.
+fn make_dir(flag: &str, dir: &Path) -> Result<(), Failure> {
+    if dir.is_dir() {
+        return Ok(());
+    }
+    std::fs::create_dir(dir).map_err(|e| Failure::invalid(format!("{flag} {}: {e}", dir.display())))
+}
+
+/// A run's name in file names: its merge key, `SCENE_SOLVER_mu{μ}_e{e}_seed{S}`.
+fn run_name(scene_name: &str, scene: &Scene, p: Point) -> String {
     format!(
-        "{scene_name}_{}_mu{}_e{}_seed{}.json",
+        "{scene_name}_{}_mu{}_e{}_seed{}",
         scene.solver, p.friction, scene.params.restitution, p.seed
     )
+}
+
+/// A run's statepoint file name: `run_name.json`.
+fn statepoint_name(scene_name: &str, scene: &Scene, p: Point) -> String {
+    run_name(scene_name, scene, p) + ".json"
+}
+
+/// Where and how often a sweep writes VTK series (`--vtk-dir`, `--vtk-every`).
+struct VtkOut {
+    dir: PathBuf,
+    every: u64,
+    scene_name: String,
 }
 
 /// One run's statepoint: what was run (scene, method, every parameter, seed, protocol,
@@ -680,6 +736,7 @@ fn run_point(
     config: &ReposeConfig,
     p: Point,
     bars: &MultiProgress,
+    vtk: Option<&VtkOut>,
 ) -> Result<(Point, ReposeResult, usize, f64), Failure> {
     let label = p.label();
     let start = Instant::now();
@@ -697,8 +754,36 @@ fn run_point(
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
     bar.set_prefix(label.clone());
+    let verr = |e: std::io::Error| Failure::runtime(format!("{label}: --vtk-dir: {e}"));
+    let vtk_out = vtk
+        .map(|v| {
+            output::OutputDir::create(
+                &v.dir.join(run_name(&v.scene_name, &scene, p)),
+                impulse_lab::vtk::is_series_file,
+            )
+            .map_err(|e| Failure::runtime(format!("{label}: --vtk-dir: {e}")))
+        })
+        .transpose()?;
+    let mut series = vtk_out
+        .as_ref()
+        .map(|d| impulse_lab::vtk::VtkSeries::new(d.dir()));
+    let mut vtk_error = None;
+    let mut last_frame = None;
+    if let Some(s) = series.as_mut() {
+        s.frame(&exp.world).map_err(verr)?;
+        last_frame = Some(exp.world.step_index);
+    }
     let result = exp
         .run(|e| {
+            if let (Some(s), Some(v)) = (series.as_mut(), vtk)
+                && vtk_error.is_none()
+                && e.world.step_index % v.every == 0
+            {
+                match s.frame(&e.world) {
+                    Ok(()) => last_frame = Some(e.world.step_index),
+                    Err(err) => vtk_error = Some(err),
+                }
+            }
             if e.world.step_index % 60 == 0 {
                 // Packing fills the bar's first half, slumping the second.
                 let done = match e.phase() {
@@ -718,7 +803,19 @@ fn run_point(
         .map_err(|e| Failure::runtime(format!("{label}: {e}")));
     bar.finish_and_clear();
     bars.remove(&bar);
-    Ok((p, result?, bodies, start.elapsed().as_secs_f64()))
+    let result = result?;
+    if let Some(e) = vtk_error {
+        return Err(verr(e));
+    }
+    if let (Some(mut s), Some(dir)) = (series, vtk_out) {
+        if last_frame != Some(exp.world.step_index) {
+            s.frame(&exp.world).map_err(verr)?;
+        }
+        s.finish(&exp.world).map_err(verr)?;
+        dir.commit()
+            .map_err(|e| Failure::runtime(format!("{label}: --vtk-dir: {e}")))?;
+    }
+    Ok((p, result, bodies, start.elapsed().as_secs_f64()))
 }
 
 /// The video file of one run.

@@ -612,10 +612,12 @@ fn dir_checked(flag: &str, dir: &Path) -> Result<(), Failure> {
 
 /// Create a checked output directory ([`dir_checked`]) if it is missing.
 fn make_dir(flag: &str, dir: &Path) -> Result<(), Failure> {
-    if dir.is_dir() {
-        return Ok(());
+    match std::fs::create_dir(dir) {
+        // Another task of the sweep (a shard) may have made it meanwhile.
+        Err(_) if dir.is_dir() => Ok(()),
+        Err(e) => Err(Failure::invalid(format!("{flag} {}: {e}", dir.display()))),
+        Ok(()) => Ok(()),
     }
-    std::fs::create_dir(dir).map_err(|e| Failure::invalid(format!("{flag} {}: {e}", dir.display())))
 }
 
 /// A run's name in file names: its merge key, `SCENE_SOLVER_mu{μ}_e{e}_seed{S}`.

@@ -483,6 +483,12 @@ fn cases() -> Vec<Case> {
             "--vtk-dir",
         ),
         run_case(
+            "--vtk-dir is --out",
+            &["--vtk-dir", "{d}/trace.csv"],
+            2,
+            "two outputs",
+        ),
+        run_case(
             "--vtk-every 0",
             &["--vtk-dir", "{d}/vtk", "--vtk-every", "0"],
             2,

@@ -1047,7 +1047,7 @@ fn run(args: RunArgs) -> Result<(), Failure> {
         }
     }
     output::check_distinct(
-        [&args.out, &args.trace_out, &args.final_state]
+        [&args.out, &args.trace_out, &args.final_state, &args.vtk_dir]
             .into_iter()
             .flatten()
             .map(PathBuf::as_path),

@@ -44,8 +44,16 @@ pub const CIRCLE_SEGMENTS: usize = 48;
 
 /// The `shape` code of a shape: its [`Shape::kind_name`]'s index in [`SHAPE_NAMES`].
 pub fn shape_code(shape: &Shape) -> i32 {
-    let name = shape.kind_name();
-    SHAPE_NAMES.iter().position(|n| *n == name).unwrap_or(0) as i32
+    match shape {
+        Shape::Sphere { .. } => 0,
+        Shape::Cuboid { .. } => 1,
+        Shape::Cross { .. } => 2,
+        Shape::Ellipsoid { .. } => 3,
+        Shape::Rod { .. } => 4,
+        Shape::ConvexPolyhedron(p) if p.vertices.len() == 4 => 5,
+        Shape::ConvexPolyhedron(_) => 6,
+        Shape::MassPoints { .. } => 7,
+    }
 }
 
 /// Half-extents of the axis-aligned box about the body's origin that holds the shape,
@@ -468,5 +476,35 @@ impl VtkSeries {
     pub fn finish(self, world: &World) -> std::io::Result<()> {
         std::fs::write(self.dir.join(CONTAINERS_NAME), containers_vtu(world))?;
         std::fs::write(self.dir.join(SERIES_NAME), pvd(&self.frames))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_shape_code_names_its_kind() {
+        let v = Vec3::new(0.5, 0.4, 0.3);
+        let shapes = [
+            Shape::Sphere { radius: 1.0 },
+            Shape::Cuboid { half_extents: v },
+            Shape::Cross { c: 1.0 },
+            Shape::Ellipsoid { semi_axes: v },
+            Shape::Rod {
+                length: 1.0,
+                radius: 0.1,
+            },
+            Shape::regular_tetrahedron(1.0),
+            Shape::MassPoints {
+                points: vec![v, -v],
+                masses: vec![1.0, 1.0],
+                radius: 0.1,
+            },
+        ];
+        for s in &shapes {
+            assert_eq!(SHAPE_NAMES[shape_code(s) as usize], s.kind_name());
+        }
+        assert_eq!(shape_size(&Shape::Cross { c: 2.0 }), Vec3::repeat(3.0));
     }
 }

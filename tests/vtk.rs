@@ -297,8 +297,9 @@ fn bad_vtk_dirs_are_refused_before_the_run_and_nothing_is_left() {
         .unwrap();
     // Long enough for the handler to be installed and frames to be written.
     std::thread::sleep(std::time::Duration::from_millis(1500));
-    let killed = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
+    // The shell's built-in kill: no procps needed.
+    let killed = Command::new("sh")
+        .args(["-c", &format!("kill -INT {}", child.id())])
         .status()
         .unwrap();
     assert!(killed.success());

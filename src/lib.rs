@@ -23,6 +23,7 @@ pub mod shapes;
 pub mod verify;
 #[cfg(feature = "app")]
 pub mod video;
+pub mod vtk;
 pub mod world;
 
 pub use body::RigidBody;

@@ -465,6 +465,67 @@ fn cases() -> Vec<Case> {
             "two outputs",
         ),
         run_case(
+            "--vtk-dir is a file",
+            &["--vtk-dir", "{d}/scene.ron"],
+            2,
+            "--vtk-dir",
+        ),
+        run_case(
+            "--vtk-dir in a missing directory",
+            &["--vtk-dir", "{d}/no/such/vtk"],
+            2,
+            "no directory",
+        ),
+        run_case(
+            "--vtk-dir unwritable",
+            &["--vtk-dir", "/proc/vtk"],
+            2,
+            "--vtk-dir",
+        ),
+        run_case(
+            "--vtk-dir is --out",
+            &["--vtk-dir", "{d}/trace.csv"],
+            2,
+            "two outputs",
+        ),
+        run_case(
+            "--vtk-every 0",
+            &["--vtk-dir", "{d}/vtk", "--vtk-every", "0"],
+            2,
+            "--vtk-every",
+        ),
+        Case {
+            files: vec![("f", b"mine".to_vec())],
+            ..case(
+                "repose --statepoints is a file",
+                &[
+                    "repose",
+                    REPOSE,
+                    "--out",
+                    "{d}/r.csv",
+                    "--statepoints",
+                    "{d}/f",
+                ],
+                2,
+                "--statepoints",
+            )
+        },
+        case(
+            "repose --vtk-dir unwritable",
+            &[
+                "repose",
+                REPOSE,
+                "--out",
+                "{d}/r.csv",
+                "--statepoints",
+                "{d}/sp",
+                "--vtk-dir",
+                "/proc/vtk",
+            ],
+            2,
+            "--vtk-dir",
+        ),
+        run_case(
             "--trace-out unwritable",
             &["--trace-collision", "1", "--trace-out", "{d}/missing/t.csv"],
             2,

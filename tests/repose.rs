@@ -868,3 +868,130 @@ fn bundled_repose_bodies_have_the_papers_sizes_and_equal_volumes() {
         "the three units' volumes should agree within 2.5 %: {volumes:?}"
     );
 }
+
+#[test]
+fn every_run_writes_a_statepoint_and_merge_rebuilds_the_csv_from_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("sweep.csv");
+    let o = run(&[
+        "repose",
+        TINY,
+        "--friction",
+        "0.5,0",
+        "--max-time",
+        "0.2",
+        "--jobs",
+        "2",
+        "--out",
+        csv.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // Default directory: the CSV's name with .statepoints; one file per run.
+    let sp = dir.path().join("sweep.statepoints");
+    let mut names: Vec<String> = std::fs::read_dir(&sp)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "repose_tiny_sqm_mu0.5_e0.3_seed7.json",
+            "repose_tiny_sqm_mu0_e0.3_seed7.json"
+        ]
+    );
+    let original = std::fs::read(&csv).unwrap();
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(sp.join(&names[0])).unwrap()).unwrap();
+    assert_eq!(v["format"], "impulse-lab repose statepoint 1");
+    assert_eq!(v["scene"], "repose_tiny");
+    assert_eq!(v["solver"], "sqm");
+    assert_eq!(v["protocol"], "wall_removal");
+    assert_eq!(v["seed"], 7);
+    assert_eq!(v["friction"], 0.5);
+    assert_eq!(v["params"]["friction"], 0.5, "the run's own parameters");
+    assert_eq!(v["settle"]["max_time_s"], 0.2);
+    let commit = v["commit"].as_str().unwrap();
+    assert!(
+        commit == "unknown"
+            || (commit.len() == 40 && commit.chars().all(|c| c.is_ascii_hexdigit())),
+        "{commit}"
+    );
+    // The result equals the CSV's row for that run.
+    let text = String::from_utf8(original.clone()).unwrap();
+    let row = text.lines().nth(2).unwrap();
+    let angle: f64 = row.split(',').nth(7).unwrap().parse().unwrap();
+    assert_eq!(v["result"]["angle_deg"].as_f64().unwrap(), angle);
+    assert_eq!(v["result"]["packing"]["settled"], false, "capped at 0.2 s");
+
+    // The CSV deleted, merge rebuilds it byte for byte from the statepoints alone:
+    // from the directory, and from the files given in the other order.
+    std::fs::remove_file(&csv).unwrap();
+    let o = run(&[
+        "merge",
+        sp.to_str().unwrap(),
+        "--out",
+        csv.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(std::fs::read(&csv).unwrap(), original);
+    let again = dir.path().join("again.csv");
+    let o = run(&[
+        "merge",
+        sp.join(&names[0]).to_str().unwrap(),
+        sp.join(&names[1]).to_str().unwrap(),
+        "--out",
+        again.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(std::fs::read(&again).unwrap(), original);
+
+    // A statepoint given twice (file and directory) is one run twice: refused.
+    let o = run(&[
+        "merge",
+        sp.to_str().unwrap(),
+        sp.join(&names[0]).to_str().unwrap(),
+        "--out",
+        dir.path().join("dup.csv").to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    // A JSON that is not a statepoint, and a statepoint with a column missing, are
+    // refused naming the file; nothing is written.
+    let bad = dir.path().join("bad");
+    std::fs::create_dir(&bad).unwrap();
+    std::fs::write(bad.join("x.json"), "{\"format\": \"other\"}").unwrap();
+    let mut cut = v.clone();
+    cut["csv"].as_object_mut().unwrap().remove("angle_deg");
+    let cut_path = dir.path().join("cut.json");
+    std::fs::write(&cut_path, cut.to_string()).unwrap();
+    for (input, why) in [
+        (&bad, "not a repose statepoint"),
+        (&cut_path, "csv.angle_deg is missing"),
+    ] {
+        let out = dir.path().join("never.csv");
+        let o = run(&[
+            "merge",
+            input.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert!(err.contains(why), "{err}");
+        assert!(!out.exists());
+    }
+    // --statepoints names the directory; a file there is refused before any run.
+    let o = run(&[
+        "repose",
+        TINY,
+        "--max-time",
+        "0.2",
+        "--out",
+        dir.path().join("r.csv").to_str().unwrap(),
+        "--statepoints",
+        csv.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--statepoints"));
+    assert!(!dir.path().join("r.csv").exists());
+}

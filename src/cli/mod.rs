@@ -507,6 +507,14 @@ struct RunArgs {
     /// Write the final state of every body (JSON) here.
     #[arg(long)]
     final_state: Option<PathBuf>,
+    /// Write the bodies as a VTK series for ParaView into this directory (created;
+    /// an earlier series there is replaced): bodies.pvd, bodies_NNNNNN.vtu per frame,
+    /// containers.vtu (see docs/recording.md). It appears only when the run succeeds.
+    #[arg(long, value_name = "DIR")]
+    vtk_dir: Option<PathBuf>,
+    /// A VTK frame every K steps (and the last step); default: the steps of 1/30 s.
+    #[arg(long, value_name = "K", requires = "vtk_dir")]
+    vtk_every: Option<u64>,
     /// Record the solver's inner iterations during this step (1-based) ...
     #[arg(long, requires = "trace_out")]
     trace_collision: Option<u64>,
@@ -690,6 +698,8 @@ pub fn main() -> ExitCode {
             resting_model: None,
             out: None,
             final_state: None,
+            vtk_dir: None,
+            vtk_every: None,
             trace_collision: None,
             trace_out: None,
             settle: false,
@@ -1037,7 +1047,7 @@ fn run(args: RunArgs) -> Result<(), Failure> {
         }
     }
     output::check_distinct(
-        [&args.out, &args.trace_out, &args.final_state]
+        [&args.out, &args.trace_out, &args.final_state, &args.vtk_dir]
             .into_iter()
             .flatten()
             .map(PathBuf::as_path),
@@ -1057,6 +1067,23 @@ fn run(args: RunArgs) -> Result<(), Failure> {
         .transpose()?
         .map(csv::Writer::from_writer);
     let state_out = args.final_state.as_deref().map(create_output).transpose()?;
+    let vtk_every = match args.vtk_every {
+        Some(0) => return Err(Failure::invalid("--vtk-every must be ≥ 1")),
+        Some(k) => k,
+        None => vtk_default_every(world.dt),
+    };
+    let vtk_out = args
+        .vtk_dir
+        .as_deref()
+        .map(|d| {
+            output::OutputDir::create(d, impulse_lab::vtk::is_series_file)
+                .map_err(|e| Failure::invalid(format!("--vtk-dir: {e}")))
+        })
+        .transpose()?;
+    let mut vtk = vtk_out
+        .as_ref()
+        .map(|d| impulse_lab::vtk::VtkSeries::new(d.dir()));
+    let verr = |e: std::io::Error| Failure::runtime(format!("writing the VTK series: {e}"));
 
     let mut sample = world.start_ledger();
     let mut settle = SettleMonitor::start(&world);
@@ -1074,7 +1101,10 @@ fn run(args: RunArgs) -> Result<(), Failure> {
             Ok(())
         };
         write(&sample)?;
-        for _ in 0..steps {
+        if let Some(v) = vtk.as_mut() {
+            v.frame(&world).map_err(verr)?;
+        }
+        for k in 1..=steps {
             if INTERRUPTED.load(Ordering::SeqCst) {
                 return Err(Failure {
                     code: EXIT_INTERRUPTED,
@@ -1098,6 +1128,11 @@ fn run(args: RunArgs) -> Result<(), Failure> {
                 settle.sample(&world);
             }
             write(&sample)?;
+            if let Some(v) = vtk.as_mut()
+                && (k % vtk_every == 0 || k == steps)
+            {
+                v.frame(&world).map_err(verr)?;
+            }
             if tracing && let Some(t) = collision_trace.as_mut() {
                 for row in &world.trace {
                     t.serialize(TraceCsvRow::from(row))
@@ -1144,6 +1179,11 @@ fn run(args: RunArgs) -> Result<(), Failure> {
             .map_err(|e| Failure::runtime(format!("writing final state: {e}")))?;
         out.commit().map_err(|e| Failure::runtime(e.to_string()))?;
     }
+    if let (Some(v), Some(dir)) = (vtk, vtk_out) {
+        v.finish(&world).map_err(verr)?;
+        dir.commit()
+            .map_err(|e| Failure::runtime(format!("--vtk-dir: {e}")))?;
+    }
     commit_csv(trace)?;
     commit_csv(collision_trace)?;
     println!(
@@ -1174,6 +1214,12 @@ fn run(args: RunArgs) -> Result<(), Failure> {
         print_settle(&mut world, &settle);
     }
     Ok(())
+}
+
+/// Default VTK frame interval: the steps in 1/30 s of simulated time (at least 1), as
+/// `record`'s default 30 frames a second.
+fn vtk_default_every(dt: f64) -> u64 {
+    ((1.0 / 30.0) / dt).round().max(1.0) as u64
 }
 
 /// `theta:θ` (θ ∈ [0, 1]) or `symplectic`.

@@ -55,6 +55,20 @@ pub struct ReposeArgs {
     /// is complete; if runs fail, the rows of the others are kept as FILE.partial.
     #[arg(long)]
     out: Option<PathBuf>,
+    /// Write each run's statepoint (JSON: scene, method, every parameter, seed, commit,
+    /// protocol, result and CSV row) into this directory, created if missing, as the
+    /// run ends (default: OUT's name with `.statepoints`, e.g. sweep.statepoints/ for
+    /// --out sweep.csv; none when the CSV goes to stdout). `merge` reads them.
+    #[arg(long, value_name = "DIR")]
+    statepoints: Option<PathBuf>,
+    /// Also write each run's bodies as a VTK series for ParaView into
+    /// DIR/SCENE_SOLVER_mu{μ}_e{e}_seed{S}/ (created; as `run --vtk-dir`), which appears
+    /// whole when the run ends. Not with --video-dir.
+    #[arg(long, value_name = "DIR", conflicts_with = "video_dir")]
+    vtk_dir: Option<PathBuf>,
+    /// A VTK frame every K steps (and the run's last step); default: the steps of 1 s.
+    #[arg(long, value_name = "K", requires = "vtk_dir")]
+    vtk_every: Option<u64>,
     /// Run only the K-th of N slices of the sweep (1 ≤ K ≤ N), e.g. 3/8.
     #[arg(long)]
     shard: Option<String>,
@@ -85,7 +99,8 @@ pub struct ReposeArgs {
 
 #[derive(Args)]
 pub struct MergeArgs {
-    /// Shard CSVs written by `impulse-lab repose --shard K/N`.
+    /// CSVs written by `impulse-lab repose` (e.g. shards, `--shard K/N`), statepoint
+    /// JSON files, or directories of statepoints (every `*.json` in them).
     #[arg(required = true)]
     inputs: Vec<PathBuf>,
     /// The merged CSV.
@@ -343,18 +358,51 @@ pub fn repose(args: ReposeArgs) -> Result<(), Failure> {
     };
     output::check_distinct(args.out.iter().chain(&args.plot).map(PathBuf::as_path))
         .map_err(|e| Failure::invalid(e.to_string()))?;
+    let scene_name = std::path::Path::new(&args.scene)
+        .file_stem()
+        .map_or_else(|| args.scene.clone(), |s| s.to_string_lossy().into_owned());
+    let statepoints = match (&args.statepoints, &args.out) {
+        (Some(dir), _) => Some(dir.clone()),
+        (None, Some(out)) => Some(out.with_extension("statepoints")),
+        (None, None) => None,
+    };
     // Opened as temporary files before any run; renamed into place at the end.
     let out = args.out.as_deref().map(create_output).transpose()?;
     let plot_out = args.plot.as_deref().map(create_output).transpose()?;
+    if let Some(dir) = &statepoints {
+        dir_checked("--statepoints", dir)?;
+    }
+    if let Some(dir) = &args.vtk_dir {
+        dir_checked("--vtk-dir", dir)?;
+    }
+    let vtk = match &args.vtk_dir {
+        None => None,
+        Some(dir) => {
+            let every = match args.vtk_every {
+                Some(0) => return Err(Failure::invalid("--vtk-every must be ≥ 1")),
+                Some(k) => k,
+                None => (1.0 / scene.dt).round().max(1.0) as u64,
+            };
+            Some(VtkOut {
+                dir: dir.clone(),
+                every,
+                scene_name: scene_name.clone(),
+            })
+        }
+    };
+    // Every check passed: the directories are made.
+    if let Some(dir) = &statepoints {
+        make_dir("--statepoints", dir)?;
+    }
+    if let Some(v) = &vtk {
+        make_dir("--vtk-dir", &v.dir)?;
+    }
     let mut written: Vec<Vec<String>> = Vec::new();
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(jobs)
         .build()
         .map_err(|e| Failure::runtime(format!("cannot start {jobs} threads: {e}")))?;
 
-    let scene_name = std::path::Path::new(&args.scene)
-        .file_stem()
-        .map_or_else(|| args.scene.clone(), |s| s.to_string_lossy().into_owned());
     let shape = shape_name(&scene);
     let bars = MultiProgress::with_draw_target(if std::io::stderr().is_terminal() {
         ProgressDrawTarget::stderr()
@@ -383,28 +431,38 @@ pub fn repose(args: ReposeArgs) -> Result<(), Failure> {
     // Each run sends its CSV row and its warnings (ReposeResult::caveats).
     type Row = (Vec<String>, Vec<String>);
     let (tx, rx) = std::sync::mpsc::channel::<(usize, Result<Row, Failure>)>();
-    let finished = |(p, r, bodies, wall): (Point, ReposeResult, usize, f64)| -> Row {
-        let warnings = r
-            .caveats()
-            .iter()
-            .map(|c| format!("warning: {scene_name}, {}: {c}", p.label()))
-            .collect();
-        (
-            csv_row(&scene_name, &shape, &scene, p, &r, bodies, wall),
-            warnings,
-        )
-    };
+    let finished =
+        |(p, r, bodies, wall): (Point, ReposeResult, usize, f64)| -> Result<Row, Failure> {
+            let warnings = r
+                .caveats()
+                .iter()
+                .map(|c| format!("warning: {scene_name}, {}: {c}", p.label()))
+                .collect();
+            let row = csv_row(&scene_name, &shape, &scene, p, &r, bodies, wall);
+            if let Some(dir) = &statepoints {
+                let sp = statepoint(&args.scene, &scene_name, &scene, &config, p, &r, &row);
+                let path = dir.join(statepoint_name(&scene_name, &scene, p));
+                let text = serde_json::to_string_pretty(&sp)
+                    .map_err(|e| Failure::runtime(format!("statepoint: {e}")))?;
+                output::write_file(&path, (text + "\n").as_bytes())
+                    .map_err(|e| Failure::runtime(format!("--statepoints: {e}")))?;
+            }
+            Ok((row, warnings))
+        };
     let mut failures = Vec::new();
     let mut write_error = None;
     std::thread::scope(|s| {
         let (points, scene, config, bars, overall) = (&points, &scene, &config, &bars, &overall);
+        let finished = &finished;
+        let vtk = vtk.as_ref();
         let scene_name = &scene_name;
         let video_dir = video_dir.as_deref();
         s.spawn(move || {
             if let Some(dir) = video_dir {
                 // One renderer at a time: the runs go in order on this thread.
                 for (i, p) in points.iter().enumerate() {
-                    let row = run_point_recorded(scene, config, *p, dir, scene_name).map(finished);
+                    let row =
+                        run_point_recorded(scene, config, *p, dir, scene_name).and_then(finished);
                     overall.inc(1);
                     let _ = tx.send((i, row));
                 }
@@ -415,7 +473,7 @@ pub fn repose(args: ReposeArgs) -> Result<(), Failure> {
                     .par_iter()
                     .enumerate()
                     .for_each_with(tx, |tx, (i, p)| {
-                        let row = run_point(scene, config, *p, bars).map(finished);
+                        let row = run_point(scene, config, *p, bars, vtk).and_then(finished);
                         overall.inc(1);
                         // The receiver lives until every sender is gone.
                         let _ = tx.send((i, row));
@@ -519,12 +577,168 @@ fn csv_row(
     row
 }
 
+/// The `format` field of a statepoint: what reads it checks this first.
+pub const STATEPOINT_FORMAT: &str = "impulse-lab repose statepoint 1";
+
+/// The protocol every run of `repose` follows today (paper 000 §7.5).
+const PROTOCOL: &str = "wall_removal";
+
+/// The commit the binary was built from (build.rs), or "unknown".
+fn commit() -> &'static str {
+    option_env!("IMPULSE_LAB_COMMIT").unwrap_or("unknown")
+}
+
+/// Check that an output directory (`--statepoints`, `--vtk-dir`) can be made or
+/// written: an existing directory, or a missing one whose parent is a directory; each
+/// proven writable by a temporary file (removed at once). Creates nothing.
+fn dir_checked(flag: &str, dir: &Path) -> Result<(), Failure> {
+    let bad = |why: String| Failure::invalid(format!("{flag} {}: {why}", dir.display()));
+    let probe_in = if dir.exists() {
+        if !dir.is_dir() {
+            return Err(bad("exists and is not a directory".into()));
+        }
+        dir
+    } else {
+        let parent = output::parent_dir(dir);
+        if !parent.is_dir() {
+            return Err(bad(format!("no directory {}", parent.display())));
+        }
+        parent
+    };
+    OutputFile::create(&probe_in.join("probe"))
+        .map(drop)
+        .map_err(|e| bad(e.why))
+}
+
+/// Create a checked output directory ([`dir_checked`]) if it is missing.
+fn make_dir(flag: &str, dir: &Path) -> Result<(), Failure> {
+    match std::fs::create_dir(dir) {
+        // Another task of the sweep (a shard) may have made it meanwhile.
+        Err(_) if dir.is_dir() => Ok(()),
+        Err(e) => Err(Failure::invalid(format!("{flag} {}: {e}", dir.display()))),
+        Ok(()) => Ok(()),
+    }
+}
+
+/// A run's name in file names: its merge key, `SCENE_SOLVER_mu{μ}_e{e}_seed{S}`.
+fn run_name(scene_name: &str, scene: &Scene, p: Point) -> String {
+    format!(
+        "{scene_name}_{}_mu{}_e{}_seed{}",
+        scene.solver, p.friction, scene.params.restitution, p.seed
+    )
+}
+
+/// A run's statepoint file name: `run_name.json`.
+fn statepoint_name(scene_name: &str, scene: &Scene, p: Point) -> String {
+    run_name(scene_name, scene, p) + ".json"
+}
+
+/// Where and how often a sweep writes VTK series (`--vtk-dir`, `--vtk-every`).
+struct VtkOut {
+    dir: PathBuf,
+    every: u64,
+    scene_name: String,
+}
+
+/// One run's statepoint: what was run (scene, method, every parameter, seed, protocol,
+/// commit), what came out, and its CSV row by column name (`merge` rebuilds the CSV
+/// from these strings, so the rebuilt rows are the sweep's, byte for byte).
+fn statepoint(
+    scene_arg: &str,
+    scene_name: &str,
+    scene: &Scene,
+    config: &ReposeConfig,
+    p: Point,
+    r: &ReposeResult,
+    row: &[String],
+) -> serde_json::Value {
+    let run = p.scene(scene);
+    let m = &r.measurement;
+    let phase = |ph: &impulse_lab::repose::PhaseReport| {
+        serde_json::json!({
+            "duration_s": ph.duration,
+            "settled": ph.settled,
+            "ke_ratio": ph.ke_ratio,
+        })
+    };
+    let csv: serde_json::Map<String, serde_json::Value> = columns()
+        .into_iter()
+        .zip(row.iter().map(|v| serde_json::Value::String(v.clone())))
+        .collect();
+    serde_json::json!({
+        "format": STATEPOINT_FORMAT,
+        "scene": scene_name,
+        "scene_file": scene_arg,
+        "protocol": PROTOCOL,
+        "solver": run.solver.to_string(),
+        "seed": p.seed,
+        "friction": p.friction,
+        "restitution": run.params.restitution,
+        "dt": run.dt,
+        "gravity": run.gravity,
+        "params": run.params,
+        "rotation": format!("{:?}", run.rotation),
+        "settle": {
+            "ke_ratio": config.ke_ratio,
+            "hold_s": config.hold,
+            "max_time_s": config.max_time,
+            "pack_friction": config.pack_friction,
+        },
+        "commit": commit(),
+        "version": env!("CARGO_PKG_VERSION"),
+        "result": {
+            "angle_deg": m.angle_deg,
+            "error_deg": m.error_deg,
+            "row_angles_deg": m.row_angles_deg,
+            "rows_fitted": m.rows_fitted,
+            "empty_cells": m.empty_cells,
+            "packing": phase(&r.packing),
+            "slumping": phase(&r.slumping),
+            "bodies_lost": r.bodies_lost,
+            "pack_friction": r.pack_friction,
+            "caveats": r.caveats(),
+        },
+        "csv": csv,
+    })
+}
+
+/// The CSV row a statepoint holds, in the order of [`columns`].
+fn statepoint_row(path: &Path) -> Result<csv::StringRecord, Failure> {
+    let file = path.display();
+    let bad = |why: String| Failure::invalid(format!("{file}: {why}"));
+    let text = std::fs::read_to_string(path).map_err(|e| bad(format!("cannot read: {e}")))?;
+    let v: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| bad(format!("not JSON: {e}")))?;
+    if v["format"] != STATEPOINT_FORMAT {
+        return Err(bad(format!(
+            "not a repose statepoint (its format is not \"{STATEPOINT_FORMAT}\")"
+        )));
+    }
+    let csv = v["csv"]
+        .as_object()
+        .ok_or_else(|| bad("the statepoint has no csv object".into()))?;
+    let columns = columns();
+    if let Some(extra) = csv.keys().find(|k| !columns.contains(k)) {
+        return Err(bad(format!("unknown CSV column {extra}")));
+    }
+    let fields = columns
+        .iter()
+        .map(|c| match csv.get(c) {
+            Some(serde_json::Value::String(s)) => Ok(s.as_str()),
+            Some(_) => Err(bad(format!("csv.{c} is not a string"))),
+            None => Err(bad(format!("csv.{c} is missing"))),
+        })
+        .collect::<Result<Vec<&str>, Failure>>()?;
+    Ok(csv::StringRecord::from(fields))
+}
+
 /// One experiment: (point, result, number of bodies, wall-clock seconds).
 fn run_point(
     scene: &Scene,
     config: &ReposeConfig,
     p: Point,
     bars: &MultiProgress,
+    vtk: Option<&VtkOut>,
 ) -> Result<(Point, ReposeResult, usize, f64), Failure> {
     let label = p.label();
     let start = Instant::now();
@@ -542,8 +756,36 @@ fn run_point(
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
     bar.set_prefix(label.clone());
+    let verr = |e: std::io::Error| Failure::runtime(format!("{label}: --vtk-dir: {e}"));
+    let vtk_out = vtk
+        .map(|v| {
+            output::OutputDir::create(
+                &v.dir.join(run_name(&v.scene_name, &scene, p)),
+                impulse_lab::vtk::is_series_file,
+            )
+            .map_err(|e| Failure::runtime(format!("{label}: --vtk-dir: {e}")))
+        })
+        .transpose()?;
+    let mut series = vtk_out
+        .as_ref()
+        .map(|d| impulse_lab::vtk::VtkSeries::new(d.dir()));
+    let mut vtk_error = None;
+    let mut last_frame = None;
+    if let Some(s) = series.as_mut() {
+        s.frame(&exp.world).map_err(verr)?;
+        last_frame = Some(exp.world.step_index);
+    }
     let result = exp
         .run(|e| {
+            if let (Some(s), Some(v)) = (series.as_mut(), vtk)
+                && vtk_error.is_none()
+                && e.world.step_index % v.every == 0
+            {
+                match s.frame(&e.world) {
+                    Ok(()) => last_frame = Some(e.world.step_index),
+                    Err(err) => vtk_error = Some(err),
+                }
+            }
             if e.world.step_index % 60 == 0 {
                 // Packing fills the bar's first half, slumping the second.
                 let done = match e.phase() {
@@ -563,7 +805,19 @@ fn run_point(
         .map_err(|e| Failure::runtime(format!("{label}: {e}")));
     bar.finish_and_clear();
     bars.remove(&bar);
-    Ok((p, result?, bodies, start.elapsed().as_secs_f64()))
+    let result = result?;
+    if let Some(e) = vtk_error {
+        return Err(verr(e));
+    }
+    if let (Some(mut s), Some(dir)) = (series, vtk_out) {
+        if last_frame != Some(exp.world.step_index) {
+            s.frame(&exp.world).map_err(verr)?;
+        }
+        s.finish(&exp.world).map_err(verr)?;
+        dir.commit()
+            .map_err(|e| Failure::runtime(format!("{label}: --vtk-dir: {e}")))?;
+    }
+    Ok((p, result, bodies, start.elapsed().as_secs_f64()))
 }
 
 /// The video file of one run.
@@ -685,7 +939,39 @@ fn key(r: &csv::StringRecord, file: &str) -> Result<(String, String, f64, f64, u
 pub fn merge(args: MergeArgs) -> Result<(), Failure> {
     let header = columns();
     let mut rows = Vec::new();
+    let mut statepoints = Vec::new();
+    let mut csvs = Vec::new();
     for path in &args.inputs {
+        if path.is_dir() {
+            let entries = std::fs::read_dir(path)
+                .map_err(|e| Failure::invalid(format!("{}: cannot read: {e}", path.display())))?;
+            let mut found: Vec<PathBuf> = Vec::new();
+            for e in entries {
+                let e = e.map_err(|e| Failure::invalid(format!("{}: {e}", path.display())))?;
+                let p = e.path();
+                if p.extension().is_some_and(|x| x == "json") && p.is_file() {
+                    found.push(p);
+                }
+            }
+            if found.is_empty() {
+                return Err(Failure::invalid(format!(
+                    "{}: no statepoint (*.json) in the directory",
+                    path.display()
+                )));
+            }
+            found.sort();
+            statepoints.extend(found);
+        } else if path.extension().is_some_and(|x| x == "json") {
+            statepoints.push(path.clone());
+        } else {
+            csvs.push(path);
+        }
+    }
+    for path in &statepoints {
+        let r = statepoint_row(path)?;
+        rows.push((key(&r, &path.display().to_string())?, r));
+    }
+    for path in csvs {
         let file = path.display().to_string();
         let mut reader = csv::Reader::from_path(path)
             .map_err(|e| Failure::invalid(format!("{file}: cannot read: {e}")))?;

@@ -50,7 +50,7 @@
 //!    its target already); the sweeps stop after a full sweep in which no update
 //!    changed a contact velocity by more than the tolerance, as a sweep of every row
 //!    would. The points of one manifold (a pair's contacts, consecutive in the order,
-//!    up to [`MANIFOLD_POINTS`]) are updated together (`Row::sweep_manifold`): each
+//!    up to `MANIFOLD_POINTS`) are updated together (`Row::sweep_manifold`): each
 //!    point's update is computed from the same velocities and all are applied with the
 //!    weight ω = Σ Δ_i·K_i Δ_i / Σ Δ_i·(D Δ)_i that minimises the contact problem's
 //!    quadratic along them, clamped to [1/m, 1] (1/m converges since the manifold's

@@ -33,12 +33,11 @@
 //! were never shown). Every step runs [`Simulation::step`], the same function and order
 //! as `impulse-lab run`, so a run in the app equals the CLI's bit for bit.
 //!
-//! **Timeline.** After each step the thread keeps a copy of the whole state (bodies,
-//! solver and contact warm-start state, ledger, step count) in [`super::timeline::History`],
-//! a ring buffer with a memory cap. Seeking shows a past state (paused); a step taken
-//! from a past state drops the states after it (a branch), and since the copy holds all
-//! the state a step reads, the continued run is bit-identical to a run that never went
-//! back.
+//! **Timeline.** Every step is recorded in [`super::timeline::History`] (keyframes every
+//! N steps plus re-simulation, `crate::history`): the edits above are stored as
+//! keyframes at their step; seeking shows a past state (paused); a step taken from a
+//! past state keeps the old future as a branch, and since a keyframe holds all the
+//! state a step reads, either run continues bit for bit as one that never went back.
 //!
 //! **Pause at the next impact** ([`SimControl::pause_at_impact`]): the thread watches
 //! each step with [`crate::microscope::ImpactWatch`] and stops the clock after the first

@@ -1,19 +1,19 @@
-//! The timeline: a history of whole states of the run, a scrub bar under the 3D view and
-//! step back / forward keys.
+//! The timeline: the run's history, a scrub bar under the 3D view and step back /
+//! forward keys.
 //!
-//! The physics thread (`simulation.rs`) keeps, after every step, a copy of the
-//! whole state a step reads: the [`World`] (bodies, containers, the solver's and the
-//! contact pass's warm-start caches, the ledger, time and step count) and the repose
-//! experiment's tracker, in a ring buffer ([`History`]) whose memory cap the user sees and
-//! sets. The bytes of a copy are counted by the allocator as the copy is made (the heap
-//! blocks it allocates, as requested; the allocator's own bookkeeping is not counted),
-//! plus the inline size of the state. When a new state does not fit, the oldest go.
+//! The physics thread (`simulation.rs`) records every step in a [`History`]
+//! ([`crate::history`]: keyframes every N steps, exact re-simulation between them,
+//! branches) of [`Frame`]s, the whole state a step reads: the [`World`] (bodies,
+//! containers, the solver's and the contact pass's warm-start caches, the kept
+//! manifolds, the ledger, time and step count), the repose experiment's tracker, the
+//! mouse spring and the scene's forces. The bytes of a keyframe are counted by the
+//! allocator as the copy is made (the heap blocks it allocates, as requested; the
+//! allocator's own bookkeeping is not counted), plus the inline size of the frame.
 //!
-//! Seeking to a step pauses the run and shows the stored state (the newest one at or
-//! before the step when steps are missing, e.g. those the collision microscope took).
-//! The states after it stay (scrub forward again) until a step is taken from it: then the
-//! later states and the energy trace after it are dropped (a branch). Since the copy is
-//! the whole state, the continued run equals, bit for bit, a run that never went back.
+//! Seeking to a step pauses the run and shows the state re-simulated from the keyframe
+//! before it (within a gap of steps the history did not see, e.g. the collision
+//! microscope's, the newest state before the gap). Stepping from a past step keeps the
+//! old future as a branch, which the scrub bar's branch menu returns to.
 
 use super::sets::SimulationSystems;
 use super::sim_state::{SceneWatcher, Simulation};
@@ -377,7 +377,7 @@ pub fn scrub_bar(ui: &mut egui::Ui, view: &mut TimelineView, sim: &Simulation) {
             view.step_by(1);
         }
         let mut step = view.seek.unwrap_or(view.step);
-        let width = (ui.available_width() - 380.0).max(120.0);
+        let width = (ui.available_width() - 520.0).max(120.0);
         ui.spacing_mut().slider_width = width;
         // Room for a step count of 7 digits in the slider's number box.
         ui.spacing_mut().interact_size.x = 64.0;

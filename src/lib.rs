@@ -12,6 +12,7 @@ pub mod compare;
 pub mod container;
 pub mod dynamics;
 pub mod energy;
+pub mod history;
 pub mod lesson;
 pub mod math;
 pub mod microscope;

@@ -229,41 +229,42 @@ fn scrubbing_back_and_resuming_equals_a_run_that_never_went_back() {
     assert_eq!(app.world().resource::<TimelineView>().range, Some((0, 500)));
 }
 
-/// The history keeps to its memory cap: with room for about 30 states, 200 steps leave
-/// the newest states only, their bytes within the cap. The bytes counted per state are
-/// at least the bodies' own (a check that the allocator's count is real).
+/// The history keeps to its memory cap: keyframes are sparser than steps, their bytes at
+/// least the bodies' own (a check that the allocator's count is real); a cap request
+/// for about a third of them drops the oldest, the bytes within the cap, and seeking
+/// before the oldest step held shows the oldest.
 #[test]
 fn the_history_keeps_to_its_memory_cap() {
     let _serial = serial();
     let mut app = headless_app(sim("pour_mixed"));
-    step_app(&mut app, 10);
+    step_app(&mut app, 600);
     let view = app.world().resource::<TimelineView>().clone();
-    assert_eq!(view.states, 11);
-    let per_state = view.bytes / view.states;
+    assert_eq!(view.range, Some((0, 600)));
+    assert!(
+        view.keyframes >= 2 && view.keyframes < 300,
+        "{} keyframes",
+        view.keyframes
+    );
+    let sample = size_of::<impulse_lab::energy::EnergySample>();
+    let per_keyframe = (view.bytes - 601 * sample) / view.keyframes;
     let bodies = shown(&app).world.bodies.len();
     assert!(
-        per_state >= bodies * size_of::<impulse_lab::RigidBody>(),
-        "{per_state} bytes per state for {bodies} bodies"
+        per_keyframe >= bodies * size_of::<impulse_lab::RigidBody>(),
+        "{per_keyframe} bytes per keyframe for {bodies} bodies"
     );
-    let cap = 30 * per_state;
+    assert!(view.capacity_secs >= 120.0, "{} s", view.capacity_secs);
+    let cap = (view.keyframes / 3 * per_keyframe + 601 * sample) * 8 / 7;
     app.world_mut().resource_mut::<TimelineView>().cap_request = Some(cap);
-    step_app(&mut app, 190);
+    app.update();
     let view = app.world().resource::<TimelineView>().clone();
     assert_eq!(view.cap, cap);
     assert!(view.bytes <= cap, "{} bytes over the cap {cap}", view.bytes);
     let (first, last) = view.range.unwrap();
-    assert_eq!(last, 200);
-    assert_eq!(view.states as u64, last - first + 1);
-    // States grow as contacts appear, so fewer than 30 may fit, but not many fewer.
-    assert!(
-        (20..=30).contains(&view.states),
-        "{} states in the cap of 30 initial states",
-        view.states
-    );
-    // Seeking before the oldest state finds nothing: the run stays where it is.
+    assert_eq!(last, 600);
+    assert!(first > 0, "the oldest keyframes went");
     app.world_mut().resource_mut::<TimelineView>().seek = Some(first - 1);
     app.update();
-    assert_eq!(shown(&app).world.step_index, 200);
+    assert_eq!(shown(&app).world.step_index, first);
 }
 
 /// Save the state at step 300 as a scene: the file loads (through `impulse-lab run`'s own

@@ -178,33 +178,17 @@ impl Simulation {
     /// One step of the world (with the mouse spring, if any). A solver error or a
     /// non-finite state is returned as an error.
     pub fn step(&mut self) -> Result<EnergySample, String> {
-        self.world.forces.clone_from(&self.scene_forces);
-        if let Some(g) = &self.grab {
-            match self.world.bodies.get(g.body) {
-                Some(b) if !b.is_static() => {
-                    let f = g.force(b);
-                    // A sleeping body ignores forces until woken.
-                    if self.world.is_sleeping(g.body) {
-                        self.world.wake_all();
-                    }
-                    self.world.forces.push(f);
-                }
-                _ => self.grab = None,
-            }
-        }
-        let next = self.world.step_index + 1;
-        let sample = self.world.step().map_err(|e| e.at_step(next))?;
+        let (sample, changed) = step_parts(
+            &mut self.world,
+            &self.scene_forces,
+            &mut self.grab,
+            &mut self.repose,
+            &mut self.repose_measurement,
+        )?;
         self.last_sample = sample;
-        if let Some(tracker) = &mut self.repose {
-            let before = tracker.phase();
-            let after = tracker.after_step(&mut self.world);
-            if after != before {
-                // The divider went (packing ended) or the pile was measured.
-                self.generation += 1;
-                if let Some(r) = tracker.result() {
-                    self.repose_measurement = Some(r.measurement.clone());
-                }
-            }
+        if changed {
+            // The divider went (packing ended) or the pile was measured.
+            self.generation += 1;
         }
         Ok(sample)
     }
@@ -324,6 +308,49 @@ impl RunStats {
     pub fn render_time(&self) -> Duration {
         self.frame_time.saturating_sub(self.waited_last_frame)
     }
+}
+
+/// One step of a simulation's parts ([`Simulation::step`], and the timeline's
+/// re-simulation, which must step exactly as it does): the scene's forces and the mouse
+/// spring applied, the world stepped, the repose experiment told. Returns the step's
+/// sample and whether the repose experiment changed phase (the divider went or the pile
+/// was measured, which changes the bodies or containers).
+pub(crate) fn step_parts(
+    world: &mut World,
+    scene_forces: &[AppliedForce],
+    grab: &mut Option<GrabSpring>,
+    repose: &mut Option<ReposeTracker>,
+    repose_measurement: &mut Option<ReposeMeasurement>,
+) -> Result<(EnergySample, bool), String> {
+    world.forces.clear();
+    world.forces.extend_from_slice(scene_forces);
+    if let Some(g) = grab.as_ref() {
+        match world.bodies.get(g.body) {
+            Some(b) if !b.is_static() => {
+                let f = g.force(b);
+                // A sleeping body ignores forces until woken.
+                if world.is_sleeping(g.body) {
+                    world.wake_all();
+                }
+                world.forces.push(f);
+            }
+            _ => *grab = None,
+        }
+    }
+    let next = world.step_index + 1;
+    let sample = world.step().map_err(|e| e.at_step(next))?;
+    let mut changed = false;
+    if let Some(tracker) = repose {
+        let before = tracker.phase();
+        let after = tracker.after_step(world);
+        if after != before {
+            changed = true;
+            if let Some(r) = tracker.result() {
+                *repose_measurement = Some(r.measurement.clone());
+            }
+        }
+    }
+    Ok((sample, changed))
 }
 
 /// The energy trace of the run, one sample per step (oldest dropped past `capacity`).

@@ -33,12 +33,11 @@
 //! were never shown). Every step runs [`Simulation::step`], the same function and order
 //! as `impulse-lab run`, so a run in the app equals the CLI's bit for bit.
 //!
-//! **Timeline.** After each step the thread keeps a copy of the whole state (bodies,
-//! solver and contact warm-start state, ledger, step count) in [`super::timeline::History`],
-//! a ring buffer with a memory cap. Seeking shows a past state (paused); a step taken
-//! from a past state drops the states after it (a branch), and since the copy holds all
-//! the state a step reads, the continued run is bit-identical to a run that never went
-//! back.
+//! **Timeline.** Every step is recorded in [`super::timeline::History`] (keyframes every
+//! N steps plus re-simulation, `crate::history`): the edits above are stored as
+//! keyframes at their step; seeking shows a past state (paused); a step taken from a
+//! past state keeps the old future as a branch, and since a keyframe holds all the
+//! state a step reads, either run continues bit for bit as one that never went back.
 //!
 //! **Pause at the next impact** ([`SimControl::pause_at_impact`]): the thread watches
 //! each step with [`crate::microscope::ImpactWatch`] and stops the clock after the first
@@ -216,6 +215,10 @@ struct Core {
     /// Whether the state changed since the last publication.
     dirty: bool,
     history: History,
+    /// The last failed history operation (shown by the timeline).
+    history_error: Option<String>,
+    /// The run returned to another branch: the plot's energy trace is replaced.
+    trace_replaced: bool,
     /// Watching for impacts ([`SimControl::pause_at_impact`]).
     impacts: Option<crate::microscope::ImpactWatch>,
     /// An impact stopped the clock since the last publication: (step, body).
@@ -236,8 +239,9 @@ impl Core {
 
     fn take_step(&mut self) {
         let from = self.sim.world.step_index;
-        if self.history.truncate_after(from) {
-            // A step from a past state: the future is dropped (a branch).
+        if self.history.before_step(&self.sim) {
+            // A step from a past state: the future after it is kept as a branch, the
+            // energy trace after it is no longer this run's.
             self.branched_at = Some(self.branched_at.map_or(from, |b| b.min(from)));
         }
         let h = self.sim.world.dt;
@@ -248,7 +252,9 @@ impl Core {
         match self.sim.step() {
             Ok(sample) => {
                 self.samples.push(sample);
-                self.history.push(&mut self.sim);
+                if let Err(e) = self.history.after_step(&self.sim, sample) {
+                    self.history_error = Some(e);
+                }
                 self.stop_at_impact();
             }
             Err(e) => {
@@ -378,8 +384,7 @@ pub struct PhysicsThread {
 
 impl PhysicsThread {
     fn start(sim: &Simulation) -> Self {
-        let mut history = History::default();
-        history.push(&mut sim.clone());
+        let history = History::new(sim, super::timeline::DEFAULT_CAP);
         let shared = Arc::new(Shared {
             core: Mutex::new(Core {
                 sim: sim.clone(),
@@ -393,6 +398,8 @@ impl PhysicsThread {
                 steps: 0,
                 dirty: false,
                 history,
+                history_error: None,
+                trace_replaced: false,
                 impacts: None,
                 impact_hit: None,
                 quit: false,
@@ -452,36 +459,46 @@ fn apply_edits(core: &mut Core, sim: &Simulation, published: &Published) {
         core.samples.clear();
         core.branched_at = None;
         core.dirty = true;
-        if published.run != sim.run {
-            core.history.clear();
-        }
         let core = &mut *core;
-        core.history.push(&mut core.sim);
+        if published.run != sim.run {
+            core.history.reset(&core.sim);
+        } else if let Err(e) = core.history.edit(&core.sim) {
+            core.history_error = Some(e);
+        }
         return;
     }
+    // Edits that change what the next step reads are stored as a keyframe at this
+    // step, so a re-simulation never crosses them.
+    let mut edited = false;
     let w = &mut core.sim.world;
     if sim.world.solver_kind() != published.solver {
         w.set_solver(sim.world.solver_kind());
+        edited = true;
         core.dirty = true;
     }
     if sim.world.params != published.params {
         w.params = sim.world.params.clone();
+        edited = true;
         core.dirty = true;
     }
     if sim.world.dt.to_bits() != published.dt.to_bits() {
         w.dt = sim.world.dt;
+        edited = true;
         core.dirty = true;
     }
     if sim.world.sleep != published.sleep {
         w.sleep = sim.world.sleep.clone();
+        edited = true;
         core.dirty = true;
     }
     if sim.world.record_trace != published.record_trace {
         w.record_trace = sim.world.record_trace;
+        edited = true;
         core.dirty = true;
     }
     if sim.grab != published.grab {
         core.sim.grab = sim.grab.clone();
+        edited = true;
         core.dirty = true;
     }
     if sim.error != published.error {
@@ -496,7 +513,14 @@ fn apply_edits(core: &mut Core, sim: &Simulation, published: &Published) {
     }
     if sim.repose_measurement != published.repose_measurement {
         core.sim.repose_measurement = sim.repose_measurement.clone();
+        edited = true;
         core.dirty = true;
+    }
+    if edited {
+        let core = &mut *core;
+        if let Err(e) = core.history.edit(&core.sim) {
+            core.history_error = Some(e);
+        }
     }
 }
 
@@ -527,8 +551,27 @@ pub fn advance_simulation(
             control.paused = true;
             control.clear_backlog();
             let core = &mut *core;
-            if core.history.restore(step, &mut core.sim) {
-                core.dirty = true;
+            let t = Instant::now();
+            match core.history.seek(step) {
+                Ok(frame) => {
+                    super::timeline::restore(frame, &mut core.sim);
+                    core.dirty = true;
+                }
+                Err(e) => core.history_error = Some(format!("cannot show step {step}: {e}")),
+            }
+            timeline.last_seek = Some(t.elapsed());
+        }
+        if let Some(id) = timeline.branch_request.take() {
+            control.paused = true;
+            control.clear_backlog();
+            let core = &mut *core;
+            match core.history.switch(id) {
+                Ok(frame) => {
+                    super::timeline::restore(frame, &mut core.sim);
+                    core.dirty = true;
+                    core.trace_replaced = true;
+                }
+                Err(e) => core.history_error = Some(format!("cannot return to the branch: {e}")),
             }
         }
         if std::mem::take(&mut control.clear_requested) {
@@ -586,8 +629,20 @@ pub fn advance_simulation(
     let mut core = thread.lock();
 
     // Publish.
+    if std::mem::take(&mut core.trace_replaced) {
+        // Another branch: its trace (its own and its ancestors' up to the fork).
+        // It already holds the steps taken since the switch.
+        let trace = core.history.trace();
+        let skip = trace.len().saturating_sub(history.capacity);
+        history.samples = trace.into_iter().skip(skip).collect();
+        core.samples.clear();
+        core.branched_at = None;
+    }
     if let Some(step) = core.branched_at.take() {
         history.truncate_after(step);
+    }
+    if let Some(e) = core.history_error.take() {
+        timeline.message = Some((e, false));
     }
     for s in core.samples.drain(..) {
         history.push(s);

@@ -1,37 +1,37 @@
-//! The timeline: a history of whole states of the run, a scrub bar under the 3D view and
-//! step back / forward keys.
+//! The timeline: the run's history, a scrub bar under the 3D view and step back /
+//! forward keys.
 //!
-//! The physics thread (`simulation.rs`) keeps, after every step, a copy of the
-//! whole state a step reads: the [`World`] (bodies, containers, the solver's and the
-//! contact pass's warm-start caches, the ledger, time and step count) and the repose
-//! experiment's tracker, in a ring buffer ([`History`]) whose memory cap the user sees and
-//! sets. The bytes of a copy are counted by the allocator as the copy is made (the heap
-//! blocks it allocates, as requested; the allocator's own bookkeeping is not counted),
-//! plus the inline size of the state. When a new state does not fit, the oldest go.
+//! The physics thread (`simulation.rs`) records every step in a [`History`]
+//! ([`crate::history`]: keyframes every N steps, exact re-simulation between them,
+//! branches) of [`Frame`]s, the whole state a step reads: the [`World`] (bodies,
+//! containers, the solver's and the contact pass's warm-start caches, the kept
+//! manifolds, the ledger, time and step count), the repose experiment's tracker, the
+//! mouse spring and the scene's forces. The bytes of a keyframe are counted by the
+//! allocator as the copy is made (the heap blocks it allocates, as requested; the
+//! allocator's own bookkeeping is not counted), plus the inline size of the frame.
 //!
-//! Seeking to a step pauses the run and shows the stored state (the newest one at or
-//! before the step when steps are missing, e.g. those the collision microscope took).
-//! The states after it stay (scrub forward again) until a step is taken from it: then the
-//! later states and the energy trace after it are dropped (a branch). Since the copy is
-//! the whole state, the continued run equals, bit for bit, a run that never went back.
+//! Seeking to a step pauses the run and shows the state re-simulated from the keyframe
+//! before it (within a gap of steps the history did not see, e.g. the collision
+//! microscope's, the newest state before the gap). Stepping from a past step keeps the
+//! old future as a branch, which the scrub bar's branch menu returns to.
 
 use super::sets::SimulationSystems;
 use super::sim_state::{SceneWatcher, Simulation};
 use crate::energy::EnergySample;
+use crate::history::{BranchInfo, Capture, Replay};
 use crate::repose::ReposeTracker;
 use crate::world::World;
 use bevy::prelude::*;
 use bevy_egui::egui;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
-use std::collections::VecDeque;
 
-/// Default memory cap of the history (bytes): 128 MiB, about 440 steps of the default
-/// scene (a stored state of its 240 bodies takes 0.30 MB; the contacts are not stored).
-/// Every step stores a state, and until the cap is reached each lands in memory the
-/// process has not touched before, which costs the physics thread page faults and cache
-/// misses in proportion to the cap; past it, states reuse the memory of the oldest.
-pub const DEFAULT_CAP: usize = 128 << 20;
+/// Default memory cap of the history (bytes): 512 MiB. The keyframe interval is chosen
+/// so that the cap holds [`crate::history::TARGET_SPAN`] (3 min) of the run; the larger
+/// the cap, the denser the keyframes and the shorter the worst scrub. Measured
+/// (docs/results/timeline-history.md): a keyframe of pile_spheres_1080 under ETM takes
+/// 0.8 MB, so 512 MiB spaces keyframes about 210 steps apart.
+pub const DEFAULT_CAP: usize = 512 << 20;
 
 /// The system allocator, counting on each thread the bytes it allocates (see
 /// [`allocated_by`]).
@@ -75,180 +75,175 @@ pub fn allocated_by<T>(f: impl FnOnce() -> T) -> (T, usize) {
     (value, ALLOCATED.with(Cell::get).wrapping_sub(before))
 }
 
-/// One stored state.
-struct Entry {
-    world: World,
-    repose: Option<ReposeTracker>,
-    sample: EnergySample,
-    bytes: usize,
+/// What a keyframe of the timeline holds: everything [`Simulation::step`] reads and
+/// changes besides the scene it was built from. The world's contacts are left out (a
+/// step's narrow phase overwrites them; the kept manifolds a step recycles are in the
+/// collision pipeline, which the copy holds).
+pub struct Frame {
+    pub world: World,
+    pub repose: Option<ReposeTracker>,
+    pub repose_measurement: Option<crate::repose::ReposeMeasurement>,
+    pub grab: Option<super::sim_state::GrabSpring>,
+    pub scene_forces: Vec<crate::world::AppliedForce>,
+    pub last_sample: EnergySample,
 }
 
-/// The ring buffer of states (module doc). Entries are in increasing step order.
-pub struct History {
-    entries: VecDeque<Entry>,
-    bytes: usize,
-    cap: usize,
+/// A copy of `world` without its contacts, and the heap bytes it holds.
+fn copy_world(world: &World) -> (World, usize) {
+    let contacts = world.contacts.len() * size_of::<crate::collision::Contact>();
+    let (mut copy, heap) = allocated_by(|| world.clone());
+    copy.contacts = Vec::new();
+    (copy, heap.saturating_sub(contacts))
 }
 
-impl Default for History {
-    fn default() -> Self {
-        History {
-            entries: VecDeque::new(),
-            bytes: 0,
-            cap: DEFAULT_CAP,
-        }
+impl Replay for Frame {
+    type Sample = EnergySample;
+
+    fn dt(&self) -> f64 {
+        self.world.dt
+    }
+
+    fn replay(&mut self) -> Result<EnergySample, String> {
+        let (sample, _) = super::sim_state::step_parts(
+            &mut self.world,
+            &self.scene_forces,
+            &mut self.grab,
+            &mut self.repose,
+            &mut self.repose_measurement,
+        )?;
+        self.last_sample = sample;
+        Ok(sample)
     }
 }
 
-impl History {
-    /// Store the state of `sim` (after the last entry's step), dropping the oldest
-    /// states until it fits the cap. A state larger than the cap is not kept.
-    ///
-    /// The copy leaves out the step's contacts (the largest part of a world, and the
-    /// next step detects them afresh from the bodies): [`Self::restore`] detects them
-    /// again for the view. `sim` is lent only to take them out while it is copied.
-    pub fn push(&mut self, sim: &mut Simulation) {
-        if self.cap == 0 {
-            // History off: no copies.
-            self.clear();
-            return;
-        }
-        let contacts = std::mem::take(&mut sim.world.contacts);
-        let ((world, repose), heap) = allocated_by(|| (sim.world.clone(), sim.repose.clone()));
-        sim.world.contacts = contacts;
-        let bytes = heap + size_of::<Entry>();
-        self.remove_from(sim.world.step_index);
-        self.entries.push_back(Entry {
-            world,
-            repose,
-            sample: sim.last_sample,
-            bytes,
-        });
-        self.bytes += bytes;
-        self.fit();
-    }
+/// A frame of these parts (copied) and the heap bytes the copy took.
+fn frame_of(
+    world: &World,
+    repose: &Option<ReposeTracker>,
+    repose_measurement: &Option<crate::repose::ReposeMeasurement>,
+    grab: &Option<super::sim_state::GrabSpring>,
+    scene_forces: &[crate::world::AppliedForce],
+    last_sample: EnergySample,
+) -> (Frame, usize) {
+    let (world, heap) = copy_world(world);
+    let (frame, more) = allocated_by(|| Frame {
+        world,
+        repose: repose.clone(),
+        repose_measurement: repose_measurement.clone(),
+        grab: grab.clone(),
+        scene_forces: scene_forces.to_vec(),
+        last_sample,
+    });
+    (frame, heap + more)
+}
 
-    fn fit(&mut self) {
-        while self.bytes > self.cap {
-            match self.entries.pop_front() {
-                Some(e) => self.bytes -= e.bytes,
-                None => break,
-            }
-        }
+impl Capture<Frame> for Frame {
+    fn step_index(&self) -> u64 {
+        self.world.step_index
     }
-
-    /// Drop the states after `step`; whether any were dropped.
-    pub fn truncate_after(&mut self, step: u64) -> bool {
-        let mut dropped = false;
-        while self
-            .entries
-            .back()
-            .is_some_and(|e| e.world.step_index > step)
-        {
-            let e = self.entries.pop_back().expect("checked");
-            self.bytes -= e.bytes;
-            dropped = true;
-        }
-        dropped
+    fn time(&self) -> f64 {
+        self.world.time
     }
-
-    /// Drop the states at `step` and after.
-    pub fn remove_from(&mut self, step: u64) {
-        while self
-            .entries
-            .back()
-            .is_some_and(|e| e.world.step_index >= step)
-        {
-            let e = self.entries.pop_back().expect("checked");
-            self.bytes -= e.bytes;
-        }
+    fn sample(&self) -> EnergySample {
+        self.last_sample
     }
-
-    pub fn clear(&mut self) {
-        self.entries.clear();
-        self.bytes = 0;
+    fn capture(&self) -> (Frame, usize) {
+        frame_of(
+            &self.world,
+            &self.repose,
+            &self.repose_measurement,
+            &self.grab,
+            &self.scene_forces,
+            self.last_sample,
+        )
     }
+}
 
-    /// Set the memory cap (bytes); the oldest states go until the rest fit.
-    pub fn set_cap(&mut self, cap: usize) {
-        self.cap = cap;
-        self.fit();
+impl Capture<Frame> for Simulation {
+    fn step_index(&self) -> u64 {
+        self.world.step_index
     }
-
-    pub fn cap(&self) -> usize {
-        self.cap
+    fn time(&self) -> f64 {
+        self.world.time
     }
-
-    /// Bytes held by the stored states.
-    pub fn bytes(&self) -> usize {
-        self.bytes
+    fn sample(&self) -> EnergySample {
+        self.last_sample
     }
-
-    pub fn len(&self) -> usize {
-        self.entries.len()
+    fn capture(&self) -> (Frame, usize) {
+        frame_of(
+            &self.world,
+            &self.repose,
+            &self.repose_measurement,
+            &self.grab,
+            &self.scene_forces,
+            self.last_sample,
+        )
     }
+}
 
-    pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
-    }
+/// The timeline's history of the run: keyframes and re-simulation in branches
+/// ([`crate::history`]).
+pub type History = crate::history::History<Frame>;
 
-    /// First and last stored step.
-    pub fn range(&self) -> Option<(u64, u64)> {
-        Some((
-            self.entries.front()?.world.step_index,
-            self.entries.back()?.world.step_index,
-        ))
-    }
-
-    /// Put the newest stored state at or before `step` into `sim` (the spring released,
-    /// an error cleared); whether there was one. The renderer rebuilds its meshes when
-    /// the bodies or containers differ.
-    pub fn restore(&self, step: u64, sim: &mut Simulation) -> bool {
-        let i = self.entries.partition_point(|e| e.world.step_index <= step);
-        let Some(e) = i.checked_sub(1).and_then(|i| self.entries.get(i)) else {
-            return false;
-        };
-        let rebuild = e.world.bodies.len() != sim.world.bodies.len()
-            || e.world.containers != sim.world.containers
-            || e.world
-                .bodies
-                .iter()
-                .zip(&sim.world.bodies)
-                .any(|(a, b)| a.shape != b.shape);
-        sim.world = e.world.clone();
-        // The stored copy has no contacts (see `push`): the view's come from the bodies.
-        sim.world.detect();
-        sim.repose = e.repose.clone();
-        sim.last_sample = e.sample;
-        sim.grab = None;
-        sim.error = None;
-        if rebuild {
-            sim.generation += 1;
-        }
-        true
+/// Show `frame` (a state of the run from the history) in `sim`: its world, repose
+/// experiment and sample; the spring released, an error cleared, the contacts detected
+/// again for the view. The renderer rebuilds its meshes when the bodies or containers
+/// differ.
+pub fn restore(frame: Frame, sim: &mut Simulation) {
+    let rebuild = frame.world.bodies.len() != sim.world.bodies.len()
+        || frame.world.containers != sim.world.containers
+        || frame
+            .world
+            .bodies
+            .iter()
+            .zip(&sim.world.bodies)
+            .any(|(a, b)| a.shape != b.shape);
+    sim.world = frame.world;
+    sim.world.detect();
+    sim.repose = frame.repose;
+    sim.repose_measurement = frame.repose_measurement;
+    sim.scene_forces = frame.scene_forces;
+    sim.last_sample = frame.last_sample;
+    sim.grab = None;
+    sim.error = None;
+    if rebuild {
+        sim.generation += 1;
     }
 }
 
 /// What the app sees of the history, and its requests (applied at the next frame).
 #[derive(Resource, Debug, Clone)]
 pub struct TimelineView {
-    /// First and last stored step.
+    /// First and last step held (the current branch with the steps before its fork).
     pub range: Option<(u64, u64)>,
     /// The step shown.
     pub step: u64,
-    pub states: usize,
+    /// Keyframes held (all branches).
+    pub keyframes: usize,
+    /// Steps between keyframes now.
+    pub interval: u64,
+    /// Bytes of the keyframes and energy samples.
     pub bytes: usize,
     pub cap: usize,
-    /// Show the stored state of this step (pauses the run).
+    /// Simulated time held (current branch) and the time the cap holds (s).
+    pub span_secs: f64,
+    pub capacity_secs: f64,
+    /// The branches of the run (playing from a past step keeps the old future as one).
+    pub branches: Vec<BranchInfo>,
+    /// Show the state of this step (pauses the run).
     pub seek: Option<u64>,
+    /// Return to this branch (its newest state; pauses the run).
+    pub branch_request: Option<u64>,
     /// Set the memory cap (bytes).
     pub cap_request: Option<usize>,
     /// The scrub bar's "save state" file name.
     pub save_path: String,
     /// Save the shown state as a scene file at the next frame ([`save_state`]).
     pub save_request: Option<std::path::PathBuf>,
-    /// The last save's outcome (message, success).
+    /// The last save's or history operation's outcome (message, success).
     pub message: Option<(String, bool)>,
+    /// Wall-clock time of the last seek's re-simulation.
+    pub last_seek: Option<std::time::Duration>,
 }
 
 impl Default for TimelineView {
@@ -256,25 +251,35 @@ impl Default for TimelineView {
         TimelineView {
             range: None,
             step: 0,
-            states: 0,
+            keyframes: 0,
+            interval: 1,
             bytes: 0,
             cap: DEFAULT_CAP,
+            span_secs: 0.0,
+            capacity_secs: 0.0,
+            branches: Vec::new(),
             seek: None,
+            branch_request: None,
             cap_request: None,
             save_path: "out/state.ron".into(),
             save_request: None,
             message: None,
+            last_seek: None,
         }
     }
 }
 
 impl TimelineView {
     pub(crate) fn update(&mut self, h: &History, step: u64) {
-        self.range = h.range();
+        self.range = Some(h.range());
         self.step = step;
-        self.states = h.len();
+        self.keyframes = h.keyframes();
+        self.interval = h.interval();
         self.bytes = h.bytes();
         self.cap = h.cap();
+        self.span_secs = h.span_secs();
+        self.capacity_secs = h.capacity_secs();
+        self.branches = h.branches();
     }
 
     /// Whether a past state is shown (stored states after it).
@@ -372,15 +377,15 @@ pub fn scrub_bar(ui: &mut egui::Ui, view: &mut TimelineView, sim: &Simulation) {
             view.step_by(1);
         }
         let mut step = view.seek.unwrap_or(view.step);
-        let width = (ui.available_width() - 380.0).max(120.0);
+        let width = (ui.available_width() - 520.0).max(120.0);
         ui.spacing_mut().slider_width = width;
         // Room for a step count of 7 digits in the slider's number box.
         ui.spacing_mut().interact_size.x = 64.0;
         let r = ui
             .add(egui::Slider::new(&mut step, first..=last.max(first)).text("step"))
             .on_hover_text(
-                "Scrub through the stored states (pauses). Playing or stepping from a past \
-                 state drops the states after it.",
+                "Scrub through the run (pauses). Playing or stepping from a past step keeps \
+                 the steps after it as a branch you can return to.",
             );
         if r.changed() {
             view.seek = Some(step);
@@ -392,12 +397,22 @@ pub fn scrub_bar(ui: &mut egui::Ui, view: &mut TimelineView, sim: &Simulation) {
         {
             view.seek = Some(last);
         }
-        let mut cap_mb = view.cap as f64 / (1u64 << 20) as f64;
+        if view.branches.len() > 1 {
+            branch_picker(ui, view);
+        }
         ui.label(format!(
-            "{} states, {:.1} MB of",
-            view.states,
-            view.bytes as f64 / (1u64 << 20) as f64
+            "history {} of {} cap",
+            duration(view.span_secs),
+            duration(view.capacity_secs)
+        ))
+        .on_hover_text(format!(
+            "{} keyframes, one every {} steps, {:.1} MB. A step between keyframes is \
+             re-simulated from the one before it, bit for bit.",
+            view.keyframes,
+            view.interval,
+            view.bytes as f64 / (1u64 << 20) as f64,
         ));
+        let mut cap_mb = view.cap as f64 / (1u64 << 20) as f64;
         if ui
             .add(
                 egui::DragValue::new(&mut cap_mb)
@@ -406,7 +421,8 @@ pub fn scrub_bar(ui: &mut egui::Ui, view: &mut TimelineView, sim: &Simulation) {
                     .suffix(" MB"),
             )
             .on_hover_text(
-                "Memory cap of the stored states: when a new state does not fit, the oldest go",
+                "Memory cap of the history: keyframes are spaced so that it holds 3 min \
+                 of the run; when a keyframe does not fit, the oldest go",
             )
             .changed()
         {
@@ -436,6 +452,47 @@ pub fn scrub_bar(ui: &mut egui::Ui, view: &mut TimelineView, sim: &Simulation) {
             ui.colored_label(color, msg);
         }
     });
+}
+
+/// A simulated duration as the timeline shows it: "45.2 s", "2 min 14 s".
+pub fn duration(secs: f64) -> String {
+    if !secs.is_finite() {
+        return "∞".into();
+    }
+    if secs < 60.0 {
+        return format!("{secs:.1} s");
+    }
+    let whole = secs.round() as u64;
+    match whole % 60 {
+        0 => format!("{} min", whole / 60),
+        s => format!("{} min {s} s", whole / 60),
+    }
+}
+
+/// The branch picker: return to another branch of the run (its newest step).
+fn branch_picker(ui: &mut egui::Ui, view: &mut TimelineView) {
+    let label =
+        |i: usize, b: &BranchInfo| format!("branch {} (to {})", i + 1, duration(b.end_time));
+    let current = view.branches.iter().position(|b| b.current);
+    let text = current.map_or("branch".into(), |i| label(i, &view.branches[i]));
+    let mut pick = None;
+    egui::ComboBox::from_id_salt("timeline-branch")
+        .selected_text(text)
+        .show_ui(ui, |ui| {
+            for (i, b) in view.branches.iter().enumerate() {
+                if ui.selectable_label(b.current, label(i, b)).clicked() && !b.current {
+                    pick = Some(b.id);
+                }
+            }
+        })
+        .response
+        .on_hover_text(
+            "Playing from a past step keeps the old future as a branch: pick one to return \
+             to its newest step",
+        );
+    if pick.is_some() {
+        view.branch_request = pick;
+    }
 }
 
 /// The step back / forward keys (windowed app; the scrub bar is drawn by the panels).

@@ -74,7 +74,8 @@ impl Tolerance {
     fn describe(&self) -> String {
         match *self {
             Tolerance::Absolute(t) => format!("± {t:.0e}"),
-            Tolerance::Relative(t) => format!("± {}%", t * 100.0),
+            Tolerance::Relative(t) if t >= 1e-3 => format!("± {}%", t * 100.0),
+            Tolerance::Relative(t) => format!("± {:.0e}%", t * 100.0),
         }
     }
 }
@@ -736,6 +737,52 @@ pub fn checks(kind: SolverKind) -> Vec<Check> {
             "",
         );
     }
+    let r = 0.1;
+    push(
+        format!("rolling sphere, μ_r = {ROLLING_RESISTANCE} m: deceleration"),
+        rolling_deceleration(kind, 0.05),
+        -(5.0 / 7.0) * ROLLING_RESISTANCE * G / r,
+        Tolerance::Relative(1e-6),
+        "m/s²",
+    );
+    // At rest_velocity 0 no contact reaches the contact pass, where the resistance acts:
+    // the sphere rolls on (measured: no deceleration), and the configuration must be
+    // named to the user (`SolverParams::inert`, printed by validate, run and the app).
+    let inert = SolverParams {
+        rolling_friction: ROLLING_RESISTANCE,
+        rest_velocity: 0.0,
+        ..params(0.0, 0.5)
+    }
+    .inert();
+    push(
+        "same, rest_velocity 0: resistance named as unable to act".into(),
+        rolling_deceleration(kind, 0.0).map(|a| {
+            let named = inert.iter().any(|(field, _)| *field == "rolling_friction");
+            if a == 0.0 && named { 1.0 } else { 0.0 }
+        }),
+        1.0,
+        Tolerance::Absolute(0.0),
+        "",
+    );
+    for row in out
+        .iter_mut()
+        .filter(|r| r.name.starts_with("rolling sphere"))
+    {
+        row.why = Some(
+            "a torque μ_r N against the rolling, with the rolling constraint: \
+             a = −(5/7) μ_r g / r; the contact pass applies it exactly each step",
+        );
+    }
+    for row in out
+        .iter_mut()
+        .filter(|r| r.name.starts_with("same, rest_velocity 0"))
+    {
+        row.why = Some(
+            "1 when the sphere is not slowed (no contact reaches the pass, where the \
+             resistance acts) and SolverParams::inert names rolling_friction, as validate, \
+             run and the Solver panel print it",
+        );
+    }
     for row in out.iter_mut().filter(|r| r.name.starts_with("free cuboid")) {
         if row.name.contains("θ = ½") {
             row.why = Some(
@@ -1116,4 +1163,44 @@ pub fn free_body_drift(
         de = de.max((w.bodies[0].kinetic_energy_rotational() - e0).abs() / e0);
     }
     Ok((dl, de))
+}
+
+/// Rolling resistance of the rolling check (m): the lever arm of the normal force,
+/// μ_r = `rolling_friction`.
+pub const ROLLING_RESISTANCE: f64 = 0.01;
+
+/// A solid sphere (r = 0.1 m) rolling without slip at 2 m/s on a level floor, μ = 0.5,
+/// rolling resistance μ_r = [`ROLLING_RESISTANCE`], `rest_velocity` as given: its
+/// deceleration between 0.1 s and 1.0 s (m/s²). Rolling resistance is a torque μ_r N
+/// against the rolling; with the rolling constraint a = α r,
+/// (I/r + m r) a = −μ_r m g, so a = −μ_r g r / (r² + I/m) = −(5/7) μ_r g / r.
+pub fn rolling_deceleration(kind: SolverKind, rest_velocity: f64) -> Result<f64, SolverError> {
+    let r = 0.1;
+    let mut p = params(0.0, 0.5);
+    p.rolling_friction = ROLLING_RESISTANCE;
+    p.rest_velocity = rest_velocity;
+    let mut w = world(kind, Vec3::new(0.0, 0.0, -G), p)?;
+    w.add_container(Container::Plane {
+        point: Vec3::zeros(),
+        normal: Vec3::z(),
+    });
+    let mut b = RigidBody::new(
+        &Shape::Sphere { radius: r },
+        1000.0,
+        Vec3::new(0.0, 0.0, r),
+        Quat::identity(),
+    );
+    b.velocity = Vec3::new(2.0, 0.0, 0.0);
+    b.angular_velocity = Vec3::new(0.0, 2.0 / r, 0.0);
+    w.add_body(b);
+    w.start_ledger();
+    let (n0, n1) = ((0.1 / DT).round() as usize, (1.0 / DT).round() as usize);
+    let mut v0 = 0.0;
+    for k in 1..=n1 {
+        w.step()?;
+        if k == n0 {
+            v0 = w.bodies[0].velocity.x;
+        }
+    }
+    Ok((w.bodies[0].velocity.x - v0) / (DT * (n1 - n0) as f64))
 }

@@ -254,7 +254,7 @@ fn gui_without_a_display_exits_2_and_points_to_record_and_run() {
 
 /// Rolling and spinning resistance act only in the contact pass, which sees only the
 /// contacts slower than rest_velocity: with rest_velocity 0 `validate` and `run` say
-/// that μ_r and μ_s cannot act (issue 43), and say nothing when they can.
+/// that μ_r and μ_s cannot act, and say nothing when they can.
 #[test]
 fn resistance_that_cannot_act_is_named() {
     let dir = tempfile::tempdir().unwrap();

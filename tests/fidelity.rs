@@ -206,15 +206,14 @@ fn ccp_elastic_chain_keeps_its_energy_within_the_cap() {
     assert!(de < 1e-9, "energy lost: {de:e}");
 }
 
-/// Issue 43, the elastic multi-contact box: 14 cubes and 13 crosses in a closed box,
+/// The elastic multi-contact box: 14 cubes and 13 crosses in a closed box,
 /// e = 1, μ = 0, no gravity, 10 s (`verify::elastic_box`). Every impulse of an e = 1,
 /// μ = 0 law leaves u_n⁺ = −u_n⁻, so its work P·(u⁻ + u⁺)/2 (paper 000, eq. 16) is zero,
 /// and free flight of isotropic bodies keeps the energy: what is left is rounding
 /// (~1e-12 under ETM, SQM and jolt) and SMM's linear solve, stopped at 1e-8 of each
-/// impact's velocity jump (~2e-9 over its ~4,000 impulses). 1e-6 is the issue's bound;
-/// before the fixes SMM lost 13.6 % (its safeguard scaled elastic solutions back to
-/// perfectly inelastic ones) and jolt 0.57 % (repeated jolts aimed at the first approach
-/// speed). CCP is reported against paper 002's expectation (energy kept), not asserted:
+/// impact's velocity jump (~2e-9 over its ~4,000 impulses); 1e-6 leaves room for that
+/// and catches a safeguard that scales an elastic solution back or a jolt aimed at a
+/// stale approach speed (figures in docs/results/fidelity.md). CCP is reported against paper 002's expectation (energy kept), not asserted:
 /// its sweeps hit their cap in this scene (docs/results/fidelity.md). MDP's purely
 /// inelastic law has no e = 1 (the row does not apply), but it must lose energy.
 #[test]
@@ -237,13 +236,13 @@ fn elastic_box_keeps_its_energy() {
     }
 }
 
-/// Issue 43, oblique impacts: a sphere strikes a plane at 8 angles (10°-80° from the
+/// Oblique impacts: a sphere strikes a plane at 8 angles (10°-80° from the
 /// normal, e = 0.5, μ = 0.3), from touching and from speculative starts (a quarter of
 /// the step's approach away). Every method's post-impact v_t, r ω and v_n equal impact
 /// theory with the method's own law (`verify::ImpactLaw::of`) within 1e-6 of the impact
-/// speed, the issue's bound: each impact is one contact solved exactly, so the error is
-/// rounding. Before the contact point against a container was put on the body's surface,
-/// the speculative starts erred by up to 5.9e-4 (friction acting at r + gap/2).
+/// speed: each impact is one contact solved exactly, so the error is rounding. The
+/// speculative starts need the contact point against a container on the body's surface
+/// (a point midway between the surfaces gives friction the lever arm r + gap/2).
 #[test]
 fn oblique_impacts_follow_impact_theory() {
     for kind in SolverKind::ALL {
@@ -293,15 +292,14 @@ fn ccp_sticks_by_reversing_the_slip_as_paper_002s_displacement_law_says() {
     }
 }
 
-/// Issue 43, stacks: a column of 10 cubes and a pyramid of 15 (`verify::stack`), e = 0,
+/// Stacks: a column of 10 cubes and a pyramid of 15 (`verify::stack`), e = 0,
 /// μ = 0.5, sleeping on, 10 s. Under every method no body drifts 1 mm from where it was
 /// placed or moves faster than 1e-3 m/s at any step, and every body is asleep by the
-/// end: the issue's three bounds. A resting stack moves by the projection's corrections
-/// only; the largest speeds, 5-7e-4 m/s, are the first step's (the pass starts cold).
-/// Before the contact pass treated a manifold's points together (sweeps and shock
-/// propagation), the cold first step tipped the column (7.6e-3 m/s, 3.3e-2 rad/s under
-/// every method); before the world's projection ran after jolt and CCP, their columns
-/// leaned at up to 0.08 m/s after 10 s and never slept.
+/// end. A resting stack moves by the projection's corrections
+/// only; the largest speeds, 5-7e-4 m/s, come from the first steps (the pass starts
+/// cold). Both need a manifold's points updated together (a corner visited alone takes
+/// the whole load and tips the body) and a projection that can rotate a body
+/// (docs/results/fidelity.md, "Stacks").
 #[test]
 fn stacks_stay_put_and_fall_asleep() {
     for kind in SolverKind::ALL {
@@ -330,7 +328,7 @@ fn stacks_stay_put_and_fall_asleep() {
     }
 }
 
-/// Issue 43, a free non-isotropic body: a cuboid tumbling near its intermediate axis
+/// A free non-isotropic body: a cuboid tumbling near its intermediate axis
 /// (it flips), no gravity, 10 s. The default rotation (θ = ½, implicit midpoint with the
 /// Cayley-consistent orientation) keeps its world angular momentum and its energy within
 /// 1e-9 (measured 2.5e-12 and 5.0e-12: Newton's stop and rounding); the first-order
@@ -351,7 +349,7 @@ fn a_free_tumbling_body_keeps_momentum_and_energy_under_the_midpoint_rule() {
     assert!(de > 1e-3, "symplectic Euler should drift: {de:e}");
 }
 
-/// Issue 43, resistance at any rest velocity: a sphere rolling at 2 m/s with rolling
+/// Resistance at any rest velocity: a sphere rolling at 2 m/s with rolling
 /// resistance μ_r = 0.01 m decelerates at (5/7) μ_r g / r = 0.7007 m/s² under every
 /// method (the contact pass applies the torque μ_r N exactly each step: measured to
 /// 5e-14 relative; bound 1e-6). At rest_velocity 0 no contact reaches the pass and the

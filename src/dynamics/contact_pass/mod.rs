@@ -57,9 +57,9 @@
 //!    Delassus block D ≤ m blockdiag(D); MDP weighs a pair the same way). Visited in
 //!    turn, the first corner of a face takes all the load, and a rigid body on four
 //!    coplanar corners has velocity solutions that tip it about an edge (the loaded
-//!    corners at u_n = 0, the others separating with no impulse): a column of 10 cubes
-//!    left its first step at 7.6e-3 m/s and 3.3e-2 rad/s, and more sweeps made it
-//!    worse. Updated together, a mirror-symmetric manifold stays symmetric.
+//!    corners at u_n = 0, the others separating with no impulse), which more sweeps do
+//!    not undo. Updated together, a mirror-symmetric manifold stays symmetric
+//!    (docs/results/fidelity.md, "Stacks").
 //! 5. **Shock propagation**: one last bottom-up sweep over what still approaches, with
 //!    the lower-level body of each pair treated as infinitely heavy (left out of K), so
 //!    a support's reaction cannot push the settled layers below back into the ground. It

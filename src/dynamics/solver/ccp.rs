@@ -96,7 +96,7 @@
 //! pass (the paper's scenes) each overlapping pair is moved apart by k_p of its deepest
 //! overlap here; with it the world's projection after the pass does it for all of a
 //! body's contacts at once and with rotation (a per-pair linear push cannot undo a
-//! tilt, and a column of ten cubes leaned and never slept). Its energy change is booked
+//! tilt). Its energy change is booked
 //! as the ledger's `projection`.
 //!
 //! **Energy.** Each contact's impulse is booked once, at the end, with its work over the

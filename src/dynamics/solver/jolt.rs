@@ -28,9 +28,8 @@
 //!    world's projection after the pass does it (`ContactPass::project`): the same
 //!    fraction k_p of every overlap, all of a body's contacts at once and with rotation,
 //!    which for a particle with one contact is eq. B.18 itself. A per-pair linear push
-//!    cannot undo a tilt: on a column of ten cubes it left the deep corner overlapping
-//!    and the column leaning, moving at up to 0.08 m/s after 10 s and never asleep;
-//!    with the world's it falls asleep at 0.5 s (`tests/fidelity.rs`, the stack rows).
+//!    cannot undo a tilt, so a stack of faces would keep leaning (figures in
+//!    docs/results/fidelity.md, "Stacks").
 //!    Under the soft resting model (`SolverParams::resting_model`) the pass's bias
 //!    removes overlap instead, and neither projection runs.
 //!

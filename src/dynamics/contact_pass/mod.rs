@@ -532,54 +532,76 @@ impl ContactPass {
                 skip_to = end;
                 // As for a single point: a manifold none of whose points approaches is
                 // left as it is.
-                let approaching = (j..end).any(|jj| {
-                    let pos = self.bottom_up(jj);
-                    let row = &self.rows[pos];
-                    let c = &contacts[self.order[pos].1];
-                    row.p.relative_velocity(bodies).dot(&c.normal) < row.floor - tol
-                });
-                if approaching {
+                if (j..end)
+                    .any(|jj| self.still_approaches(bodies, contacts, self.bottom_up(jj), tol))
+                {
                     self.shock_manifold(bodies, contacts, j, end, friction, tol, dt, report);
                 }
                 continue;
             }
             let pos = self.bottom_up(j);
-            let (k, row) = (self.order[pos].1, &self.rows[pos]);
-            let c = &contacts[k];
-            let un = row.p.relative_velocity(bodies).dot(&c.normal);
-            if un >= row.floor - tol {
+            if !self.still_approaches(bodies, contacts, pos, tol) {
                 continue;
             }
-            let mut p = row.p.clone();
-            let mut moving = None;
-            if let Some(b) = c.b {
-                let (la, lb) = (self.rank(bodies, c.a), self.rank(bodies, b));
-                if la < lb {
-                    freeze_a(&mut p);
-                    moving = Some((b, p.r_b, -1.0));
-                } else if lb < la {
-                    freeze_b(&mut p);
-                    moving = Some((c.a, p.r_a, 1.0));
-                }
-            }
-            // The moved point's share of a Newmark drift (`set_newmark_drift`).
-            let drift = match moving {
-                _ if self.drift.is_empty() => Vec3::zeros(),
-                Some((i, _, _)) => self.drift[i],
-                None => self.drift_of(c.a, c.b),
-            };
-            let mut row = Row::new(p, bodies, dt);
-            row.moving = moving;
-            row.book_each = true;
+            let (mut row, drift) = self.shock_row(bodies, contacts, pos, dt);
             row.solve(bodies, friction, tol, &drift, report);
         }
     }
 }
 
 impl ContactPass {
+    /// Whether the contact at position `pos` of the rows still approaches its target by
+    /// more than `tol` (what shock propagation takes).
+    fn still_approaches(
+        &self,
+        bodies: &[RigidBody],
+        contacts: &[Contact],
+        pos: usize,
+        tol: f64,
+    ) -> bool {
+        let row = &self.rows[pos];
+        let c = &contacts[self.order[pos].1];
+        row.p.relative_velocity(bodies).dot(&c.normal) < row.floor - tol
+    }
+
+    /// The shock-propagation row of the contact at position `pos` of the rows: the
+    /// lower-level side frozen (left out of K) and the row booking each impulse, with
+    /// the moved point's share of a Newmark drift (`set_newmark_drift`).
+    fn shock_row(
+        &self,
+        bodies: &[RigidBody],
+        contacts: &[Contact],
+        pos: usize,
+        dt: f64,
+    ) -> (Row, Vec3) {
+        let (k, row) = (self.order[pos].1, &self.rows[pos]);
+        let c = &contacts[k];
+        let mut p = row.p.clone();
+        let mut moving = None;
+        if let Some(b) = c.b {
+            let (la, lb) = (self.rank(bodies, c.a), self.rank(bodies, b));
+            if la < lb {
+                freeze_a(&mut p);
+                moving = Some((b, p.r_b, -1.0));
+            } else if lb < la {
+                freeze_b(&mut p);
+                moving = Some((c.a, p.r_a, 1.0));
+            }
+        }
+        let drift = match moving {
+            _ if self.drift.is_empty() => Vec3::zeros(),
+            Some((i, _, _)) => self.drift[i],
+            None => self.drift_of(c.a, c.b),
+        };
+        let mut row = Row::new(p, bodies, dt);
+        row.moving = moving;
+        row.book_each = true;
+        (row, drift)
+    }
+
     /// Shock propagation for the points `j..end` (bottom-up positions) of one manifold:
     /// its lower side frozen, the points updated together (Jacobi with
-    /// [`row::jacobi_weight`]) until none approaches by more than `tol`, so that a
+    /// `row::manifold_weight`) until none approaches by more than `tol`, so that a
     /// symmetric face contact stays symmetric.
     #[allow(clippy::too_many_arguments)]
     fn shock_manifold(
@@ -598,29 +620,7 @@ impl ContactPass {
         rows.clear();
         drifts.clear();
         for jj in j..end {
-            let pos = self.bottom_up(jj);
-            let (k, row) = (self.order[pos].1, &self.rows[pos]);
-            let c = &contacts[k];
-            let mut p = row.p.clone();
-            let mut moving = None;
-            if let Some(b) = c.b {
-                let (la, lb) = (self.rank(bodies, c.a), self.rank(bodies, b));
-                if la < lb {
-                    freeze_a(&mut p);
-                    moving = Some((b, p.r_b, -1.0));
-                } else if lb < la {
-                    freeze_b(&mut p);
-                    moving = Some((c.a, p.r_a, 1.0));
-                }
-            }
-            let drift = match moving {
-                _ if self.drift.is_empty() => Vec3::zeros(),
-                Some((i, _, _)) => self.drift[i],
-                None => self.drift_of(c.a, c.b),
-            };
-            let mut r = Row::new(p, bodies, dt);
-            r.moving = moving;
-            r.book_each = true;
+            let (r, drift) = self.shock_row(bodies, contacts, self.bottom_up(jj), dt);
             rows.push(r);
             drifts.push(drift);
         }
@@ -645,7 +645,7 @@ impl ContactPass {
             if m == 0 {
                 break;
             }
-            let w = row::jacobi_weight(&rows, &deltas[..rows.len()], &active, m);
+            let (w, _) = row::manifold_weight(&rows, &deltas, &active, m, true);
             for (i, r) in rows.iter_mut().enumerate() {
                 if !active[i] {
                     continue;

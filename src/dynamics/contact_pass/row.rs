@@ -229,76 +229,86 @@ impl Row {
         resist: Option<&SolverParams>,
         impulses: &mut u32,
     ) -> f64 {
-        if self.normal_mass == 0.0 {
+        if self.normal_mass == 0.0 || skipped(self.slots, stamps, offset, sweep, partial) {
             return 0.0;
         }
-        let last = |s: u32| match s {
-            NO_SLOT => 0,
-            s => stamps[s as usize - offset],
-        };
-        if partial && last(self.slots[0]).max(last(self.slots[1])) + 1 < sweep {
-            return 0.0;
-        }
-        let load = |s: u32| match s {
-            NO_SLOT => [Vec3::zeros(); 2],
-            s => vel[s as usize - offset],
-        };
-        let [mut va, mut wa] = load(self.slots[0]);
-        let [mut vb, mut wb] = load(self.slots[1]);
-        let p = &self.p;
-        let ua = va + wa.cross(&p.r_a);
-        let u = match p.b {
-            Some(_) => ua - (vb + wb.cross(&p.r_b)),
-            None => ua,
-        };
+        let mut v = load(self.slots, vel, offset);
+        let u = self.p_velocity(&v);
         let mut change = 0.0;
         let mut moved = false;
         if let Some((dn, dt, c)) = self.update(u, mu, tol) {
-            let p = &self.p;
             *impulses += 1;
-            let impulse = dn * p.n + dt.x * p.t1 + dt.y * p.t2;
-            va += impulse * p.inv_mass_a;
-            wa += dn * self.turn_a[0] + dt.x * self.turn_a[1] + dt.y * self.turn_a[2];
-            if p.b.is_some() {
-                vb -= impulse * p.inv_mass_b;
-                wb -= dn * self.turn_b[0] + dt.x * self.turn_b[1] + dt.y * self.turn_b[2];
-            }
+            self.kick(&mut v, dn, dt);
             change = c;
             moved = true;
         }
         let mut turned = 0.0;
         if let Some(params) = resist
-            && let Some(tau) = self.resistance(wa - wb, params)
+            && let Some(t) = self.resist(&mut v, params)
         {
-            let p = &self.p;
-            let (dwa, dwb) = (p.inv_inertia_a * tau, p.inv_inertia_b * tau);
-            wa += dwa;
-            if p.b.is_some() {
-                wb -= dwb;
-            }
-            // The change of the contact points' velocities the turn made.
-            turned = (dwa.cross(&p.r_a) + dwb.cross(&p.r_b)).norm_squared();
+            turned = t;
             moved = true;
         }
         if moved {
-            let mark = self.marks(change.max(turned), tol);
-            for (s, v) in [(self.slots[0], [va, wa]), (self.slots[1], [vb, wb])] {
-                if s != NO_SLOT {
-                    vel[s as usize - offset] = v;
-                    if mark {
-                        stamps[s as usize - offset] = sweep;
-                    }
-                }
-            }
+            store(
+                self.slots,
+                v,
+                vel,
+                stamps,
+                offset,
+                sweep,
+                self.marks(change.max(turned), tol),
+            );
         }
         change
     }
 
+    /// The relative velocity at the contact of the slot velocities `v`
+    /// ([va, wa], [vb, wb]; a side with no slot at rest).
+    #[inline(always)]
+    fn p_velocity(&self, v: &[[Vec3; 2]; 2]) -> Vec3 {
+        let p = &self.p;
+        let ua = v[0][0] + v[0][1].cross(&p.r_a);
+        match p.b {
+            Some(_) => ua - (v[1][0] + v[1][1].cross(&p.r_b)),
+            None => ua,
+        }
+    }
+
+    /// Apply the impulse (dn, dt) of this contact to the slot velocities `v` through the
+    /// row's copied masses and I⁻¹ (r × d).
+    #[inline(always)]
+    fn kick(&self, v: &mut [[Vec3; 2]; 2], dn: f64, dt: nalgebra::Vector2<f64>) {
+        let p = &self.p;
+        let impulse = dn * p.n + dt.x * p.t1 + dt.y * p.t2;
+        v[0][0] += impulse * p.inv_mass_a;
+        v[0][1] += dn * self.turn_a[0] + dt.x * self.turn_a[1] + dt.y * self.turn_a[2];
+        if p.b.is_some() {
+            v[1][0] -= impulse * p.inv_mass_b;
+            v[1][1] -= dn * self.turn_b[0] + dt.x * self.turn_b[1] + dt.y * self.turn_b[2];
+        }
+    }
+
+    /// Rolling and spinning resistance ([`Self::resistance`]) applied to the slot
+    /// velocities `v`; the square of the change it made at the contact points, or `None`.
+    #[inline(always)]
+    fn resist(&mut self, v: &mut [[Vec3; 2]; 2], params: &SolverParams) -> Option<f64> {
+        let tau = self.resistance(v[0][1] - v[1][1], params)?;
+        let p = &self.p;
+        let (dwa, dwb) = (p.inv_inertia_a * tau, p.inv_inertia_b * tau);
+        v[0][1] += dwa;
+        if p.b.is_some() {
+            v[1][1] -= dwb;
+        }
+        // The change of the contact points' velocities the turn made.
+        Some((dwa.cross(&p.r_a) + dwb.cross(&p.r_b)).norm_squared())
+    }
+
     /// One update of a sweep for the points of one manifold (`rows`, all with the same
     /// slots, more than one): each point's projected Gauss-Seidel update is computed
-    /// from the same velocities, and the changes are applied with the weight 1/m (m the
-    /// points that update), the Jacobi weight that converges since the manifold's
-    /// Delassus block D ≤ m blockdiag(D). A mirror-symmetric set of points then stays
+    /// from the same velocities, and the changes are applied with one weight in [1/m, 1]
+    /// (m the points that update; [`manifold_weight`]). A mirror-symmetric set of points
+    /// then stays
     /// symmetric; visited in turn, the first corner of a face would take all the load
     /// and tip the body. Returns the square of the largest velocity change at a point.
     #[allow(clippy::too_many_arguments)]
@@ -315,19 +325,10 @@ impl Row {
         impulses: &mut u32,
     ) -> f64 {
         let slots = rows[0].slots;
-        let last = |s: u32| match s {
-            NO_SLOT => 0,
-            s => stamps[s as usize - offset],
-        };
-        if partial && last(slots[0]).max(last(slots[1])) + 1 < sweep {
+        if skipped(slots, stamps, offset, sweep, partial) {
             return 0.0;
         }
-        let load = |s: u32| match s {
-            NO_SLOT => [Vec3::zeros(); 2],
-            s => vel[s as usize - offset],
-        };
-        let [mut va, mut wa] = load(slots[0]);
-        let [mut vb, mut wb] = load(slots[1]);
+        let mut v = load(slots, vel, offset);
         let mut deltas = [(0.0, nalgebra::Vector2::zeros(), 0.0); MANIFOLD_POINTS];
         let mut active = [false; MANIFOLD_POINTS];
         let mut m = 0usize;
@@ -335,12 +336,7 @@ impl Row {
             if row.normal_mass == 0.0 {
                 continue;
             }
-            let p = &row.p;
-            let ua = va + wa.cross(&p.r_a);
-            let u = match p.b {
-                Some(_) => ua - (vb + wb.cross(&p.r_b)),
-                None => ua,
-            };
+            let u = row.p_velocity(&v);
             if let Some(d) = row.update(u, mu, tol) {
                 deltas[i] = d;
                 active[i] = true;
@@ -350,53 +346,11 @@ impl Row {
         let mut change: f64 = 0.0;
         let mut moved = false;
         if m > 0 {
-            // The bodies' velocity change if every update applied in full, and Σ Δ_i·e_i
-            // with e_i = K_i Δ_i, what each makes alone at its own point
-            // ([`jacobi_weight`]).
-            let (mut tva, mut twa, mut tvb, mut twb) =
-                (Vec3::zeros(), Vec3::zeros(), Vec3::zeros(), Vec3::zeros());
-            let mut own = 0.0;
-            let mut imps = [Vec3::zeros(); MANIFOLD_POINTS];
-            for (i, row) in rows.iter().enumerate().take(MANIFOLD_POINTS) {
-                if !active[i] {
-                    continue;
-                }
-                let (dn, dt, _) = deltas[i];
-                let p = &row.p;
-                let imp = dn * p.n + dt.x * p.t1 + dt.y * p.t2;
-                imps[i] = imp;
-                tva += imp * p.inv_mass_a;
-                twa += dn * row.turn_a[0] + dt.x * row.turn_a[1] + dt.y * row.turn_a[2];
-                if p.b.is_some() {
-                    tvb -= imp * p.inv_mass_b;
-                    twb -= dn * row.turn_b[0] + dt.x * row.turn_b[1] + dt.y * row.turn_b[2];
-                }
-                if m > 1 {
-                    own += imp.dot(&(p.k * imp));
-                }
+            let (w, t) = manifold_weight(rows, &deltas, &active, m, false);
+            for (side, ts) in v.iter_mut().zip(&t) {
+                side[0] += w * ts[0];
+                side[1] += w * ts[1];
             }
-            let w = if m > 1 {
-                let mut joint = 0.0;
-                for (i, row) in rows.iter().enumerate().take(MANIFOLD_POINTS) {
-                    if active[i] {
-                        let p = &row.p;
-                        let du = (tva + twa.cross(&p.r_a)) - (tvb + twb.cross(&p.r_b));
-                        joint += imps[i].dot(&du);
-                    }
-                }
-                let floor_w = 1.0 / m as f64;
-                if joint > 0.0 {
-                    (own / joint).clamp(floor_w, 1.0)
-                } else {
-                    floor_w
-                }
-            } else {
-                1.0
-            };
-            va += w * tva;
-            wa += w * twa;
-            vb += w * tvb;
-            wb += w * twb;
             for (i, row) in rows.iter_mut().enumerate().take(MANIFOLD_POINTS) {
                 if !active[i] {
                     continue;
@@ -414,28 +368,15 @@ impl Row {
         let mut turned: f64 = 0.0;
         if let Some(params) = resist {
             for row in rows.iter_mut() {
-                if let Some(tau) = row.resistance(wa - wb, params) {
-                    let p = &row.p;
-                    let (dwa, dwb) = (p.inv_inertia_a * tau, p.inv_inertia_b * tau);
-                    wa += dwa;
-                    if p.b.is_some() {
-                        wb -= dwb;
-                    }
-                    turned = turned.max((dwa.cross(&p.r_a) + dwb.cross(&p.r_b)).norm_squared());
+                if let Some(t) = row.resist(&mut v, params) {
+                    turned = turned.max(t);
                     moved = true;
                 }
             }
         }
         if moved {
-            let mark = change.max(turned) > tol * tol;
-            for (s, v) in [(slots[0], [va, wa]), (slots[1], [vb, wb])] {
-                if s != NO_SLOT {
-                    vel[s as usize - offset] = v;
-                    if mark {
-                        stamps[s as usize - offset] = sweep;
-                    }
-                }
-            }
+            let mark = rows[0].marks(change.max(turned), tol);
+            store(slots, v, vel, stamps, offset, sweep, mark);
         }
         change
     }
@@ -606,62 +547,102 @@ pub(super) fn freeze_b(p: &mut PreparedContact) {
     p.k = Mat3::identity() * p.inv_mass_a - ra * p.inv_inertia_a * ra;
 }
 
-/// The weight of a manifold's Jacobi update ([`Row::sweep_manifold`]): along the
-/// direction Δ of the points' own updates, the velocity change e_i each makes alone at
-/// its own point and du_i that all make together; ω = Σ Δ_i·e_i / Σ Δ_i·du_i minimises the
-/// contact problem's quadratic along Δ (MDP's pair weight), clamped to [1/m, 1] (1/m
-/// converges since the manifold's Delassus block D ≤ m blockdiag(D)).
-pub(super) fn jacobi_weight(
+/// The weight of a manifold's Jacobi update ([`Row::sweep_manifold`],
+/// `ContactPass::shock_manifold`) and the bodies' velocity changes
+/// [[Δv_a, Δω_a], [Δv_b, Δω_b]] if every point's update Δ_i applied in full. Along Δ,
+/// with e_i = K_i Δ_i the velocity change each update makes alone at its own point and
+/// du_i the change all make together there, ω = Σ Δ_i·e_i / Σ Δ_i·du_i minimises the
+/// contact problem's quadratic (MDP's pair weight), clamped to [1/m, 1] (1/m converges
+/// since the manifold's Delassus block D ≤ m blockdiag(D)); 1 for a single update.
+///
+/// e_i is K_i Δ_i in the sweeps; with `e_by_kick` (shock propagation, whose frozen rows
+/// differ from the sweeps') it is Δ_i applied alone through the row's masses, the same
+/// vector up to rounding.
+pub(super) fn manifold_weight(
     rows: &[Row],
     deltas: &[(f64, nalgebra::Vector2<f64>, f64)],
     active: &[bool],
     m: usize,
-) -> f64 {
-    let kick = |row: &Row, dn: f64, dt: nalgebra::Vector2<f64>| {
+    e_by_kick: bool,
+) -> (f64, [[Vec3; 2]; 2]) {
+    let mut t = [[Vec3::zeros(); 2]; 2];
+    let mut own = 0.0;
+    let mut imps = [Vec3::zeros(); MANIFOLD_POINTS];
+    for (i, row) in rows.iter().enumerate().take(MANIFOLD_POINTS) {
+        if !active[i] {
+            continue;
+        }
+        let (dn, dt, _) = deltas[i];
         let p = &row.p;
         let imp = dn * p.n + dt.x * p.t1 + dt.y * p.t2;
-        let dva = imp * p.inv_mass_a;
-        let dwa = dn * row.turn_a[0] + dt.x * row.turn_a[1] + dt.y * row.turn_a[2];
-        let (dvb, dwb) = if p.b.is_some() {
-            (
-                -imp * p.inv_mass_b,
-                -(dn * row.turn_b[0] + dt.x * row.turn_b[1] + dt.y * row.turn_b[2]),
-            )
-        } else {
-            (Vec3::zeros(), Vec3::zeros())
-        };
-        (imp, dva, dwa, dvb, dwb)
-    };
-    let (mut tva, mut twa, mut tvb, mut twb) =
-        (Vec3::zeros(), Vec3::zeros(), Vec3::zeros(), Vec3::zeros());
-    let mut own = 0.0;
-    for (i, row) in rows.iter().enumerate().take(deltas.len()) {
-        if !active[i] {
-            continue;
+        imps[i] = imp;
+        row.kick(&mut t, dn, dt);
+        if m > 1 {
+            own += imp.dot(&if e_by_kick {
+                let mut alone = [[Vec3::zeros(); 2]; 2];
+                row.kick(&mut alone, dn, dt);
+                row.p_velocity(&alone)
+            } else {
+                p.k * imp
+            });
         }
-        let (dn, dt, _) = deltas[i];
-        let (imp, dva, dwa, dvb, dwb) = kick(row, dn, dt);
-        tva += dva;
-        twa += dwa;
-        tvb += dvb;
-        twb += dwb;
-        let e = (dva + dwa.cross(&row.p.r_a)) - (dvb + dwb.cross(&row.p.r_b));
-        own += imp.dot(&e);
+    }
+    if m == 1 {
+        return (1.0, t);
     }
     let mut joint = 0.0;
-    for (i, row) in rows.iter().enumerate().take(deltas.len()) {
-        if !active[i] {
-            continue;
+    for (i, row) in rows.iter().enumerate().take(MANIFOLD_POINTS) {
+        if active[i] {
+            joint += imps[i].dot(&row.p_velocity(&t));
         }
-        let (dn, dt, _) = deltas[i];
-        let imp = dn * row.p.n + dt.x * row.p.t1 + dt.y * row.p.t2;
-        let du = (tva + twa.cross(&row.p.r_a)) - (tvb + twb.cross(&row.p.r_b));
-        joint += imp.dot(&du);
     }
     let floor_w = 1.0 / m as f64;
-    if joint > 0.0 {
+    let w = if joint > 0.0 {
         (own / joint).clamp(floor_w, 1.0)
     } else {
         floor_w
+    };
+    (w, t)
+}
+
+/// Whether a partial sweep (`partial`) skips a row on `slots`: neither slot changed by
+/// more than the tolerance in sweep `sweep` or the one before (`stamps`, slot s at
+/// `stamps[s − offset]`).
+#[inline(always)]
+fn skipped(slots: [u32; 2], stamps: &[u32], offset: usize, sweep: u32, partial: bool) -> bool {
+    let last = |s: u32| match s {
+        NO_SLOT => 0,
+        s => stamps[s as usize - offset],
+    };
+    partial && last(slots[0]).max(last(slots[1])) + 1 < sweep
+}
+
+/// The velocities [[v_a, ω_a], [v_b, ω_b]] of `slots` (zero for a side with no slot).
+#[inline(always)]
+fn load(slots: [u32; 2], vel: &[[Vec3; 2]], offset: usize) -> [[Vec3; 2]; 2] {
+    slots.map(|s| match s {
+        NO_SLOT => [Vec3::zeros(); 2],
+        s => vel[s as usize - offset],
+    })
+}
+
+/// Write `v` back to `slots` and, with `mark`, stamp them with `sweep`.
+#[inline(always)]
+fn store(
+    slots: [u32; 2],
+    v: [[Vec3; 2]; 2],
+    vel: &mut [[Vec3; 2]],
+    stamps: &mut [u32],
+    offset: usize,
+    sweep: u32,
+    mark: bool,
+) {
+    for (s, v) in slots.into_iter().zip(v) {
+        if s != NO_SLOT {
+            vel[s as usize - offset] = v;
+            if mark {
+                stamps[s as usize - offset] = sweep;
+            }
+        }
     }
 }

@@ -225,18 +225,6 @@ pub fn plane_half_width(world: &World, point: &Vec3) -> f64 {
         .fold(1.0, f64::max)
 }
 
-/// Two unit vectors spanning the plane with normal `n`.
-fn plane_basis(n: &Vec3) -> (Vec3, Vec3) {
-    let n = n.normalize();
-    let helper = if n.x.abs() < 0.9 {
-        Vec3::x()
-    } else {
-        Vec3::y()
-    };
-    let u = n.cross(&helper).normalize();
-    (u, n.cross(&u))
-}
-
 /// The containers' surfaces as polygons (each a list of corner points) with the index
 /// of their container.
 pub fn container_polygons(world: &World) -> Vec<(usize, Vec<Vec3>)> {
@@ -249,7 +237,7 @@ pub fn container_polygons(world: &World) -> Vec<(usize, Vec<Vec3>)> {
         match c {
             Container::Plane { point, normal } => {
                 let h = plane_half_width(world, point);
-                let (u, v) = plane_basis(normal);
+                let (u, v) = crate::math::tangent_basis(&normal.normalize());
                 polys.push((
                     i,
                     vec![

@@ -558,6 +558,7 @@ pub(super) fn freeze_b(p: &mut PreparedContact) {
 /// e_i is K_i Δ_i in the sweeps; with `e_by_kick` (shock propagation, whose frozen rows
 /// differ from the sweeps') it is Δ_i applied alone through the row's masses, the same
 /// vector up to rounding.
+#[inline(always)]
 pub(super) fn manifold_weight(
     rows: &[Row],
     deltas: &[(f64, nalgebra::Vector2<f64>, f64)],

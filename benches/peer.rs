@@ -49,7 +49,10 @@
 //! its manifolds, gaps up to its prediction distance), solver iterations per step, and the
 //! relative change of the total energy E = kinetic + potential (−Σ m g·x, zero on the
 //! floor) + elastic (ETM's stored energy) at the end, (E − E₀)/E₀, with, for our methods,
-//! the ledger residual over E₀ (`src/energy.rs`). A summary table follows, and
+//! the ledger residual over E₀ (`src/energy.rs`). Then the pile at the end, measured
+//! alike for every engine from its final poses (`pile_state`): pairs of bodies whose
+//! surfaces are within 1 cm (our narrow phase on those poses), the mean height of the
+//! centres and the largest speed. A summary table follows, and
 //! `target/bench/peer.csv` gets one row per scene and engine.
 
 mod common;
@@ -363,6 +366,73 @@ impl RapierPile {
 enum Engine {
     Rapier(Box<RapierPile>),
     Ours(Box<World>),
+}
+
+/// Two bodies touch at the end of a run when their surfaces are at most this far apart
+/// (m): 1 cm, a third of a percent of the spheres' 3 m radius and of the cubes' 2.4 m
+/// edge, far below a pile's spacing and above both engines' resting overlaps.
+const TOUCH: f64 = 0.01;
+
+/// The pile at the end of a run, measured the same way for every engine from the
+/// bodies' poses and velocities alone (see `pile_state`).
+struct PileState {
+    /// Pairs of bodies whose surfaces are within [`TOUCH`] (our narrow phase on the
+    /// engine's final poses).
+    touching: usize,
+    /// Mean height of the bodies' centres above the floor (m).
+    mean_height: f64,
+    /// Largest speed of a body's centre (m/s).
+    max_speed: f64,
+}
+
+impl Engine {
+    /// Each body's position, orientation and velocity now, in the pile's order.
+    fn poses(&self) -> Vec<(Vec3, impulse_lab::math::Quat, Vec3)> {
+        use impulse_lab::math::Quat;
+        match self {
+            Engine::Ours(w) => w
+                .bodies
+                .iter()
+                .map(|b| (b.position, b.orientation, b.velocity))
+                .collect(),
+            Engine::Rapier(r) => r
+                .handles
+                .iter()
+                .map(|&h| {
+                    let b = &r.world.bodies[h];
+                    let (x, q, v) = (b.translation(), b.rotation(), b.linvel());
+                    let q = Quat::from_quaternion(nalgebra::Quaternion::new(q.w, q.x, q.y, q.z));
+                    (Vec3::new(x.x, x.y, x.z), q, Vec3::new(v.x, v.y, v.z))
+                })
+                .collect(),
+        }
+    }
+}
+
+/// The end state of a run ([`PileState`]): the pile's bodies moved to `poses` in a world
+/// of ours whose contact margin is [`TOUCH`], and its contacts detected.
+fn pile_state(p: &Pile, poses: &[(Vec3, impulse_lab::math::Quat, Vec3)]) -> PileState {
+    let mut w = p.world(SolverKind::Jolt, None).unwrap_or_else(|e| fail(&e));
+    for (b, &(x, q, v)) in w.bodies.iter_mut().zip(poses) {
+        b.position = x;
+        b.orientation = q;
+        b.velocity = v;
+    }
+    w.contact_margin = TOUCH;
+    let mut pairs: Vec<(usize, usize)> = w
+        .detect()
+        .iter()
+        .filter(|c| c.gap <= TOUCH)
+        .filter_map(|c| c.b.map(|b| (c.a.min(b), c.a.max(b))))
+        .collect();
+    pairs.sort_unstable();
+    pairs.dedup();
+    let n = poses.len().max(1) as f64;
+    PileState {
+        touching: pairs.len(),
+        mean_height: poses.iter().map(|(x, _, _)| x.z - p.center.z).sum::<f64>() / n,
+        max_speed: poses.iter().fold(0.0, |m, (_, _, v)| m.max(v.norm())),
+    }
 }
 
 /// One engine's run through a scene.
@@ -759,6 +829,18 @@ fn report(p: &Pile, runs: &[Run], o: &Options, csv: &mut std::fs::File) {
             run.stopped.as_deref().unwrap_or("")
         )
         .unwrap();
+    }
+    // The pile at the end, measured alike for every engine (`pile_state`).
+    println!(
+        "pile at the end ({:.2} s; touching: surfaces within {TOUCH} m):",
+        o.steps as f64 * p.dt
+    );
+    for run in runs {
+        let st = pile_state(p, &run.engine.poses());
+        println!(
+            "{:<8} touching pairs {:>5}, mean centre height {:>7.3} m, largest speed {:>7.3} m/s",
+            run.label, st.touching, st.mean_height, st.max_speed
+        );
     }
     // Manifold recycling (`collision::manifold_cache`): the share of flat-faced pairs
     // that recycled their manifold, over the run and over its last tenth (the settled

@@ -756,6 +756,8 @@ impl World {
                     ));
             }
             self.contact_pass.set_newmark_drift(&self.half_kick);
+            self.contact_pass
+                .set_method_floors(self.solver.pass_floors());
             self.contact_pass.run(
                 &mut self.bodies,
                 contacts,

@@ -236,3 +236,39 @@ fn capabilities_match_the_methods_papers() {
     );
     assert!(SolverKind::Etm.parameters().contains(&Param::Lambda));
 }
+
+/// The contact pass's floors (`CollisionSolver::pass_floors`): CCP gives one for each
+/// contact it resolved, the lowest u_n⁺ its Newmark law allows, h (u₀ + u⁺)ₙ/2 ≥ g_min,
+/// i.e. −u₀,ₙ for a touching ball dropped on the floor at 2 m/s with no gravity: the
+/// pass must not stop the ball's rebound (u_n⁺ = +2 m/s ≥ −(−2)). The other methods'
+/// laws are the pass's own (u_n⁺ ≥ 0) and give none.
+#[test]
+fn only_ccp_gives_the_contact_pass_its_own_floors() {
+    for kind in SolverKind::ALL {
+        let mut w = World::new(Vec3::zeros(), 1.0 / 600.0, kind, SolverParams::default()).unwrap();
+        w.add_container(Container::Plane {
+            point: Vec3::zeros(),
+            normal: Vec3::z(),
+        });
+        let mut b = RigidBody::new(
+            &Shape::Sphere { radius: 0.1 },
+            1000.0,
+            Vec3::new(0.0, 0.0, 0.1),
+            Quat::identity(),
+        );
+        b.velocity = Vec3::new(0.0, 0.0, -2.0);
+        w.add_body(b);
+        w.step().unwrap();
+        let floors = w.solver().pass_floors();
+        if kind == SolverKind::Ccp {
+            assert_eq!(floors.len(), w.contacts.len(), "one entry per contact");
+            let floor = floors[0].expect("CCP resolved the impact");
+            // u₀,ₙ = −2 m/s: the floor is +2 m/s less the slack of the converged
+            // solve (rounding), and the ball left at +2 m/s.
+            assert!((floor - 2.0).abs() < 1e-9, "CCP's floor {floor}");
+            assert!((w.bodies[0].velocity.z - 2.0).abs() < 1e-9);
+        } else {
+            assert!(floors.is_empty(), "{kind} gives floors: {floors:?}");
+        }
+    }
+}

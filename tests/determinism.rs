@@ -172,7 +172,7 @@ fn smm_final_state_is_pinned() {
 
 #[test]
 fn ccp_final_state_is_pinned() {
-    check(SolverKind::Ccp, 0x90e6_0402_a9a5_ead7);
+    check(SolverKind::Ccp, 0x5afd_7f04_529e_d515);
 }
 
 #[test]

@@ -141,6 +141,9 @@ pub struct ContactPass {
     /// Per body under a Newmark drift, (vₙ − v⁻)/2 (see [`ContactPass::set_newmark_drift`]);
     /// empty under semi-implicit Euler.
     drift: Vec<Vec3>,
+    /// Per contact of the step, the method's floor if it gave one
+    /// ([`ContactPass::set_method_floors`]).
+    method_floors: Vec<Option<f64>>,
     /// The sweeps' velocities (v, ω) of the dynamic bodies the contacts touch, by slot
     /// (`halves.rs`), and each body's slot ([`NO_SLOT`] for a static body or one in no
     /// contact).
@@ -204,6 +207,17 @@ impl ContactPass {
     pub fn set_newmark_drift(&mut self, drift: &[Vec3]) {
         self.drift.clear();
         self.drift.extend_from_slice(drift);
+    }
+
+    /// The method's targets for the contacts it resolved itself
+    /// (`CollisionSolver::pass_floors`, indexed as the step's contacts; empty: none).
+    /// A hard row of such a contact targets u_n⁺ ≥ the method's floor instead of its
+    /// own, so that what the method's law allows (CCP's Newmark contact leaves an
+    /// impact's contact point approaching at the end of the step while its displacement
+    /// over the step does not close) is not taken for an approach to resolve.
+    pub fn set_method_floors(&mut self, floors: &[Option<f64>]) {
+        self.method_floors.clear();
+        self.method_floors.extend_from_slice(floors);
     }
 
     /// drift_a − drift_b of a contact's bodies (zero without a Newmark drift, and for a
@@ -371,6 +385,13 @@ impl ContactPass {
                 row
             })
             .collect_into_vec(&mut self.rows);
+        if !self.method_floors.is_empty() {
+            for (row, &(_, k)) in self.rows.iter_mut().zip(&self.order) {
+                if let Some(&Some(floor)) = self.method_floors.get(k) {
+                    row.floor = floor;
+                }
+            }
+        }
         let v_ref = self
             .rows
             .iter()
@@ -811,9 +832,9 @@ impl ContactPass {
     ) {
         let friction = params.friction;
         let soft = Softness::new(params.contact_hertz, params.contact_damping_ratio, dt);
-        for row in &mut self.rows {
+        for (row, &(_, k)) in self.rows.iter_mut().zip(&self.order) {
             row.started = true;
-            if row.p.gap <= 0.0 {
+            if row.p.gap <= 0.0 && !matches!(self.method_floors.get(k), Some(Some(_))) {
                 row.floor = (soft.bias_rate * -row.p.gap).min(params.contact_push_speed);
                 row.mass_scale = soft.mass_scale;
                 row.impulse_scale = soft.impulse_scale;
@@ -823,8 +844,11 @@ impl ContactPass {
         self.sweep_bands(1, false, friction, tol, resist, report);
         self.biased.clear();
         self.biased.extend_from_slice(&self.vel);
-        for row in &mut self.rows {
-            row.floor = Row::hard_floor(row.p.gap, dt);
+        for (row, &(_, k)) in self.rows.iter_mut().zip(&self.order) {
+            row.floor = match self.method_floors.get(k) {
+                Some(&Some(floor)) => floor,
+                _ => Row::hard_floor(row.p.gap, dt),
+            };
             row.mass_scale = 1.0;
             row.impulse_scale = 0.0;
         }

@@ -788,6 +788,16 @@ pub trait CollisionSolver: Send + Sync + SolverClone {
     fn position_update(&self) -> PositionUpdate {
         PositionUpdate::SemiImplicitEuler
     }
+    /// The contact pass's target for each contact the method resolved itself under a
+    /// law other than the pass's own (u_n⁺ ≥ 0, or −gap/h for a speculative contact),
+    /// indexed as the step's contacts (`None`: the pass's floor): the lowest
+    /// end-of-step normal velocity u_n⁺ at which the method's law still holds, measured
+    /// with the contact's own lever arms. The pass then neither undoes nor re-solves the
+    /// method's answer, and stops a contact that its own impulses elsewhere drive in at
+    /// the method's bound. Empty (the default): the pass's floor everywhere.
+    fn pass_floors(&self) -> &[Option<f64>] {
+        &[]
+    }
     /// Whether the method resolves an active speculative contact (a gap the step would
     /// close) as if it touched, applying its restitution law to the approach velocity.
     /// The world then times the impulse at the moment of impact

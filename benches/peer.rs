@@ -5,7 +5,8 @@
 //! `FrictionModel::Coulomb` (`rapier-c`: one friction cone per contact point, as ours).
 //!
 //! `cargo bench --no-default-features --bench peer [-- SCENE[,SCENE...] [STEPS] [METHOD...]
-//! [--threads N] [--chunk N] [--budget SECONDS] [--resting hard|soft]]` (default: `all`,
+//! [--threads N] [--chunk N] [--budget SECONDS] [--resting hard|soft] [--restitution E]]`
+//! (`--restitution`: every engine's e in every scene instead of the scene's; default: `all`,
 //! the five scenes below; 3,000 steps = 5 s at dt = 1/600; every method; one thread;
 //! chunks of 100 steps; no budget; `SolverParams::resting_model` at its default). `--no-default-features` only spares building the app; `cargo bench --bench
 //! peer` runs the same program.
@@ -383,6 +384,9 @@ struct PileState {
     mean_height: f64,
     /// Largest speed of a body's centre (m/s).
     max_speed: f64,
+    /// Bodies whose centre has left the box's footprint or dropped below its floor
+    /// (thrown out; counted in the other figures too).
+    outside: usize,
 }
 
 impl Engine {
@@ -428,7 +432,16 @@ fn pile_state(p: &Pile, poses: &[(Vec3, impulse_lab::math::Quat, Vec3)]) -> Pile
     pairs.sort_unstable();
     pairs.dedup();
     let n = poses.len().max(1) as f64;
+    let [hx, hy] = p.half_size;
+    let outside = poses
+        .iter()
+        .filter(|(x, _, _)| {
+            let d = x - p.center;
+            d.x.abs() > hx || d.y.abs() > hy || d.z < 0.0
+        })
+        .count();
     PileState {
+        outside,
         touching: pairs.len(),
         mean_height: poses.iter().map(|(x, _, _)| x.z - p.center.z).sum::<f64>() / n,
         max_speed: poses.iter().fold(0.0, |m, (_, _, v)| m.max(v.norm())),
@@ -525,7 +538,7 @@ struct Options {
 }
 
 fn main() {
-    let args = BenchArgs::from_env(&["threads", "chunk", "budget", "resting"])
+    let args = BenchArgs::from_env(&["threads", "chunk", "budget", "resting", "restitution"])
         .unwrap_or_else(|e| fail(&e));
     let mut scenes = args.scenes(&PILES);
     if scenes == ["all"] {
@@ -540,9 +553,24 @@ fn main() {
     if threads == 0 || chunk == 0 || !(budget.is_finite() && budget >= 0.0) {
         fail("--threads and --chunk must be ≥ 1 and --budget a number of seconds ≥ 0");
     }
+    let restitution: Option<f64> = match args.option::<String>("restitution", String::new()) {
+        Ok(v) if v.is_empty() => None,
+        Ok(v) => match v.parse::<f64>() {
+            Ok(e) if (0.0..=1.0).contains(&e) => Some(e),
+            _ => fail("--restitution must be a number in [0, 1]"),
+        },
+        Err(e) => fail(&e),
+    };
     let piles: Vec<Pile> = scenes
         .iter()
-        .map(|s| pile(s).unwrap_or_else(|e| fail(&e)))
+        .map(|s| {
+            let mut p = pile(s).unwrap_or_else(|e| fail(&e));
+            if let Some(restitution) = restitution {
+                p.restitution = restitution;
+                p.description = format!("{} (e set to {restitution})", p.description);
+            }
+            p
+        })
         .collect();
     let options = Options {
         steps,
@@ -838,8 +866,8 @@ fn report(p: &Pile, runs: &[Run], o: &Options, csv: &mut std::fs::File) {
     for run in runs {
         let st = pile_state(p, &run.engine.poses());
         println!(
-            "{:<8} touching pairs {:>5}, mean centre height {:>7.3} m, largest speed {:>7.3} m/s",
-            run.label, st.touching, st.mean_height, st.max_speed
+            "{:<8} touching pairs {:>5}, mean centre height {:>7.3} m, largest speed {:>7.3} m/s, outside the box {}",
+            run.label, st.touching, st.mean_height, st.max_speed, st.outside
         );
     }
     // Manifold recycling (`collision::manifold_cache`): the share of flat-faced pairs

@@ -433,15 +433,16 @@ impl CcpSolver {
     /// doc): the engaged contacts of `range` (2 to [`BLOCK_POINTS`] of them, each made
     /// active first if the step closes it, as a sweep does) get the normal impulses
     /// that solve their complementarity problem together, with every other impulse
-    /// fixed. Returns, per contact of the range that changed, (index, Δp_n); empty if
-    /// the manifold is not solved as a block.
+    /// fixed. Returns, per contact of the range that changed, (index, Δp_n), and how
+    /// many there are (0 if the manifold is not solved as a block).
     fn block_normal(
         &mut self,
         range: std::ops::Range<usize>,
         h: f64,
         resting: f64,
         frictionless: bool,
-    ) -> Vec<(usize, f64)> {
+    ) -> ([(usize, f64); BLOCK_POINTS], usize) {
+        let none = ([(0, 0.0); BLOCK_POINTS], 0);
         let mut idx = [0usize; BLOCK_POINTS];
         let mut m = 0;
         for j in range {
@@ -463,13 +464,13 @@ impl CcpSolver {
                 continue;
             }
             if m == BLOCK_POINTS {
-                return Vec::new();
+                return none;
             }
             idx[m] = j;
             m += 1;
         }
         if m < 2 {
-            return Vec::new();
+            return none;
         }
         let idx = &idx[..m];
         // N_ij = (h/2) n_iᵀ K_ij n_j, K_ij the change of contact i's relative velocity
@@ -505,19 +506,20 @@ impl CcpSolver {
         // With friction a singular manifold's normal impulses, which are not unique,
         // set the radii of its cones: left to the contact-by-contact sweep.
         let Some(p) = manifold_lcp(&n, &c[..m], 1e-12, !frictionless) else {
-            return Vec::new();
+            return none;
         };
-        let mut changed = Vec::new();
+        let (mut changed, mut count) = none;
         for (r, &i) in idx.iter().enumerate() {
             let dn = p[r] - self.contacts[i].p.x;
             if dn != 0.0 {
                 let ci = &self.contacts[i];
                 ci.apply(&mut self.bodies, &(dn * ci.n));
                 self.contacts[i].p.x = p[r];
-                changed.push((i, dn));
+                changed[count] = (i, dn);
+                count += 1;
             }
         }
-        changed
+        (changed, count)
     }
 
     /// The contact data of the last `resolve` (in the step's contact order, without
@@ -841,7 +843,8 @@ impl CollisionSolver for CcpSolver {
                 {
                     next_manifold += 1;
                     if range.len() >= 2 {
-                        for (i, dn) in self.block_normal(range, h, resting, frictionless) {
+                        let (changed, count) = self.block_normal(range, h, resting, frictionless);
+                        for &(i, dn) in &changed[..count] {
                             let c = &self.contacts[i];
                             let u_after = c.relative_velocity(&self.bodies);
                             dp_max = dp_max.max(dn.abs());

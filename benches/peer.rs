@@ -387,6 +387,8 @@ struct PileState {
     /// Bodies whose centre has left the box's footprint or dropped below its floor
     /// (thrown out; counted in the other figures too).
     outside: usize,
+    /// Deepest overlap of two bodies or of a body and the box (m, ≥ 0).
+    deepest: f64,
 }
 
 impl Engine {
@@ -423,8 +425,9 @@ fn pile_state(p: &Pile, poses: &[(Vec3, impulse_lab::math::Quat, Vec3)]) -> Pile
         b.velocity = v;
     }
     w.contact_margin = TOUCH;
-    let mut pairs: Vec<(usize, usize)> = w
-        .detect()
+    let contacts = w.detect();
+    let deepest = contacts.iter().fold(0.0f64, |d, c| d.max(-c.gap));
+    let mut pairs: Vec<(usize, usize)> = contacts
         .iter()
         .filter(|c| c.gap <= TOUCH)
         .filter_map(|c| c.b.map(|b| (c.a.min(b), c.a.max(b))))
@@ -441,6 +444,7 @@ fn pile_state(p: &Pile, poses: &[(Vec3, impulse_lab::math::Quat, Vec3)]) -> Pile
         })
         .count();
     PileState {
+        deepest,
         outside,
         touching: pairs.len(),
         mean_height: poses.iter().map(|(x, _, _)| x.z - p.center.z).sum::<f64>() / n,
@@ -866,8 +870,8 @@ fn report(p: &Pile, runs: &[Run], o: &Options, csv: &mut std::fs::File) {
     for run in runs {
         let st = pile_state(p, &run.engine.poses());
         println!(
-            "{:<8} touching pairs {:>5}, mean centre height {:>7.3} m, largest speed {:>7.3} m/s, outside the box {}",
-            run.label, st.touching, st.mean_height, st.max_speed, st.outside
+            "{:<8} touching pairs {:>5}, mean centre height {:>7.3} m, largest speed {:>7.3} m/s, outside the box {}, deepest overlap {:.2e} m",
+            run.label, st.touching, st.mean_height, st.max_speed, st.outside, st.deepest
         );
     }
     // Manifold recycling (`collision::manifold_cache`): the share of flat-faced pairs

@@ -71,6 +71,11 @@ impl ReposeGrid {
         })
     }
 
+    /// +1 if the grid's downhill direction is along +x or +y (its long side), else −1.
+    pub fn downhill_sign(&self) -> f64 {
+        self.downhill_sign
+    }
+
     /// Whether the long side (the 16 columns) runs along x.
     pub fn long_along_x(&self) -> bool {
         self.long_along_x

@@ -95,8 +95,9 @@ pub struct ReposeArgs {
     /// (the repose scenes: 0.3, as paper 000's Fig. 11), else `run`.
     #[arg(long)]
     pack_friction: Option<String>,
-    /// How the pile gets its slope: `wall` (remove the divider, paper 000 §7.5) or
-    /// `tilt` (keep it and tilt the box until the pile fails; docs/repose.md).
+    /// How the pile gets its slope: `wall` (remove the divider, paper 000 §7.5), `tilt`
+    /// (keep it and tilt the box until the pile fails) or `cylinder` (pack in a
+    /// cylinder, lift it off, fit the cone); docs/repose.md.
     #[arg(long, default_value = "wall", value_parser = Protocol::parse)]
     protocol: Protocol,
     /// Tilt rate of `--protocol tilt` (°/s, simulated).
@@ -549,11 +550,12 @@ pub fn repose(args: ReposeArgs) -> Result<(), Failure> {
 }
 
 /// The run's caveats ([`ReposeResult::caveats`]), and under `--protocol tilt` a pile
-/// that did not fail before the box stood on end.
+/// that did not fail before the box stood on end. The bare-floor caveat is the wall
+/// protocol's: the tilted pile keeps to its side of the divider, and a cone's outer
+/// rings are sparse by nature.
 fn caveats(config: &ReposeConfig, r: &ReposeResult) -> Vec<String> {
     let mut out = r.caveats();
-    if config.protocol == Protocol::Tilt {
-        // The tilted pile keeps to its side of the divider: a bare half floor is expected.
+    if config.protocol != Protocol::Wall {
         out.retain(|c| !c.contains("bare floor"));
     }
     if config.protocol == Protocol::Tilt && r.measurement.angle_deg.is_nan() {

@@ -52,6 +52,14 @@
 //!    rows give the slope after the avalanche (the angle of repose proper). If the tilt
 //!    reaches 90° without failure, the angle is NaN.
 //!
+//! [`Protocol::Cylinder`] packs the bodies in the world's first
+//! [`Container::Cylinder`] instead of behind a divider; at step 3 the cylinder is
+//! lifted off at once (replaced by its floor, the infinite plane through its base,
+//! normal +z, as the wall is removed in one step), the pile slumps into a cone and
+//! settles, and [`measure::measure_cone`] fits its height against the distance from the
+//! cylinder's axis in 8 sectors (the angle is their mean). A body is lost when its centre
+//! is not finite or has dropped below the floor by more than its bounding radius.
+//!
 //! **Lost bodies** are dynamic bodies whose centre has left the box's footprint or
 //! dropped below its floor by more than their bounding radius (thrown over a wall or
 //! through it); they are counted and left out of the measurement.
@@ -70,6 +78,8 @@ pub enum Protocol {
     Wall,
     /// Keep the divider and tilt the box until the pile fails.
     Tilt,
+    /// Pack in a cylinder, lift it off, and measure the conical pile.
+    Cylinder,
 }
 
 impl Protocol {
@@ -78,19 +88,21 @@ impl Protocol {
         match self {
             Protocol::Wall => "wall_removal",
             Protocol::Tilt => "tilt",
+            Protocol::Cylinder => "cylinder_lift",
         }
     }
 
-    /// `wall` or `tilt` (the `--protocol` values).
+    /// `wall`, `tilt` or `cylinder` (the `--protocol` values).
     pub fn parse(s: &str) -> Result<Self, String> {
         match s {
             "wall" => Ok(Protocol::Wall),
             "tilt" => Ok(Protocol::Tilt),
-            "drum" | "cylinder" => Err(format!(
-                "--protocol {s} is not implemented yet (available: wall, tilt)"
+            "cylinder" => Ok(Protocol::Cylinder),
+            "drum" => Err(format!(
+                "--protocol {s} is not implemented yet (available: wall, tilt, cylinder)"
             )),
             _ => Err(format!(
-                "--protocol: '{s}' is not a protocol (available: wall, tilt)"
+                "--protocol: '{s}' is not a protocol (available: wall, tilt, cylinder)"
             )),
         }
     }
@@ -318,7 +330,8 @@ pub enum ReposeError {
 #[derive(Clone, Debug)]
 pub struct ReposeTracker {
     pub config: ReposeConfig,
-    /// Index of the box in `world.containers`.
+    /// Index of the box (the cylinder, under [`Protocol::Cylinder`]) in
+    /// `world.containers`.
     pub box_index: usize,
     pub grid: ReposeGrid,
     phase: Phase,
@@ -334,6 +347,8 @@ pub struct ReposeTracker {
     /// Positions at release, for ΔU under a tilted gravity (tilt protocol only).
     release: Vec<crate::math::Vec3>,
     tilt: Option<TiltState>,
+    /// The base of the cylinder the pile packs in (cylinder protocol only).
+    cylinder_base: Option<crate::math::Vec3>,
 }
 
 impl ReposeTracker {
@@ -345,6 +360,9 @@ impl ReposeTracker {
     /// goes.
     pub fn new(world: &mut World, config: ReposeConfig) -> Result<Self, ReposeError> {
         config.validate().map_err(ReposeError::Setup)?;
+        if config.protocol == Protocol::Cylinder {
+            return Self::new_cylinder(world, config);
+        }
         let (box_index, center, half_size, divider_x) = world
             .containers
             .iter()
@@ -423,6 +441,71 @@ impl ReposeTracker {
             result: None,
             release,
             tilt: None,
+            cylinder_base: None,
+        })
+    }
+
+    /// [`ReposeTracker::new`] for [`Protocol::Cylinder`]: the world needs a
+    /// [`Container::Cylinder`], and every dynamic body inside it.
+    fn new_cylinder(world: &mut World, config: ReposeConfig) -> Result<Self, ReposeError> {
+        let kinds: Vec<&str> = world.containers.iter().map(|c| c.kind_name()).collect();
+        let (index, base, radius) = world
+            .containers
+            .iter()
+            .enumerate()
+            .find_map(|(i, c)| match c {
+                Container::Cylinder { base, radius, .. } => Some((i, *base, *radius)),
+                _ => None,
+            })
+            .ok_or_else(|| {
+                ReposeError::Setup(format!(
+                    "the cylinder protocol needs a Cylinder container to pack the bodies in, but the scene's containers are [{}]",
+                    kinds.join(", ")
+                ))
+            })?;
+        let dynamic: Vec<_> = world.bodies.iter().filter(|b| !b.is_static()).collect();
+        if dynamic.is_empty() {
+            return Err(ReposeError::Setup("the scene has no moving bodies".into()));
+        }
+        if let Some(b) = dynamic.iter().find(|b| !measure::shape_supported(&b.shape)) {
+            return Err(ReposeError::Setup(format!(
+                "the repose measurement handles spheres, cuboids, crosses and convex polyhedra, not {}",
+                b.shape.kind_name()
+            )));
+        }
+        let outside = dynamic
+            .iter()
+            .filter(|b| {
+                let d = b.position - base;
+                d.x.hypot(d.y) > radius || d.z < 0.0
+            })
+            .count();
+        if outside > 0 {
+            return Err(ReposeError::Setup(format!(
+                "every body must start inside the cylinder (radius {radius} m); {outside} of {} do not",
+                dynamic.len()
+            )));
+        }
+        // The grid is unused by the cone measurement; it spans the cylinder's footprint.
+        let grid = ReposeGrid::new(base, [radius, radius], true).map_err(ReposeError::Setup)?;
+        let friction = world.params.friction;
+        if let Some(mu) = config.pack_friction {
+            world.params.friction = mu;
+        }
+        Ok(ReposeTracker {
+            config,
+            box_index: index,
+            grid,
+            phase: Phase::Packing,
+            phase_start: world.time,
+            potential_release: world.energies().2,
+            below_since: None,
+            friction,
+            packing: None,
+            result: None,
+            release: Vec::new(),
+            tilt: None,
+            cylinder_base: Some(base),
         })
     }
 
@@ -505,8 +588,11 @@ impl ReposeTracker {
         if b.is_static() {
             return false;
         }
-        let g = &self.grid;
         let p = &b.position;
+        if let Some(base) = &self.cylinder_base {
+            return !p.iter().all(|x| x.is_finite()) || p.z < base.z - b.shape.bounding_radius();
+        }
+        let g = &self.grid;
         !p.iter().all(|x| x.is_finite())
             || (p.x - g.center.x).abs() > g.half_size[0]
             || (p.y - g.center.y).abs() > g.half_size[1]
@@ -530,8 +616,11 @@ impl ReposeTracker {
 
     /// Measure the pile as it stands now (any phase).
     pub fn measure_now(&self, world: &World) -> Result<ReposeMeasurement, ReposeError> {
-        measure::measure(&self.grid, &world.bodies, |i| self.is_lost(world, i))
-            .map_err(ReposeError::Setup)
+        match &self.cylinder_base {
+            Some(base) => measure::measure_cone(base, &world.bodies, |i| self.is_lost(world, i)),
+            None => measure::measure(&self.grid, &world.bodies, |i| self.is_lost(world, i)),
+        }
+        .map_err(ReposeError::Setup)
     }
 
     /// Account for the world step just taken: move to the next phase when this one ends
@@ -613,6 +702,20 @@ impl ReposeTracker {
                         sign: -self.grid.downhill_sign(),
                         failed_at: None,
                     });
+                    self.phase = Phase::Slumping;
+                    return;
+                }
+                if let Some(base) = self.cylinder_base {
+                    // Lifted off: its floor stays.
+                    if let Some(c) = world.containers.get_mut(self.box_index) {
+                        *c = Container::Plane {
+                            point: base,
+                            normal: crate::math::Vec3::z(),
+                        };
+                    }
+                    if self.config.pack_friction.is_some() {
+                        world.params.friction = self.friction;
+                    }
                     self.phase = Phase::Slumping;
                     return;
                 }

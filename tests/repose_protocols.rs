@@ -330,3 +330,49 @@ fn repose_refuses_an_unknown_or_missing_protocol() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("tilt-rate"));
 }
+
+// ---------------------------------------------------------------- the wall
+
+/// The wall protocol's known answer: 30 frictionless spheres (r = 0.5 m) packed at
+/// μ = 0.3 behind the wall of the 12 m × 6 m box cannot stay stacked once the wall goes
+/// and μ = 0 (nothing holds a lower sphere against the push of the one above it), and
+/// the floor (72 m²) has room for all of them: the pile ends as a monolayer, every
+/// centre within 2 % of r of z = r (measured: r exactly). The grid reads a monolayer's
+/// surface as flat up to where sphere flanks fall in its 0.75 m cells, which scatters
+/// the highest points between a sphere's top and its side; its rows measured within 1°
+/// of flat (SQM 0.33° ± 0.61°, Jolt 0.31° ± 0.62°), and the angle must be below 1.5°.
+#[test]
+fn frictionless_pile_goes_flat_when_the_wall_is_removed() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/repose_tiny.ron"
+    );
+    for solver in [SolverKind::Sqm, SolverKind::Jolt] {
+        let mut scene = impulse_lab::scene::load_scene(std::path::Path::new(path)).unwrap();
+        scene.solver = solver;
+        scene.params.friction = 0.0;
+        let config = ReposeConfig {
+            pack_friction: Some(0.3),
+            max_time: 3.0,
+            ..Default::default()
+        };
+        let mut exp = ReposeExperiment::new(scene.build_world().unwrap(), config).unwrap();
+        let result = exp.run(|_| {}).unwrap().clone();
+        assert_eq!(result.bodies_lost, 0, "{solver}");
+        for b in &exp.world.bodies {
+            assert!(
+                (b.position.z - 0.5).abs() < 0.01,
+                "{solver}: a sphere at z = {} is not on the floor",
+                b.position.z
+            );
+        }
+        let m = &result.measurement;
+        assert_eq!(m.rows_fitted, ROWS, "{solver}");
+        assert!(
+            m.angle_deg.abs() < 1.5,
+            "{solver}: the flat pile measures {}° ± {}°",
+            m.angle_deg,
+            m.error_deg
+        );
+    }
+}

@@ -19,7 +19,7 @@ use clap::Args;
 use impulse_lab::dynamics::solver::SolverKind;
 use impulse_lab::output::{self, OutputFile};
 use impulse_lab::repose::plot::{self, PlotRun};
-use impulse_lab::repose::{ROWS, ReposeConfig, ReposeExperiment, ReposeResult};
+use impulse_lab::repose::{Protocol, ROWS, ReposeConfig, ReposeExperiment, ReposeResult};
 use impulse_lab::scene::Scene;
 use impulse_lab::shapes::Shape;
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -95,6 +95,14 @@ pub struct ReposeArgs {
     /// (the repose scenes: 0.3, as paper 000's Fig. 11), else `run`.
     #[arg(long)]
     pack_friction: Option<String>,
+    /// How the pile gets its slope: `wall` (remove the divider, paper 000 §7.5), `tilt`
+    /// (keep it and tilt the box until the pile fails) or `cylinder` (pack in a
+    /// cylinder, lift it off, fit the cone); docs/repose.md.
+    #[arg(long, default_value = "wall", value_parser = Protocol::parse)]
+    protocol: Protocol,
+    /// Tilt rate of `--protocol tilt` (°/s, simulated).
+    #[arg(long, default_value_t = 1.0)]
+    tilt_rate: f64,
 }
 
 #[derive(Args)]
@@ -314,6 +322,8 @@ pub fn repose(args: ReposeArgs) -> Result<(), Failure> {
         hold: args.hold,
         max_time: args.max_time,
         pack_friction,
+        protocol: args.protocol,
+        tilt_rate: args.tilt_rate,
     };
     config
         .validate()
@@ -433,8 +443,7 @@ pub fn repose(args: ReposeArgs) -> Result<(), Failure> {
     let (tx, rx) = std::sync::mpsc::channel::<(usize, Result<Row, Failure>)>();
     let finished =
         |(p, r, bodies, wall): (Point, ReposeResult, usize, f64)| -> Result<Row, Failure> {
-            let warnings = r
-                .caveats()
+            let warnings = caveats(&config, &r)
                 .iter()
                 .map(|c| format!("warning: {scene_name}, {}: {c}", p.label()))
                 .collect();
@@ -540,6 +549,34 @@ pub fn repose(args: ReposeArgs) -> Result<(), Failure> {
     Ok(())
 }
 
+/// The run's caveats ([`ReposeResult::caveats`]), and under `--protocol tilt` a pile
+/// that did not fail before the box stood on end. The bare-floor caveat is the wall
+/// protocol's: the tilted pile keeps to its side of the divider, and a cone's outer
+/// rings are sparse by nature.
+fn caveats(config: &ReposeConfig, r: &ReposeResult) -> Vec<String> {
+    let mut out = r.caveats();
+    if config.protocol != Protocol::Wall {
+        out.retain(|c| !c.contains("bare floor"));
+    }
+    if config.protocol == Protocol::Tilt && r.measurement.angle_deg.is_nan() {
+        out.push("the pile did not fail before the tilt reached 90°: no angle".into());
+    }
+    out
+}
+
+/// The tilt protocol's slope after the avalanche: the mean of the rows' angles in the
+/// frame of gravity (NaN if no row has a line).
+fn slope_after_tilt(r: &ReposeResult) -> f64 {
+    let a: Vec<f64> = r
+        .measurement
+        .row_angles_deg
+        .iter()
+        .copied()
+        .filter(|a| !a.is_nan())
+        .collect();
+    a.iter().sum::<f64>() / a.len() as f64
+}
+
 /// The CSV row of one run, in the order of [`columns`].
 fn csv_row(
     scene_name: &str,
@@ -579,9 +616,6 @@ fn csv_row(
 
 /// The `format` field of a statepoint: what reads it checks this first.
 pub const STATEPOINT_FORMAT: &str = "impulse-lab repose statepoint 1";
-
-/// The protocol every run of `repose` follows today (paper 000 §7.5).
-const PROTOCOL: &str = "wall_removal";
 
 /// The commit the binary was built from (build.rs), or "unknown".
 fn commit() -> &'static str {
@@ -669,7 +703,7 @@ fn statepoint(
         "format": STATEPOINT_FORMAT,
         "scene": scene_name,
         "scene_file": scene_arg,
-        "protocol": PROTOCOL,
+        "protocol": config.protocol.name(),
         "solver": run.solver.to_string(),
         "seed": p.seed,
         "friction": p.friction,
@@ -684,6 +718,7 @@ fn statepoint(
             "max_time_s": config.max_time,
             "pack_friction": config.pack_friction,
         },
+        "tilt_rate_deg_per_s": (config.protocol == Protocol::Tilt).then_some(config.tilt_rate),
         "commit": commit(),
         "version": env!("CARGO_PKG_VERSION"),
         "result": {
@@ -696,7 +731,8 @@ fn statepoint(
             "slumping": phase(&r.slumping),
             "bodies_lost": r.bodies_lost,
             "pack_friction": r.pack_friction,
-            "caveats": r.caveats(),
+            "caveats": caveats(config, r),
+            "slope_after_tilt_deg": (config.protocol == Protocol::Tilt).then(|| slope_after_tilt(r)),
         },
         "csv": csv,
     })
@@ -793,9 +829,15 @@ fn run_point(
                     _ => steps_per_phase,
                 };
                 bar.set_position(done + (e.phase_time() / e.world.dt).round() as u64);
+                let tilt = e.tracker.tilt_deg(&e.world);
                 bar.set_message(format!(
-                    "{} t={:.1}s K/ΔU={:.1e}",
+                    "{}{} t={:.1}s K/ΔU={:.1e}",
                     e.phase().name(),
+                    if e.tracker.tilt().is_some() {
+                        format!(" tilt {tilt:.1}°")
+                    } else {
+                        String::new()
+                    },
                     e.phase_time(),
                     e.ke_ratio()
                 ));

@@ -21,6 +21,45 @@
 //! before it began to slump. The hold (default 0.5 s) keeps a pile that is momentarily
 //! still, as at the wall's removal, from counting as settled.
 //!
+//! # Protocols
+//!
+//! [`Protocol::Wall`] is the script above (paper 000 §7.5). [`Protocol::Tilt`] replaces
+//! steps 3-5: the divider stays, and the box is tilted slowly about the horizontal y axis
+//! so that its floor falls towards the wall the pile is packed against:
+//! 3. **tilt**: after each step the gravity for the next one is turned by
+//!    θ(t) = ω (t − t₁) (t₁: the end of packing, ω = [`ReposeConfig::tilt_rate`]):
+//!    g(θ) = |g| (s sin θ, 0, −cos θ), s = −1 for a pile packed on −x (+1 on +x). In the
+//!    frame of the box (the world's frame), tilting the box about an axis through O is
+//!    turning gravity, plus the frame's fictitious accelerations at distance r from O:
+//!    the centrifugal ω²r, the Coriolis 2ω × v and the Euler ω̇ × r. At ω = 1°/s =
+//!    0.0175 rad/s and r ≤ 60 m (the paper's box), ω²r ≤ 0.018 m/s² = 0.19 % of g, and
+//!    2ωv/g = 0.36 % per m/s of body speed (a static pile has v = 0 until it fails).
+//!    ω is constant, so the Euler term vanishes but at the tilt's start, where a real
+//!    table would spin up over some time. All three are neglected: the model is gravity
+//!    turning at ω.
+//! 4. **failure**: the pile has failed (avalanched) when at least
+//!    max(1, ⌈N / 10⌉) of its N bodies have moved by more than half their bounding radius
+//!    since the tilt began; the tilt θ_f at that step is the **maximum angle of
+//!    stability**, the protocol's angle ([`ReposeMeasurement::angle_deg`]). For a rigid
+//!    block of friction μ on the floor, sliding starts at tan θ = μ, and its acceleration
+//!    g (sin θ − μ cos θ) ≈ g ω t / cos θ_c grows linearly after it, so the block has slid
+//!    d = g ω t³ / (6 cos θ_c) after t: the detection lags the start of sliding by
+//!    Δθ = ω t ≤ (6 d ω² / g)^(1/3) ([`tilt_lag_deg`], the measurement's `error_deg`).
+//! 5. The tilt stops at θ_f, the pile settles (the rest criterion above, ΔU taken under
+//!    the tilted gravity from the release positions), and the 8 × 16 grid measures its
+//!    surface in the box's frame; each row's angle is turned into the frame of gravity,
+//!    θ_f − α_j (α_j: the row's box-frame slope falling away from the packed wall), so the
+//!    rows give the slope after the avalanche (the angle of repose proper). If the tilt
+//!    reaches 90° without failure, the angle is NaN.
+//!
+//! [`Protocol::Cylinder`] packs the bodies in the world's first
+//! [`Container::Cylinder`] instead of behind a divider; at step 3 the cylinder is
+//! lifted off at once (replaced by its floor, the infinite plane through its base,
+//! normal +z, as the wall is removed in one step), the pile slumps into a cone and
+//! settles, and [`measure::measure_cone`] fits its height against the distance from the
+//! cylinder's axis in 8 sectors (the angle is their mean). A body is lost when its centre
+//! is not finite or has dropped below the floor by more than its bounding radius.
+//!
 //! **Lost bodies** are dynamic bodies whose centre has left the box's footprint or
 //! dropped below its floor by more than their bounding radius (thrown over a wall or
 //! through it); they are counted and left out of the measurement.
@@ -30,6 +69,76 @@ use crate::container::Container;
 use crate::dynamics::solver::SolverError;
 use crate::scene::Scene;
 use crate::world::World;
+
+/// How the pile is brought to its slope (module doc).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Protocol {
+    /// Remove the divider and let the pile slump (paper 000 §7.5).
+    #[default]
+    Wall,
+    /// Keep the divider and tilt the box until the pile fails.
+    Tilt,
+    /// Pack in a cylinder, lift it off, and measure the conical pile.
+    Cylinder,
+}
+
+impl Protocol {
+    /// The protocol's name as the CLI and statepoints write it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Protocol::Wall => "wall_removal",
+            Protocol::Tilt => "tilt",
+            Protocol::Cylinder => "cylinder_lift",
+        }
+    }
+
+    /// `wall`, `tilt` or `cylinder` (the `--protocol` values).
+    pub fn parse(s: &str) -> Result<Self, String> {
+        match s {
+            "wall" => Ok(Protocol::Wall),
+            "tilt" => Ok(Protocol::Tilt),
+            "cylinder" => Ok(Protocol::Cylinder),
+            "drum" => Err(format!(
+                "--protocol {s} is not implemented yet (available: wall, tilt, cylinder)"
+            )),
+            _ => Err(format!(
+                "--protocol: '{s}' is not a protocol (available: wall, tilt, cylinder)"
+            )),
+        }
+    }
+}
+
+/// The lag bound Δθ = (6 d ω² / g)^(1/3) of the tilt protocol's failure detection, in
+/// degrees, for a body that must slide `d` (m) at tilt rate `rate_deg` (°/s) under
+/// gravity `g` (m/s²) (module doc, step 4; the bound takes cos θ_c ≤ 1).
+pub fn tilt_lag_deg(d: f64, rate_deg: f64, g: f64) -> f64 {
+    let w = rate_deg.to_radians();
+    (6.0 * d * w * w / g).cbrt().to_degrees()
+}
+
+/// Fraction of the bodies that must have moved for the tilted pile to count as failed
+/// (module doc, step 4).
+pub const TILT_FAIL_FRACTION: f64 = 0.1;
+
+/// The tilt protocol's state after packing.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TiltState {
+    /// Positions of the bodies when the tilt began.
+    start: Vec<crate::math::Vec3>,
+    /// |g| of the untilted world (m/s²).
+    g: f64,
+    /// s of the module doc: the sign of the floor's fall along x.
+    sign: f64,
+    /// The tilt at failure (rad), once the pile has failed.
+    pub failed_at: Option<f64>,
+}
+
+impl TiltState {
+    /// Tilt of the gravity `g` about y (rad).
+    fn tilt_of(&self, g: &crate::math::Vec3) -> f64 {
+        (self.sign * g.x).atan2(-g.z)
+    }
+}
 
 /// Parameters of the experiment's script.
 #[derive(Clone, Debug, PartialEq)]
@@ -48,6 +157,10 @@ pub struct ReposeConfig {
     /// its sweep (Figs. 12, 13, 15); the bundled repose scenes say so with
     /// `pack_friction: 0.3`. Default: None.
     pub pack_friction: Option<f64>,
+    /// How the pile is brought to its slope. Default: [`Protocol::Wall`].
+    pub protocol: Protocol,
+    /// Tilt rate ω of [`Protocol::Tilt`] (°/s, simulated; module doc). Default: 1.
+    pub tilt_rate: f64,
 }
 
 impl Default for ReposeConfig {
@@ -57,6 +170,8 @@ impl Default for ReposeConfig {
             hold: 0.5,
             max_time: 30.0,
             pack_friction: None,
+            protocol: Protocol::Wall,
+            tilt_rate: 1.0,
         }
     }
 }
@@ -105,6 +220,12 @@ impl ReposeConfig {
             && !(mu.is_finite() && mu >= 0.0)
         {
             return Err(format!("pack_friction must be finite and ≥ 0, got {mu}"));
+        }
+        if !(ok(self.tilt_rate) && self.tilt_rate <= 90.0) {
+            return Err(format!(
+                "tilt_rate must be in (0, 90] °/s, got {}",
+                self.tilt_rate
+            ));
         }
         Ok(())
     }
@@ -209,7 +330,8 @@ pub enum ReposeError {
 #[derive(Clone, Debug)]
 pub struct ReposeTracker {
     pub config: ReposeConfig,
-    /// Index of the box in `world.containers`.
+    /// Index of the box (the cylinder, under [`Protocol::Cylinder`]) in
+    /// `world.containers`.
     pub box_index: usize,
     pub grid: ReposeGrid,
     phase: Phase,
@@ -222,6 +344,11 @@ pub struct ReposeTracker {
     friction: f64,
     packing: Option<PhaseReport>,
     result: Option<ReposeResult>,
+    /// Positions at release, for ΔU under a tilted gravity (tilt protocol only).
+    release: Vec<crate::math::Vec3>,
+    tilt: Option<TiltState>,
+    /// The base of the cylinder the pile packs in (cylinder protocol only).
+    cylinder_base: Option<crate::math::Vec3>,
 }
 
 impl ReposeTracker {
@@ -233,6 +360,9 @@ impl ReposeTracker {
     /// goes.
     pub fn new(world: &mut World, config: ReposeConfig) -> Result<Self, ReposeError> {
         config.validate().map_err(ReposeError::Setup)?;
+        if config.protocol == Protocol::Cylinder {
+            return Self::new_cylinder(world, config);
+        }
         let (box_index, center, half_size, divider_x) = world
             .containers
             .iter()
@@ -280,6 +410,20 @@ impl ReposeTracker {
         }
         // Packed on −x: the pile slumps towards +x.
         let grid = ReposeGrid::new(center, half_size, left != 0).map_err(ReposeError::Setup)?;
+        if config.protocol == Protocol::Tilt {
+            let g = world.gravity;
+            if !(g.x == 0.0 && g.y == 0.0 && g.z < 0.0) {
+                return Err(ReposeError::Setup(format!(
+                    "the tilt protocol turns gravity about y from straight down, but the scene's gravity is {:?}",
+                    [g.x, g.y, g.z]
+                )));
+            }
+        }
+        let release = if config.protocol == Protocol::Tilt {
+            world.bodies.iter().map(|b| b.position).collect()
+        } else {
+            Vec::new()
+        };
         let friction = world.params.friction;
         if let Some(mu) = config.pack_friction {
             world.params.friction = mu;
@@ -295,7 +439,107 @@ impl ReposeTracker {
             friction,
             packing: None,
             result: None,
+            release,
+            tilt: None,
+            cylinder_base: None,
         })
+    }
+
+    /// [`ReposeTracker::new`] for [`Protocol::Cylinder`]: the world needs a
+    /// [`Container::Cylinder`], and every dynamic body inside it.
+    fn new_cylinder(world: &mut World, config: ReposeConfig) -> Result<Self, ReposeError> {
+        let kinds: Vec<&str> = world.containers.iter().map(|c| c.kind_name()).collect();
+        let (index, base, radius) = world
+            .containers
+            .iter()
+            .enumerate()
+            .find_map(|(i, c)| match c {
+                Container::Cylinder { base, radius, .. } => Some((i, *base, *radius)),
+                _ => None,
+            })
+            .ok_or_else(|| {
+                ReposeError::Setup(format!(
+                    "the cylinder protocol needs a Cylinder container to pack the bodies in, but the scene's containers are [{}]",
+                    kinds.join(", ")
+                ))
+            })?;
+        let dynamic: Vec<_> = world.bodies.iter().filter(|b| !b.is_static()).collect();
+        if dynamic.is_empty() {
+            return Err(ReposeError::Setup("the scene has no moving bodies".into()));
+        }
+        if let Some(b) = dynamic.iter().find(|b| !measure::shape_supported(&b.shape)) {
+            return Err(ReposeError::Setup(format!(
+                "the repose measurement handles spheres, cuboids, crosses and convex polyhedra, not {}",
+                b.shape.kind_name()
+            )));
+        }
+        let outside = dynamic
+            .iter()
+            .filter(|b| {
+                let d = b.position - base;
+                d.x.hypot(d.y) > radius || d.z < 0.0
+            })
+            .count();
+        if outside > 0 {
+            return Err(ReposeError::Setup(format!(
+                "every body must start inside the cylinder (radius {radius} m); {outside} of {} do not",
+                dynamic.len()
+            )));
+        }
+        // The grid is unused by the cone measurement; it spans the cylinder's footprint.
+        let grid = ReposeGrid::new(base, [radius, radius], true).map_err(ReposeError::Setup)?;
+        let friction = world.params.friction;
+        if let Some(mu) = config.pack_friction {
+            world.params.friction = mu;
+        }
+        Ok(ReposeTracker {
+            config,
+            box_index: index,
+            grid,
+            phase: Phase::Packing,
+            phase_start: world.time,
+            potential_release: world.energies().2,
+            below_since: None,
+            friction,
+            packing: None,
+            result: None,
+            release: Vec::new(),
+            tilt: None,
+            cylinder_base: Some(base),
+        })
+    }
+
+    /// The tilt protocol's state, once the tilt has begun.
+    pub fn tilt(&self) -> Option<&TiltState> {
+        self.tilt.as_ref()
+    }
+
+    /// The tilt at which the pile failed (degrees), under [`Protocol::Tilt`] once it has.
+    pub fn tilt_failed_deg(&self) -> Option<f64> {
+        self.tilt.as_ref()?.failed_at.map(f64::to_degrees)
+    }
+
+    /// The tilt now (degrees; 0 before the tilt and under [`Protocol::Wall`]).
+    pub fn tilt_deg(&self, world: &World) -> f64 {
+        self.tilt
+            .as_ref()
+            .map_or(0.0, |t| t.tilt_of(&world.gravity).to_degrees())
+    }
+
+    /// The detection lag bound of the tilt protocol (degrees; module doc, step 4): d is
+    /// half the largest bounding radius of the dynamic bodies.
+    pub fn tilt_lag_deg(&self, world: &World) -> f64 {
+        let d = world
+            .bodies
+            .iter()
+            .filter(|b| !b.is_static())
+            .map(|b| 0.5 * b.shape.bounding_radius())
+            .fold(0.0, f64::max);
+        let g = self
+            .tilt
+            .as_ref()
+            .map_or_else(|| world.gravity.norm(), |t| t.g);
+        tilt_lag_deg(d, self.config.tilt_rate, g)
     }
 
     pub fn phase(&self) -> Phase {
@@ -344,8 +588,11 @@ impl ReposeTracker {
         if b.is_static() {
             return false;
         }
-        let g = &self.grid;
         let p = &b.position;
+        if let Some(base) = &self.cylinder_base {
+            return !p.iter().all(|x| x.is_finite()) || p.z < base.z - b.shape.bounding_radius();
+        }
+        let g = &self.grid;
         !p.iter().all(|x| x.is_finite())
             || (p.x - g.center.x).abs() > g.half_size[0]
             || (p.y - g.center.y).abs() > g.half_size[1]
@@ -369,8 +616,11 @@ impl ReposeTracker {
 
     /// Measure the pile as it stands now (any phase).
     pub fn measure_now(&self, world: &World) -> Result<ReposeMeasurement, ReposeError> {
-        measure::measure(&self.grid, &world.bodies, |i| self.is_lost(world, i))
-            .map_err(ReposeError::Setup)
+        match &self.cylinder_base {
+            Some(base) => measure::measure_cone(base, &world.bodies, |i| self.is_lost(world, i)),
+            None => measure::measure(&self.grid, &world.bodies, |i| self.is_lost(world, i)),
+        }
+        .map_err(ReposeError::Setup)
     }
 
     /// Account for the world step just taken: move to the next phase when this one ends
@@ -378,6 +628,40 @@ impl ReposeTracker {
     pub fn after_step(&mut self, world: &mut World) -> Phase {
         if self.phase == Phase::Done {
             return Phase::Done;
+        }
+        if self.phase == Phase::Slumping
+            && let Some(tilt) = self.tilt.as_mut()
+            && tilt.failed_at.is_none()
+        {
+            let theta = tilt.tilt_of(&world.gravity);
+            let moved = world
+                .bodies
+                .iter()
+                .zip(&tilt.start)
+                .filter(|(b, p0)| {
+                    !b.is_static() && (b.position - **p0).norm() > 0.5 * b.shape.bounding_radius()
+                })
+                .count();
+            let n = world.bodies.iter().filter(|b| !b.is_static()).count();
+            let need = ((TILT_FAIL_FRACTION * n as f64).ceil() as usize).max(1);
+            let next = self.config.tilt_rate.to_radians() * (world.time - self.phase_start);
+            if moved >= need || next >= std::f64::consts::FRAC_PI_2 {
+                // Failed (or tilted to 90° without failing): hold the tilt and settle.
+                tilt.failed_at = (moved >= need).then_some(theta);
+                self.potential_release = self
+                    .release
+                    .iter()
+                    .zip(&world.bodies)
+                    .filter(|(_, b)| !b.is_static())
+                    .map(|(p, b)| -b.mass * world.gravity.dot(p))
+                    .sum();
+                self.below_since = None;
+                self.phase_start = world.time;
+            } else {
+                world.gravity =
+                    tilt.g * crate::math::Vec3::new(tilt.sign * next.sin(), 0.0, -next.cos());
+            }
+            return self.phase;
         }
         let now = world.time;
         if self.ke_ratio(world) < self.config.ke_ratio {
@@ -407,6 +691,34 @@ impl ReposeTracker {
         match self.phase {
             Phase::Packing => {
                 self.packing = Some(report);
+                if self.config.protocol == Protocol::Tilt {
+                    if self.config.pack_friction.is_some() {
+                        world.params.friction = self.friction;
+                    }
+                    // The floor falls towards the wall the pile is packed against.
+                    self.tilt = Some(TiltState {
+                        start: world.bodies.iter().map(|b| b.position).collect(),
+                        g: world.gravity.norm(),
+                        sign: -self.grid.downhill_sign(),
+                        failed_at: None,
+                    });
+                    self.phase = Phase::Slumping;
+                    return;
+                }
+                if let Some(base) = self.cylinder_base {
+                    // Lifted off: its floor stays.
+                    if let Some(c) = world.containers.get_mut(self.box_index) {
+                        *c = Container::Plane {
+                            point: base,
+                            normal: crate::math::Vec3::z(),
+                        };
+                    }
+                    if self.config.pack_friction.is_some() {
+                        world.params.friction = self.friction;
+                    }
+                    self.phase = Phase::Slumping;
+                    return;
+                }
                 if let Some(Container::Box { dividers, .. }) =
                     world.containers.get_mut(self.box_index)
                 {
@@ -423,12 +735,21 @@ impl ReposeTracker {
             Phase::Slumping => {
                 // Shapes were checked in `new`, so the measurement cannot fail here;
                 // keep the error path anyway rather than panic.
-                let measurement = match self.measure_now(world) {
+                let mut measurement = match self.measure_now(world) {
                     Ok(m) => m,
                     Err(_) => {
                         measure::from_highest(&self.grid, [[None; measure::COLUMNS]; measure::ROWS])
                     }
                 };
+                if let Some(tilt) = &self.tilt {
+                    // Rows in the frame of gravity; the angle is the tilt at failure.
+                    let theta = tilt.tilt_of(&world.gravity).to_degrees();
+                    for a in &mut measurement.row_angles_deg {
+                        *a = theta - *a;
+                    }
+                    measurement.angle_deg = tilt.failed_at.map_or(f64::NAN, f64::to_degrees);
+                    measurement.error_deg = self.tilt_lag_deg(world);
+                }
                 self.result = Some(ReposeResult {
                     measurement,
                     packing: self.packing.unwrap_or(report),

@@ -71,6 +71,11 @@ impl ReposeGrid {
         })
     }
 
+    /// +1 if the grid's downhill direction is along +x or +y (its long side), else −1.
+    pub fn downhill_sign(&self) -> f64 {
+        self.downhill_sign
+    }
+
     /// Whether the long side (the 16 columns) runs along x.
     pub fn long_along_x(&self) -> bool {
         self.long_along_x
@@ -474,4 +479,87 @@ pub fn from_highest(
         rows_fitted: fitted.len(),
         empty_cells,
     }
+}
+
+/// The slope of a conical pile about the vertical axis through `base` (the cylinder
+/// protocol's measurement, in the layout of [`ReposeMeasurement`]): each dynamic body's
+/// highest point (exact, as [`highest_point_in_cell`] over a rectangle covering the
+/// body) falls into one of [`ROWS`] sectors of 45° about the axis (row j: azimuth in
+/// [j·45°, (j+1)·45°) from +x) and one of [`COLUMNS`] rings of equal width out to the
+/// farthest point's distance ρ_max (column 0 at the axis); the highest point of each
+/// cell is kept, a least-squares line z = a + s ρ is fitted through each sector's cells,
+/// and the pile's angle is the mean of the sectors' atan(−s), with the paper's error
+/// ½ (max − min) (the grid measurement's statistics, over sectors instead of rows).
+/// `lines` hold (a, s) in ρ. Static bodies and those for which `skip` is true are
+/// ignored; `Err` if a body's shape is not handled.
+pub fn measure_cone(
+    base: &Vec3,
+    bodies: &[RigidBody],
+    skip: impl Fn(usize) -> bool,
+) -> Result<ReposeMeasurement, String> {
+    let mut tops = Vec::new();
+    for (i, b) in bodies.iter().enumerate() {
+        if b.is_static() || skip(i) {
+            continue;
+        }
+        let r = b.shape.bounding_radius();
+        let p = &b.position;
+        let rect = [p.x - r, p.x + r, p.y - r, p.y + r];
+        if let Some(top) = highest_point_in_cell(b, &rect)? {
+            tops.push(top);
+        }
+    }
+    let radial = |p: &Vec3| ((p.x - base.x).powi(2) + (p.y - base.y).powi(2)).sqrt();
+    let rho_max = tops.iter().map(radial).fold(0.0, f64::max);
+    let mut highest = [[None; COLUMNS]; ROWS];
+    for p in &tops {
+        let sector = (p.y - base.y)
+            .atan2(p.x - base.x)
+            .rem_euclid(std::f64::consts::TAU)
+            / std::f64::consts::TAU
+            * ROWS as f64;
+        let ring = if rho_max > 0.0 {
+            radial(p) / rho_max * COLUMNS as f64
+        } else {
+            0.0
+        };
+        let (j, k) = (
+            (sector as usize).min(ROWS - 1),
+            (ring as usize).min(COLUMNS - 1),
+        );
+        highest[j][k] = higher(highest[j][k], Some(*p));
+    }
+    let mut row_angles_deg = [f64::NAN; ROWS];
+    let mut lines = [(f64::NAN, f64::NAN); ROWS];
+    let mut empty_cells = 0;
+    for (j, row) in highest.iter().enumerate() {
+        let points: Vec<(f64, f64)> = row.iter().flatten().map(|p| (radial(p), p.z)).collect();
+        empty_cells += COLUMNS - points.len();
+        if let Some((a, s)) = fit_line(&points) {
+            lines[j] = (a, s);
+            row_angles_deg[j] = (-s).atan().to_degrees();
+        }
+    }
+    let fitted: Vec<f64> = row_angles_deg
+        .iter()
+        .copied()
+        .filter(|a| !a.is_nan())
+        .collect();
+    let (angle_deg, error_deg) = if fitted.is_empty() {
+        (f64::NAN, f64::NAN)
+    } else {
+        let mean = fitted.iter().sum::<f64>() / fitted.len() as f64;
+        let max = fitted.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let min = fitted.iter().copied().fold(f64::INFINITY, f64::min);
+        (mean, 0.5 * ((max - mean) + (mean - min)))
+    };
+    Ok(ReposeMeasurement {
+        highest,
+        row_angles_deg,
+        lines,
+        angle_deg,
+        error_deg,
+        rows_fitted: fitted.len(),
+        empty_cells,
+    })
 }

@@ -16,6 +16,7 @@ pub mod measure;
 pub mod plot;
 
 pub use experiment::{
-    Phase, PhaseReport, ReposeConfig, ReposeError, ReposeExperiment, ReposeResult, ReposeTracker,
+    Phase, PhaseReport, Protocol, ReposeConfig, ReposeError, ReposeExperiment, ReposeResult,
+    ReposeTracker,
 };
 pub use measure::{COLUMNS, ROWS, ReposeGrid, ReposeMeasurement};

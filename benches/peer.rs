@@ -5,8 +5,9 @@
 //! `FrictionModel::Coulomb` (`rapier-c`: one friction cone per contact point, as ours).
 //!
 //! `cargo bench --no-default-features --bench peer [-- SCENE[,SCENE...] [STEPS] [METHOD...]
-//! [--threads N] [--chunk N] [--budget SECONDS] [--resting hard|soft] [--restitution E]]`
-//! (`--restitution`: every engine's e in every scene instead of the scene's; default: `all`,
+//! [--threads N] [--chunk N] [--budget SECONDS] [--resting hard|soft] [--restitution E]
+//! [--friction MU]]` (`--restitution`, `--friction`: every engine's e or μ in every scene
+//! instead of the scene's; default: `all`,
 //! the five scenes below; 3,000 steps = 5 s at dt = 1/600; every method; one thread;
 //! chunks of 100 steps; no budget; `SolverParams::resting_model` at its default). `--no-default-features` only spares building the app; `cargo bench --bench
 //! peer` runs the same program.
@@ -53,7 +54,7 @@
 //! the ledger residual over E₀ (`src/energy.rs`). Then the pile at the end, measured
 //! alike for every engine from its final poses (`pile_state`): pairs of bodies whose
 //! surfaces are within 1 cm (our narrow phase on those poses), the mean height of the
-//! centres and the largest speed. A summary table follows, and
+//! centres, the largest speed and the kinetic energy. A summary table follows, and
 //! `target/bench/peer.csv` gets one row per scene and engine.
 
 mod common;
@@ -384,6 +385,8 @@ struct PileState {
     mean_height: f64,
     /// Largest speed of a body's centre (m/s).
     max_speed: f64,
+    /// Kinetic energy of the bodies, translational and rotational (J).
+    kinetic: f64,
     /// Bodies whose centre has left the box's footprint or dropped below its floor
     /// (thrown out; counted in the other figures too).
     outside: usize,
@@ -392,38 +395,54 @@ struct PileState {
 }
 
 impl Engine {
-    /// Each body's position, orientation and velocity now, in the pile's order.
-    fn poses(&self) -> Vec<(Vec3, impulse_lab::math::Quat, Vec3)> {
+    /// Each body's position, orientation, velocity and angular velocity now, in the
+    /// pile's order.
+    fn poses(&self) -> Vec<Pose> {
         use impulse_lab::math::Quat;
         match self {
             Engine::Ours(w) => w
                 .bodies
                 .iter()
-                .map(|b| (b.position, b.orientation, b.velocity))
+                .map(|b| (b.position, b.orientation, b.velocity, b.angular_velocity))
                 .collect(),
             Engine::Rapier(r) => r
                 .handles
                 .iter()
                 .map(|&h| {
                     let b = &r.world.bodies[h];
-                    let (x, q, v) = (b.translation(), b.rotation(), b.linvel());
+                    let (x, q, v, w) = (b.translation(), b.rotation(), b.linvel(), b.angvel());
                     let q = Quat::from_quaternion(nalgebra::Quaternion::new(q.w, q.x, q.y, q.z));
-                    (Vec3::new(x.x, x.y, x.z), q, Vec3::new(v.x, v.y, v.z))
+                    (
+                        Vec3::new(x.x, x.y, x.z),
+                        q,
+                        Vec3::new(v.x, v.y, v.z),
+                        Vec3::new(w.x, w.y, w.z),
+                    )
                 })
                 .collect(),
         }
     }
 }
 
+/// A body's position, orientation (principal frame → world), velocity and angular
+/// velocity.
+type Pose = (Vec3, impulse_lab::math::Quat, Vec3, Vec3);
+
 /// The end state of a run ([`PileState`]): the pile's bodies moved to `poses` in a world
 /// of ours whose contact margin is [`TOUCH`], and its contacts detected.
-fn pile_state(p: &Pile, poses: &[(Vec3, impulse_lab::math::Quat, Vec3)]) -> PileState {
+fn pile_state(p: &Pile, poses: &[Pose]) -> PileState {
     let mut w = p.world(SolverKind::Jolt, None).unwrap_or_else(|e| fail(&e));
-    for (b, &(x, q, v)) in w.bodies.iter_mut().zip(poses) {
+    for (b, &(x, q, v, omega)) in w.bodies.iter_mut().zip(poses) {
         b.position = x;
         b.orientation = q;
         b.velocity = v;
+        b.angular_velocity = omega;
     }
+    let kinetic = w
+        .bodies
+        .iter()
+        .map(|b| b.kinetic_energy_translational() + b.kinetic_energy_rotational())
+        .sum();
     w.contact_margin = TOUCH;
     let contacts = w.detect();
     let deepest = contacts.iter().fold(0.0f64, |d, c| d.max(-c.gap));
@@ -438,7 +457,7 @@ fn pile_state(p: &Pile, poses: &[(Vec3, impulse_lab::math::Quat, Vec3)]) -> Pile
     let [hx, hy] = p.half_size;
     let outside = poses
         .iter()
-        .filter(|(x, _, _)| {
+        .filter(|(x, _, _, _)| {
             let d = x - p.center;
             d.x.abs() > hx || d.y.abs() > hy || d.z < 0.0
         })
@@ -447,8 +466,13 @@ fn pile_state(p: &Pile, poses: &[(Vec3, impulse_lab::math::Quat, Vec3)]) -> Pile
         deepest,
         outside,
         touching: pairs.len(),
-        mean_height: poses.iter().map(|(x, _, _)| x.z - p.center.z).sum::<f64>() / n,
-        max_speed: poses.iter().fold(0.0, |m, (_, _, v)| m.max(v.norm())),
+        mean_height: poses
+            .iter()
+            .map(|(x, _, _, _)| x.z - p.center.z)
+            .sum::<f64>()
+            / n,
+        max_speed: poses.iter().fold(0.0, |m, (_, _, v, _)| m.max(v.norm())),
+        kinetic,
     }
 }
 
@@ -542,8 +566,15 @@ struct Options {
 }
 
 fn main() {
-    let args = BenchArgs::from_env(&["threads", "chunk", "budget", "resting", "restitution"])
-        .unwrap_or_else(|e| fail(&e));
+    let args = BenchArgs::from_env(&[
+        "threads",
+        "chunk",
+        "budget",
+        "resting",
+        "restitution",
+        "friction",
+    ])
+    .unwrap_or_else(|e| fail(&e));
     let mut scenes = args.scenes(&PILES);
     if scenes == ["all"] {
         scenes = PILES.map(str::to_string).to_vec();
@@ -565,6 +596,14 @@ fn main() {
         },
         Err(e) => fail(&e),
     };
+    let friction: Option<f64> = match args.option::<String>("friction", String::new()) {
+        Ok(v) if v.is_empty() => None,
+        Ok(v) => match v.parse::<f64>() {
+            Ok(mu) if mu.is_finite() && mu >= 0.0 => Some(mu),
+            _ => fail("--friction must be a number ≥ 0"),
+        },
+        Err(e) => fail(&e),
+    };
     let piles: Vec<Pile> = scenes
         .iter()
         .map(|s| {
@@ -572,6 +611,10 @@ fn main() {
             if let Some(restitution) = restitution {
                 p.restitution = restitution;
                 p.description = format!("{} (e set to {restitution})", p.description);
+            }
+            if let Some(friction) = friction {
+                p.friction = friction;
+                p.description = format!("{} (μ set to {friction})", p.description);
             }
             p
         })
@@ -870,8 +913,14 @@ fn report(p: &Pile, runs: &[Run], o: &Options, csv: &mut std::fs::File) {
     for run in runs {
         let st = pile_state(p, &run.engine.poses());
         println!(
-            "{:<8} touching pairs {:>5}, mean centre height {:>7.3} m, largest speed {:>7.3} m/s, outside the box {}, deepest overlap {:.2e} m",
-            run.label, st.touching, st.mean_height, st.max_speed, st.outside, st.deepest
+            "{:<8} touching pairs {:>5}, mean centre height {:>7.3} m, largest speed {:>7.3} m/s, kinetic energy {:.3e} J, outside the box {}, deepest overlap {:.2e} m",
+            run.label,
+            st.touching,
+            st.mean_height,
+            st.max_speed,
+            st.kinetic,
+            st.outside,
+            st.deepest
         );
     }
     // Manifold recycling (`collision::manifold_cache`): the share of flat-faced pairs

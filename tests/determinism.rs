@@ -167,7 +167,7 @@ fn sqm_final_state_is_pinned() {
 
 #[test]
 fn smm_final_state_is_pinned() {
-    check(SolverKind::Smm, 0x477b_781c_c012_08a3);
+    check(SolverKind::Smm, 0xd0be_ee25_030f_333f);
 }
 
 #[test]

@@ -482,6 +482,10 @@ pub struct SolverReport {
     /// Islands whose simultaneous solution would have gained kinetic energy and was
     /// scaled back to its most dissipative multiple (SMM, `smm`, "Energy safeguard").
     pub scaled_back: u32,
+    /// Times an island's system was inconsistent with its friction rows and was solved
+    /// again with them released, sticking rows to sliding or sliding rows to
+    /// frictionless (SMM, `smm`, step 3): impacts where Coulomb's law was given up.
+    pub friction_released: u32,
 }
 
 /// How the contact pass ended (see `dynamics::contact_pass::DISSIPATION_SLACK`).

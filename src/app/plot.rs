@@ -538,24 +538,12 @@ fn param_changes(a: &SolverParams, b: &SolverParams) -> Vec<(String, String, Str
         .collect()
 }
 
-/// The short symbol of a parameter, as the Solver panel labels it.
+/// The short name of a parameter: its symbol in the parameter table
+/// (`param_spec::PARAMS`), else its field name in words.
 fn param_name(field: &str) -> String {
-    match field {
-        "restitution" => "e".into(),
-        "friction" => "μ".into(),
-        "lambda" => "λ".into(),
-        "kp" => "k_p".into(),
-        "max_iterations" => "iterations".into(),
-        "contact_sweeps" => "sweeps".into(),
-        "cohesion" => "c".into(),
-        "equivalent_friction" => "μ*".into(),
-        "ccp_omega" => "ω".into(),
-        "ccp_tau" => "τ".into(),
-        "error_reduction" => "ε".into(),
-        "rolling_friction" => "μ_r".into(),
-        "spinning_friction" => "μ_s".into(),
-        "resting_model" => "resting".into(),
-        other => other.replace('_', " "),
+    match crate::dynamics::solver::param_spec::spec(field) {
+        Some(spec) if !spec.symbol.is_empty() => spec.symbol.to_string(),
+        _ => field.replace('_', " "),
     }
 }
 

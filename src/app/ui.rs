@@ -20,6 +20,7 @@ use super::simulation::{EnergyHistory, SceneWatcher, SimControl, Simulation, Wal
 use super::teach::TeachLayout;
 use super::view::{ColorMode, DisplaySettings, MainViewCamera, Selection, ViewRect};
 use crate::container::{BOX_WALL_NAMES, Container};
+use crate::dynamics::solver::param_spec::ParamSpec;
 use crate::dynamics::solver::{ContactFallback, Param, SolverKind, SolverParams};
 use crate::energy::EnergySample;
 use crate::scene;
@@ -617,78 +618,34 @@ fn solver_section(ui: &mut egui::Ui, p: &mut PanelParams) {
     let reads = |p: Param| read.contains(&p);
     let before: SolverParams = p.sim.world.params.clone();
     let params = &mut p.sim.world.params;
-    if reads(Param::Restitution) {
-        ui.add(egui::Slider::new(&mut params.restitution, 0.0..=1.0).text("restitution e"))
-            .on_hover_text(match chosen {
-                SolverKind::Etm => {
-                    "Stronge's energetic coefficient: the released elastic energy is e² times the stored (paper 000, eq. 65). Dimensionless, 0 to 1."
-                }
-                _ => {
-                    "Newton's coefficient: the normal relative velocity after impact is −e times before (paper 000 App. A/B, paper 001). Dimensionless, 0 to 1."
-                }
-            });
+    // The numeric parameters, with the ranges, labels and meanings of the parameter
+    // table (`param_spec::PARAMS`), in its order.
+    for (param, value) in [
+        (Param::Restitution, &mut params.restitution),
+        (Param::Friction, &mut params.friction),
+        (Param::Lambda, &mut params.lambda),
+        (Param::Kp, &mut params.kp),
+        (Param::Tolerance, &mut params.tolerance),
+        (Param::RestVelocity, &mut params.rest_velocity),
+        (Param::Cohesion, &mut params.cohesion),
+        (Param::EquivalentFriction, &mut params.equivalent_friction),
+        (Param::CcpOmega, &mut params.ccp_omega),
+        (Param::CcpTau, &mut params.ccp_tau),
+        (Param::ErrorReduction, &mut params.error_reduction),
+        (Param::RollingFriction, &mut params.rolling_friction),
+        (Param::SpinningFriction, &mut params.spinning_friction),
+    ] {
+        if reads(param) {
+            param_slider(ui, param.spec(), value);
+        }
     }
-    if reads(Param::Friction) {
-        ui.add(egui::Slider::new(&mut params.friction, 0.0..=1.5).text("friction μ"))
-            .on_hover_text("Coulomb friction coefficient: tangential impulse ≤ μ × normal impulse (paper 000, eqs. 50-55). Dimensionless, ≥ 0.");
-    }
-    if reads(Param::Lambda) {
-        log_slider(
-            ui,
-            &mut params.lambda,
-            1.0..=500.0,
-            "λ",
-            "ETM's number of increments the stored elastic energy is released in (paper 000, eq. 62): larger λ is more accurate and slower. ≥ 1.",
-        );
-    }
-    if reads(Param::Kp) {
-        ui.add(egui::Slider::new(&mut params.kp, 0.0..=1.0).text("k_p"))
-            .on_hover_text("Position-projection factor: the fraction of a penetration removed per step (paper 001, eqs. 5.27, B.18); stable below 0.5 (eq. B.22). Dimensionless.");
-    }
-    if reads(Param::MaxIterations) {
-        log_slider(
-            ui,
-            &mut params.max_iterations,
-            1..=1000,
-            "iterations",
-            "Iteration cap of the solver's sweeps; the stats report when it is hit.",
-        );
-    }
-    if reads(Param::ContactSweeps) {
-        log_slider(
-            ui,
-            &mut params.contact_sweeps,
-            1..=1000,
-            "contact sweeps",
-            "Most Gauss-Seidel sweeps of the shared contact pass per step (resting contacts and friction); the warm start carries the rest to the next step. More settles tall piles of long-armed bodies faster, and costs time.",
-        );
-    }
-    if reads(Param::Tolerance) {
-        log_slider(
-            ui,
-            &mut params.tolerance,
-            1e-12..=1e-2,
-            "tolerance",
-            "Relative convergence tolerance of the iteration.",
-        );
-    }
-    if reads(Param::Cohesion) {
-        ui.add(egui::Slider::new(&mut params.cohesion, 0.0..=1000.0).text("cohesion c (N)"))
-            .on_hover_text("Inner cohesion of the contact law: the shear force limit is μ p_n + c (paper 002, eqs. 31, 57). N, ≥ 0.");
-    }
-    if reads(Param::EquivalentFriction) {
-        ui.add(
-            egui::Slider::new(&mut params.equivalent_friction, 0.0..=1.5).text("equivalent friction μ*"),
-        )
-        .on_hover_text("When > 0 the shear limit is μ* p_n, the friction cone of paper 002 eq. 43, instead of μ p_n + c (eq. 40); 0 derives it from μ and c. Dimensionless.");
-    }
-    if reads(Param::CcpOmega) {
-        ui.add(egui::Slider::new(&mut params.ccp_omega, 0.01..=1.99).text("relaxation ω"))
-            .on_hover_text("Relaxation of the fixed-point step P − ω A (N P + b) (paper 002, eq. 52; the paper uses 0.2). In (0, 2).");
-    }
-    if reads(Param::CcpTau) {
-        ui.add(egui::Slider::new(&mut params.ccp_tau, 0.01..=1.0).text("relaxation τ"))
-            .on_hover_text("Relaxation of the update P ← τ Proj{…} + (1 − τ) P (paper 002, eq. 52; the paper uses 1). In (0, 1].");
+    for (param, value) in [
+        (Param::MaxIterations, &mut params.max_iterations),
+        (Param::ContactSweeps, &mut params.contact_sweeps),
+    ] {
+        if reads(param) {
+            param_slider(ui, param.spec(), value);
+        }
     }
     if reads(Param::MdpFriction) {
         use crate::dynamics::solver::mdp::FrictionLaw;
@@ -700,31 +657,9 @@ fn solver_section(ui: &mut egui::Ui, p: &mut PanelParams) {
                 .on_hover_text("Friction opposes the post-impulse slip: can have several solutions (paper 003, §4.1); the most dissipative is taken.");
         });
     }
-    if reads(Param::ErrorReduction) {
-        ui.add(egui::Slider::new(&mut params.error_reduction, 0.0..=1.0).text("error reduction ε"))
-            .on_hover_text("Fraction of a penetration closed per step: u_n⁺ ≥ −ε g/h (paper 003, §3.1); 0 adds no energy. Dimensionless, 0 to 1.");
-    }
-    if reads(Param::RestVelocity) {
-        ui.add(
-            egui::Slider::new(&mut params.rest_velocity, 0.0..=1.0).text("rest velocity (m/s)"),
-        )
-        .on_hover_text("Approach speeds below this are resting contact: no restitution (stops resting piles from jittering). m/s, ≥ 0.");
-    }
     if reads(Param::ContactPass) {
         ui.checkbox(&mut params.contact_pass, "contact pass")
             .on_hover_text("After the method, a warm-started contact pass (projected Gauss-Seidel, then shock propagation: Guendelman et al. 2003, paper 000 ref. 54) takes the resting contacts, so piles come to rest. Every method leaves its contacts slower than the rest velocity to it.");
-    }
-    if reads(Param::RollingFriction) {
-        ui.add(
-            egui::Slider::new(&mut params.rolling_friction, 0.0..=0.1).text("rolling resistance μ_r (m)"),
-        )
-        .on_hover_text("The contact pass resists rolling with a torque up to μ_r × the normal force (a rigid sphere on a plane otherwise rolls forever). m, ≥ 0.");
-    }
-    if reads(Param::SpinningFriction) {
-        ui.add(
-            egui::Slider::new(&mut params.spinning_friction, 0.0..=0.1).text("spinning friction μ_s (m)"),
-        )
-        .on_hover_text("Torque about the contact normal up to μ_s × the normal force (a contact patch). m, ≥ 0.");
     }
     if reads(Param::RestingModel) {
         use crate::dynamics::solver::RestingModel;
@@ -1048,15 +983,47 @@ pub fn export_csv(path: &std::path::Path, samples: &[EnergySample]) -> Result<us
 
 /// A slider on a logarithmic scale with a label and a hover text (the Solver panel's
 /// iteration counts, tolerances and λ).
-fn log_slider<N: egui::emath::Numeric>(
-    ui: &mut egui::Ui,
-    value: &mut N,
-    range: std::ops::RangeInclusive<N>,
-    text: &str,
-    hover: &str,
-) {
-    ui.add(egui::Slider::new(value, range).logarithmic(true).text(text))
-        .on_hover_text(hover);
+/// A slider for a numeric parameter with its row of the parameter table: the slider's
+/// range, the label ([`param_label`]) and, on hover, its meaning and valid values.
+fn param_slider<N: egui::emath::Numeric>(ui: &mut egui::Ui, spec: &ParamSpec, value: &mut N) {
+    let Some(range) = spec.slider else {
+        return;
+    };
+    ui.add(
+        egui::Slider::new(value, N::from_f64(range.min)..=N::from_f64(range.max))
+            .logarithmic(range.log)
+            .text(param_label(spec)),
+    )
+    .on_hover_text(format!(
+        "{}. {}{}.",
+        capitalised(spec.summary),
+        spec.domain.text(),
+        if spec.unit.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", spec.unit)
+        }
+    ));
+}
+
+/// A parameter as the panel labels it: its field name in words, its symbol and unit,
+/// e.g. "rest velocity (m/s)", "restitution e", "rolling friction μ_r (m)".
+pub fn param_label(spec: &ParamSpec) -> String {
+    let mut label = spec.field.replace('_', " ");
+    if !spec.symbol.is_empty() {
+        label = format!("{label} {}", spec.symbol);
+    }
+    if !spec.unit.is_empty() {
+        label = format!("{label} ({})", spec.unit);
+    }
+    label
+}
+
+fn capitalised(text: &str) -> String {
+    let mut chars = text.chars();
+    chars.next().map_or(String::new(), |first| {
+        first.to_uppercase().chain(chars).collect()
+    })
 }
 
 #[cfg(test)]

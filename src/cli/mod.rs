@@ -46,6 +46,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Run a scene headless and write its energy trace and final state.
+    #[command(after_help = impulse_lab::dynamics::solver::param_spec::help_table())]
     Run(Box<RunArgs>),
     /// Check a scene file and report every problem (up to 20), each with file, line,
     /// column and field.
@@ -494,6 +495,10 @@ struct RunArgs {
     /// MDP's error-reduction factor ε in [0, 1] (paper 003 §3.1).
     #[arg(long)]
     error_reduction: Option<f64>,
+    /// Set any solver parameter, as the scene's params would (repeatable; the table
+    /// below lists them): e.g. --set rest_velocity=0.1 --set resting_model=Soft.
+    #[arg(long = "set", value_name = "FIELD=VALUE")]
+    set: Vec<String>,
     /// How the contact pass holds resting contacts: hard (sweeps to convergence, the
     /// papers' model) or soft (Box2D's soft step: two sweeps a step; needs
     /// rest_velocity > 0). Default: the scene's.
@@ -696,6 +701,7 @@ pub fn main() -> ExitCode {
             mdp_friction: None,
             error_reduction: None,
             resting_model: None,
+            set: Vec::new(),
             out: None,
             final_state: None,
             vtk_dir: None,
@@ -1302,6 +1308,15 @@ fn apply_overrides(world: &mut World, args: &RunArgs) -> Result<(), Failure> {
     }
     if let Some(model) = args.resting_model {
         p.resting_model = model;
+    }
+    for assignment in &args.set {
+        let (field, value) = assignment.split_once('=').ok_or_else(|| {
+            Failure::invalid(format!(
+                "--set takes FIELD=VALUE (e.g. --set rest_velocity=0.1), got '{assignment}'"
+            ))
+        })?;
+        p.set(field.trim(), value)
+            .map_err(|why| Failure::invalid(format!("--set {assignment}: {why}")))?;
     }
     if args.no_sleep {
         world.sleep.enabled = false;

@@ -17,6 +17,7 @@ pub mod ccp;
 pub mod etm;
 pub mod jolt;
 pub mod mdp;
+pub mod param_spec;
 pub mod prepared;
 pub mod smm;
 pub mod sqm;
@@ -315,126 +316,32 @@ impl SolverParams {
         }
     }
 
-    /// Every field out of range, in declaration order, with its message.
+    /// Every field out of range ([`param_spec::PARAMS`]), in declaration order, with its
+    /// message; then the soft resting model's requirement.
     pub fn problems(&self) -> Vec<(&'static str, String)> {
         let mut problems = Vec::new();
+        for spec in param_spec::PARAMS {
+            let Some(v) = self.value(spec.field) else {
+                continue;
+            };
+            if !spec.domain.contains(v) {
+                let name = if spec.symbol.is_empty() {
+                    spec.field
+                } else {
+                    spec.symbol
+                };
+                problems.push((
+                    spec.field,
+                    format!("{name} must be {}, got {v}", spec.domain.text()),
+                ));
+            }
+        }
         let mut check = |ok: bool, field: &'static str, msg: String| {
             if !ok {
                 problems.push((field, msg));
             }
         };
-        let e = self.restitution;
-        check(
-            e.is_finite() && (0.0..=1.0).contains(&e),
-            "restitution",
-            format!("e must be in [0, 1], got {e}"),
-        );
-        let mu = self.friction;
-        check(
-            mu.is_finite() && mu >= 0.0,
-            "friction",
-            format!("μ must be finite and ≥ 0, got {mu}"),
-        );
-        let l = self.lambda;
-        check(
-            l.is_finite() && (1.0..=MAX_LAMBDA).contains(&l),
-            "lambda",
-            format!(
-                "λ must be in [1, {MAX_LAMBDA:e}] (ETM's work per step grows with it), got {l}"
-            ),
-        );
-        let kp = self.kp;
-        check(
-            kp.is_finite() && (0.0..=1.0).contains(&kp),
-            "kp",
-            format!("k_p must be in [0, 1], got {kp}"),
-        );
-        check(
-            (1..=MAX_ITERATIONS).contains(&self.max_iterations),
-            "max_iterations",
-            format!(
-                "max_iterations must be in 1..={MAX_ITERATIONS}, got {}",
-                self.max_iterations
-            ),
-        );
-        check(
-            (1..=MAX_CONTACT_SWEEPS).contains(&self.contact_sweeps),
-            "contact_sweeps",
-            format!(
-                "contact_sweeps must be in 1..={MAX_CONTACT_SWEEPS}, got {}",
-                self.contact_sweeps
-            ),
-        );
-        let t = self.tolerance;
-        check(
-            t.is_finite() && t > 0.0,
-            "tolerance",
-            format!("tolerance must be finite and > 0, got {t}"),
-        );
-        for (field, v) in [
-            ("rolling_friction", self.rolling_friction),
-            ("spinning_friction", self.spinning_friction),
-        ] {
-            check(
-                v.is_finite() && v >= 0.0,
-                field,
-                format!("{field} must be finite and ≥ 0, got {v}"),
-            );
-        }
         let rv = self.rest_velocity;
-        check(
-            rv.is_finite() && rv >= 0.0,
-            "rest_velocity",
-            format!("rest_velocity must be ≥ 0, got {rv}"),
-        );
-        let c = self.cohesion;
-        check(
-            c.is_finite() && c >= 0.0,
-            "cohesion",
-            format!("cohesion c must be finite and ≥ 0 (N), got {c}"),
-        );
-        let ms = self.equivalent_friction;
-        check(
-            ms.is_finite() && ms >= 0.0,
-            "equivalent_friction",
-            format!("μ* must be finite and ≥ 0 (0 = derived from μ and c), got {ms}"),
-        );
-        let w = self.ccp_omega;
-        check(
-            w.is_finite() && w > 0.0 && w < 2.0,
-            "ccp_omega",
-            format!("ω must be in (0, 2), got {w}"),
-        );
-        let tau = self.ccp_tau;
-        check(
-            tau.is_finite() && tau > 0.0 && tau <= 1.0,
-            "ccp_tau",
-            format!("τ must be in (0, 1], got {tau}"),
-        );
-        let er = self.error_reduction;
-        check(
-            er.is_finite() && (0.0..=1.0).contains(&er),
-            "error_reduction",
-            format!("error_reduction ε must be in [0, 1], got {er}"),
-        );
-        let f = self.contact_hertz;
-        check(
-            f.is_finite() && f > 0.0,
-            "contact_hertz",
-            format!("contact_hertz must be finite and > 0 (Hz), got {f}"),
-        );
-        let z = self.contact_damping_ratio;
-        check(
-            z.is_finite() && z >= 0.0,
-            "contact_damping_ratio",
-            format!("contact_damping_ratio ζ must be finite and ≥ 0, got {z}"),
-        );
-        let v = self.contact_push_speed;
-        check(
-            v.is_finite() && v > 0.0,
-            "contact_push_speed",
-            format!("contact_push_speed must be finite and > 0 (m/s), got {v}"),
-        );
         check(
             self.resting_model == RestingModel::Hard || (self.contact_pass && rv > 0.0),
             "resting_model",

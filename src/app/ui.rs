@@ -984,7 +984,7 @@ pub fn export_csv(path: &std::path::Path, samples: &[EnergySample]) -> Result<us
 /// A slider on a logarithmic scale with a label and a hover text (the Solver panel's
 /// iteration counts, tolerances and λ).
 /// A slider for a numeric parameter with its row of the parameter table: the slider's
-/// range, the label ([`param_label`]) and, on hover, its meaning and valid values.
+/// range, the label ([`ParamSpec::label`]) and, on hover, its meaning and valid values.
 fn param_slider<N: egui::emath::Numeric>(ui: &mut egui::Ui, spec: &ParamSpec, value: &mut N) {
     let Some(range) = spec.slider else {
         return;
@@ -992,7 +992,7 @@ fn param_slider<N: egui::emath::Numeric>(ui: &mut egui::Ui, spec: &ParamSpec, va
     ui.add(
         egui::Slider::new(value, N::from_f64(range.min)..=N::from_f64(range.max))
             .logarithmic(range.log)
-            .text(param_label(spec)),
+            .text(spec.label()),
     )
     .on_hover_text(format!(
         "{}. {}{}.",
@@ -1004,19 +1004,6 @@ fn param_slider<N: egui::emath::Numeric>(ui: &mut egui::Ui, spec: &ParamSpec, va
             format!(" ({})", spec.unit)
         }
     ));
-}
-
-/// A parameter as the panel labels it: its field name in words, its symbol and unit,
-/// e.g. "rest velocity (m/s)", "restitution e", "rolling friction μ_r (m)".
-pub fn param_label(spec: &ParamSpec) -> String {
-    let mut label = spec.field.replace('_', " ");
-    if !spec.symbol.is_empty() {
-        label = format!("{label} {}", spec.symbol);
-    }
-    if !spec.unit.is_empty() {
-        label = format!("{label} ({})", spec.unit);
-    }
-    label
 }
 
 fn capitalised(text: &str) -> String {

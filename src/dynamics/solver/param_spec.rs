@@ -46,6 +46,9 @@ pub struct ParamSpec {
     /// The field's name in [`SolverParams`], scene files (`params: (...)`) and
     /// `run --set`.
     pub field: &'static str,
+    /// Its name in words as the panel labels it, before the symbol ("" when the symbol
+    /// says it all).
+    pub name: &'static str,
     /// The [`Param`] that names it to the methods' capability lists; `None` for the soft
     /// resting model's settings, which only scene files and `run --set` change.
     pub param: Option<Param>,
@@ -86,6 +89,7 @@ use Bound::{Closed, Open, Unbounded};
 pub const PARAMS: &[ParamSpec] = &[
     ParamSpec {
         field: "restitution",
+        name: "restitution",
         param: Some(Param::Restitution),
         symbol: "e",
         unit: "",
@@ -95,6 +99,7 @@ pub const PARAMS: &[ParamSpec] = &[
     },
     ParamSpec {
         field: "friction",
+        name: "friction",
         param: Some(Param::Friction),
         symbol: "μ",
         unit: "",
@@ -104,6 +109,7 @@ pub const PARAMS: &[ParamSpec] = &[
     },
     ParamSpec {
         field: "lambda",
+        name: "",
         param: Some(Param::Lambda),
         symbol: "λ",
         unit: "",
@@ -113,6 +119,7 @@ pub const PARAMS: &[ParamSpec] = &[
     },
     ParamSpec {
         field: "kp",
+        name: "",
         param: Some(Param::Kp),
         symbol: "k_p",
         unit: "",
@@ -122,6 +129,7 @@ pub const PARAMS: &[ParamSpec] = &[
     },
     ParamSpec {
         field: "max_iterations",
+        name: "iterations",
         param: Some(Param::MaxIterations),
         symbol: "",
         unit: "sweeps",
@@ -134,6 +142,7 @@ pub const PARAMS: &[ParamSpec] = &[
     },
     ParamSpec {
         field: "contact_sweeps",
+        name: "contact sweeps",
         param: Some(Param::ContactSweeps),
         symbol: "",
         unit: "sweeps",
@@ -146,6 +155,7 @@ pub const PARAMS: &[ParamSpec] = &[
     },
     ParamSpec {
         field: "tolerance",
+        name: "tolerance",
         param: Some(Param::Tolerance),
         symbol: "",
         unit: "",
@@ -155,6 +165,7 @@ pub const PARAMS: &[ParamSpec] = &[
     },
     ParamSpec {
         field: "rest_velocity",
+        name: "rest velocity",
         param: Some(Param::RestVelocity),
         symbol: "",
         unit: "m/s",
@@ -164,6 +175,7 @@ pub const PARAMS: &[ParamSpec] = &[
     },
     ParamSpec {
         field: "contact_pass",
+        name: "contact pass",
         param: Some(Param::ContactPass),
         symbol: "",
         unit: "",
@@ -173,6 +185,7 @@ pub const PARAMS: &[ParamSpec] = &[
     },
     ParamSpec {
         field: "cohesion",
+        name: "cohesion",
         param: Some(Param::Cohesion),
         symbol: "c",
         unit: "N",
@@ -182,6 +195,7 @@ pub const PARAMS: &[ParamSpec] = &[
     },
     ParamSpec {
         field: "equivalent_friction",
+        name: "equivalent friction",
         param: Some(Param::EquivalentFriction),
         symbol: "μ*",
         unit: "",
@@ -191,6 +205,7 @@ pub const PARAMS: &[ParamSpec] = &[
     },
     ParamSpec {
         field: "ccp_omega",
+        name: "relaxation",
         param: Some(Param::CcpOmega),
         symbol: "ω",
         unit: "",
@@ -200,6 +215,7 @@ pub const PARAMS: &[ParamSpec] = &[
     },
     ParamSpec {
         field: "ccp_tau",
+        name: "relaxation",
         param: Some(Param::CcpTau),
         symbol: "τ",
         unit: "",
@@ -209,6 +225,7 @@ pub const PARAMS: &[ParamSpec] = &[
     },
     ParamSpec {
         field: "mdp_friction",
+        name: "friction law",
         param: Some(Param::MdpFriction),
         symbol: "",
         unit: "",
@@ -218,6 +235,7 @@ pub const PARAMS: &[ParamSpec] = &[
     },
     ParamSpec {
         field: "error_reduction",
+        name: "error reduction",
         param: Some(Param::ErrorReduction),
         symbol: "ε",
         unit: "",
@@ -227,6 +245,7 @@ pub const PARAMS: &[ParamSpec] = &[
     },
     ParamSpec {
         field: "rolling_friction",
+        name: "rolling resistance",
         param: Some(Param::RollingFriction),
         symbol: "μ_r",
         unit: "m",
@@ -236,6 +255,7 @@ pub const PARAMS: &[ParamSpec] = &[
     },
     ParamSpec {
         field: "spinning_friction",
+        name: "spinning friction",
         param: Some(Param::SpinningFriction),
         symbol: "μ_s",
         unit: "m",
@@ -245,6 +265,7 @@ pub const PARAMS: &[ParamSpec] = &[
     },
     ParamSpec {
         field: "resting_model",
+        name: "resting contacts",
         param: Some(Param::RestingModel),
         symbol: "",
         unit: "",
@@ -254,6 +275,7 @@ pub const PARAMS: &[ParamSpec] = &[
     },
     ParamSpec {
         field: "contact_hertz",
+        name: "contact frequency",
         param: None,
         symbol: "f",
         unit: "Hz",
@@ -263,6 +285,7 @@ pub const PARAMS: &[ParamSpec] = &[
     },
     ParamSpec {
         field: "contact_damping_ratio",
+        name: "contact damping ratio",
         param: None,
         symbol: "ζ",
         unit: "",
@@ -272,6 +295,7 @@ pub const PARAMS: &[ParamSpec] = &[
     },
     ParamSpec {
         field: "contact_push_speed",
+        name: "push speed",
         param: None,
         symbol: "",
         unit: "m/s",
@@ -280,6 +304,22 @@ pub const PARAMS: &[ParamSpec] = &[
         summary: "Soft: fastest speed at which the bias pushes overlapping bodies apart",
     },
 ];
+
+impl ParamSpec {
+    /// The panel's label: name, symbol and SI unit, e.g. "restitution e",
+    /// "rest velocity (m/s)", "rolling resistance μ_r (m)", "λ", "iterations".
+    pub fn label(&self) -> String {
+        let mut label = [self.name, self.symbol]
+            .into_iter()
+            .filter(|s| !s.is_empty())
+            .collect::<Vec<_>>()
+            .join(" ");
+        if !self.unit.is_empty() && !matches!(self.domain, Domain::Count { .. }) {
+            label = format!("{label} ({})", self.unit);
+        }
+        label
+    }
+}
 
 /// The spec of the field named `field`, if it is one.
 pub fn spec(field: &str) -> Option<&'static ParamSpec> {

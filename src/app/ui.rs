@@ -598,26 +598,19 @@ pub fn open_scene(p: &mut PanelParams, path: &std::path::Path) {
     }
 }
 
-fn solver_section(ui: &mut egui::Ui, p: &mut PanelParams) {
-    let current = p.sim.world.solver_kind();
-    let mut chosen = current;
-    egui::ComboBox::from_id_salt("solver")
-        .selected_text(solver_label(current))
-        .show_ui(ui, |ui| {
-            for k in SolverKind::ALL {
-                ui.selectable_value(&mut chosen, k, solver_label(k));
-            }
-        })
-        .response
-        .on_hover_text("Switching takes effect on the next step; the bodies keep their state");
-    if chosen != current {
-        p.sim.set_solver(chosen);
-    }
+/// The controls of the parameters method `kind` reads ([`SolverKind::parameters`]),
+/// numeric ones as sliders from the parameter table (`param_spec::PARAMS`). Returns
+/// the fields it drew, in order.
+fn parameter_controls(
+    ui: &mut egui::Ui,
+    kind: SolverKind,
+    params: &mut SolverParams,
+) -> Vec<&'static str> {
+    let chosen = kind;
     // Only the parameters the method reads, as the method states them.
     let read = chosen.parameters();
     let reads = |p: Param| read.contains(&p);
-    let before: SolverParams = p.sim.world.params.clone();
-    let params = &mut p.sim.world.params;
+    let mut drawn = Vec::new();
     // The numeric parameters, with the ranges, labels and meanings of the parameter
     // table (`param_spec::PARAMS`), in its order.
     for (param, value) in [
@@ -637,6 +630,7 @@ fn solver_section(ui: &mut egui::Ui, p: &mut PanelParams) {
     ] {
         if reads(param) {
             param_slider(ui, param.spec(), value);
+            drawn.push(param.spec().field);
         }
     }
     for (param, value) in [
@@ -645,9 +639,11 @@ fn solver_section(ui: &mut egui::Ui, p: &mut PanelParams) {
     ] {
         if reads(param) {
             param_slider(ui, param.spec(), value);
+            drawn.push(param.spec().field);
         }
     }
     if reads(Param::MdpFriction) {
+        drawn.push(Param::MdpFriction.spec().field);
         use crate::dynamics::solver::mdp::FrictionLaw;
         ui.horizontal(|ui| {
             ui.label("friction law");
@@ -658,10 +654,12 @@ fn solver_section(ui: &mut egui::Ui, p: &mut PanelParams) {
         });
     }
     if reads(Param::ContactPass) {
+        drawn.push(Param::ContactPass.spec().field);
         ui.checkbox(&mut params.contact_pass, "contact pass")
             .on_hover_text("After the method, a warm-started contact pass (projected Gauss-Seidel, then shock propagation: Guendelman et al. 2003, paper 000 ref. 54) takes the resting contacts, so piles come to rest. Every method leaves its contacts slower than the rest velocity to it.");
     }
     if reads(Param::RestingModel) {
+        drawn.push(Param::RestingModel.spec().field);
         use crate::dynamics::solver::RestingModel;
         ui.horizontal(|ui| {
             ui.label("resting contacts");
@@ -671,6 +669,27 @@ fn solver_section(ui: &mut egui::Ui, p: &mut PanelParams) {
                 .on_hover_text("Box2D's soft step: one biased sweep of spring-damper contacts (30 Hz, damping ratio 10) and one relax sweep per step; overlap is pushed out by the springs. Several times faster on piles; a resting body sits about 0.3 mm deep per weight it carries. Needs a rest velocity above 0.");
         });
     }
+    drawn
+}
+
+fn solver_section(ui: &mut egui::Ui, p: &mut PanelParams) {
+    let current = p.sim.world.solver_kind();
+    let mut chosen = current;
+    egui::ComboBox::from_id_salt("solver")
+        .selected_text(solver_label(current))
+        .show_ui(ui, |ui| {
+            for k in SolverKind::ALL {
+                ui.selectable_value(&mut chosen, k, solver_label(k));
+            }
+        })
+        .response
+        .on_hover_text("Switching takes effect on the next step; the bodies keep their state");
+    if chosen != current {
+        p.sim.set_solver(chosen);
+    }
+    let before: SolverParams = p.sim.world.params.clone();
+    let params = &mut p.sim.world.params;
+    parameter_controls(ui, chosen, params);
     if params.validate().is_err() {
         *params = before;
     }
@@ -1016,6 +1035,32 @@ fn capitalised(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The Solver panel draws a control for exactly the parameters each method reads,
+    /// and nothing else (the parameter table's rows; tests/params.rs checks the table
+    /// against validation, the CLI and the docs).
+    #[test]
+    fn the_panel_draws_exactly_the_parameters_a_method_reads() {
+        let ctx = egui::Context::default();
+        for kind in SolverKind::ALL {
+            let mut params = SolverParams::default();
+            let mut drawn = Vec::new();
+            let mut output = ctx.run_ui(egui::RawInput::default(), |ui| {
+                drawn = parameter_controls(ui, kind, &mut params);
+            });
+            // No renderer here: the font atlas upload is dropped.
+            output.textures_delta.clear();
+            let mut read: Vec<&str> = kind.parameters().iter().map(|p| p.spec().field).collect();
+            read.sort_unstable();
+            drawn.sort_unstable();
+            assert_eq!(drawn, read, "{kind}");
+            assert_eq!(
+                params,
+                SolverParams::default(),
+                "{kind}: drawing changed a value"
+            );
+        }
+    }
 
     /// Status lines sent as messages by other plugins (screenshots, recordings) reach the
     /// status line; of several in one frame the last is shown, as when they were written

@@ -6,8 +6,9 @@
 //!
 //! `cargo bench --no-default-features --bench peer [-- SCENE[,SCENE...] [STEPS] [METHOD...]
 //! [--threads N] [--chunk N] [--budget SECONDS] [--resting hard|soft] [--restitution E]
-//! [--friction MU]]` (`--restitution`, `--friction`: every engine's e or μ in every scene
-//! instead of the scene's; default: `all`,
+//! [--friction MU] [--seed N]]` (`--restitution`, `--friction`: every engine's e or μ in
+//! every scene instead of the scene's; `--seed`: the lattice's seed (orientations,
+//! jitter) instead of the scene's, for a spread over piles; default: `all`,
 //! the five scenes below; 3,000 steps = 5 s at dt = 1/600; every method; one thread;
 //! chunks of 100 steps; no budget; `SolverParams::resting_model` at its default). `--no-default-features` only spares building the app; `cargo bench --bench
 //! peer` runs the same program.
@@ -116,8 +117,9 @@ struct Pile {
 }
 
 /// Build the pile `name` through the project's scene types (lattice generator, exact
-/// mass properties), or say which names exist.
-fn pile(name: &str) -> Result<Pile, String> {
+/// mass properties), with its own lattice seed or `override_seed`, or say which names
+/// exist.
+fn pile(name: &str, override_seed: Option<u64>) -> Result<Pile, String> {
     let sphere_box = |count: usize| {
         // 9 × 7 sites per layer of pitch 6.6 m; the walls reach 20 m above the top layer.
         let layers = count.div_ceil(63) as f64;
@@ -185,7 +187,7 @@ fn pile(name: &str) -> Result<Pile, String> {
         if sleeping { "on" } else { "off" }
     );
     let mut scene = Scene::new(name);
-    scene.seed = seed;
+    scene.seed = override_seed.unwrap_or(seed);
     scene.containers.push(ContainerSpec::Box {
         center: V3::default(),
         half_size: Vector(half_size),
@@ -573,6 +575,7 @@ fn main() {
         "resting",
         "restitution",
         "friction",
+        "seed",
     ])
     .unwrap_or_else(|e| fail(&e));
     let mut scenes = args.scenes(&PILES);
@@ -604,10 +607,21 @@ fn main() {
         },
         Err(e) => fail(&e),
     };
+    let seed: Option<u64> = match args.option::<String>("seed", String::new()) {
+        Ok(v) if v.is_empty() => None,
+        Ok(v) => Some(
+            v.parse()
+                .unwrap_or_else(|_| fail("--seed must be a whole number ≥ 0")),
+        ),
+        Err(e) => fail(&e),
+    };
     let piles: Vec<Pile> = scenes
         .iter()
         .map(|s| {
-            let mut p = pile(s).unwrap_or_else(|e| fail(&e));
+            let mut p = pile(s, seed).unwrap_or_else(|e| fail(&e));
+            if let Some(seed) = seed {
+                p.description = format!("{} (seed {seed})", p.description);
+            }
             if let Some(restitution) = restitution {
                 p.restitution = restitution;
                 p.description = format!("{} (e set to {restitution})", p.description);

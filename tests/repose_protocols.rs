@@ -376,3 +376,60 @@ fn frictionless_pile_goes_flat_when_the_wall_is_removed() {
         );
     }
 }
+
+/// Runs of two protocols at the same point (scene, method, μ, e, seed) into one
+/// statepoint directory keep their own files, the CSV's `protocol` column names each
+/// run's protocol, and `merge` rebuilds both rows from the statepoints, wall removal first.
+#[test]
+fn two_protocols_at_one_point_stay_apart_through_merge() {
+    let dir = tempfile::tempdir().unwrap();
+    let sp = dir.path().join("runs");
+    for (protocol, out) in [("tilt", "tilt.csv"), ("wall", "wall.csv")] {
+        let out = dir.path().join(out);
+        let o = run(&[
+            "repose",
+            TINY,
+            "--protocol",
+            protocol,
+            "--max-time",
+            "0.2",
+            "--statepoints",
+            sp.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    let mut names: Vec<String> = std::fs::read_dir(&sp)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "repose_tiny_sqm_mu0.3_e0.3_seed7.json",
+            "repose_tiny_sqm_mu0.3_e0.3_seed7_tilt.json"
+        ]
+    );
+    let merged = dir.path().join("merged.csv");
+    let o = run(&[
+        "merge",
+        sp.to_str().unwrap(),
+        "--out",
+        merged.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let csv = std::fs::read_to_string(&merged).unwrap();
+    let lines: Vec<&str> = csv.lines().collect();
+    assert!(lines[0].ends_with(",protocol,wall_clock_s"), "{}", lines[0]);
+    assert_eq!(lines.len(), 3, "{csv}");
+    let protocol = |line: &str| line.rsplit(',').nth(1).unwrap().to_string();
+    assert_eq!(protocol(lines[1]), "tilt");
+    assert_eq!(protocol(lines[2]), "wall_removal");
+    // Each run's own CSV has the same row as the merged one.
+    for (file, line) in [("tilt.csv", lines[1]), ("wall.csv", lines[2])] {
+        let own = std::fs::read_to_string(dir.path().join(file)).unwrap();
+        assert_eq!(own.lines().nth(1), Some(line), "{file}");
+    }
+}

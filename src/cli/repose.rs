@@ -218,6 +218,7 @@ pub fn columns() -> Vec<String> {
             "slumping_settled",
             "bodies_lost",
             "pack_friction",
+            "protocol",
             "wall_clock_s",
         ]
         .map(String::from),
@@ -447,10 +448,19 @@ pub fn repose(args: ReposeArgs) -> Result<(), Failure> {
                 .iter()
                 .map(|c| format!("warning: {scene_name}, {}: {c}", p.label()))
                 .collect();
-            let row = csv_row(&scene_name, &shape, &scene, p, &r, bodies, wall);
+            let row = csv_row(
+                &scene_name,
+                &shape,
+                &scene,
+                p,
+                &r,
+                bodies,
+                wall,
+                config.protocol,
+            );
             if let Some(dir) = &statepoints {
                 let sp = statepoint(&args.scene, &scene_name, &scene, &config, p, &r, &row);
-                let path = dir.join(statepoint_name(&scene_name, &scene, p));
+                let path = dir.join(statepoint_name(&scene_name, &scene, p, config.protocol));
                 let text = serde_json::to_string_pretty(&sp)
                     .map_err(|e| Failure::runtime(format!("statepoint: {e}")))?;
                 output::write_file(&path, (text + "\n").as_bytes())
@@ -578,6 +588,7 @@ fn slope_after_tilt(r: &ReposeResult) -> f64 {
 }
 
 /// The CSV row of one run, in the order of [`columns`].
+#[allow(clippy::too_many_arguments)]
 fn csv_row(
     scene_name: &str,
     shape: &str,
@@ -586,6 +597,7 @@ fn csv_row(
     result: &ReposeResult,
     bodies: usize,
     wall: f64,
+    protocol: Protocol,
 ) -> Vec<String> {
     let m = &result.measurement;
     let mut row = vec![
@@ -609,6 +621,7 @@ fn csv_row(
         result.slumping.settled.to_string(),
         result.bodies_lost.to_string(),
         result.pack_friction.to_string(),
+        protocol.name().to_string(),
         format!("{wall:.3}"),
     ]);
     row
@@ -654,17 +667,23 @@ fn make_dir(flag: &str, dir: &Path) -> Result<(), Failure> {
     }
 }
 
-/// A run's name in file names: its merge key, `SCENE_SOLVER_mu{μ}_e{e}_seed{S}`.
-fn run_name(scene_name: &str, scene: &Scene, p: Point) -> String {
-    format!(
+/// A run's name in file names: its merge key, `SCENE_SOLVER_mu{μ}_e{e}_seed{S}`, then
+/// `_{protocol}` for a protocol other than the wall's (so runs of two protocols into one
+/// directory keep their own files).
+fn run_name(scene_name: &str, scene: &Scene, p: Point, protocol: Protocol) -> String {
+    let name = format!(
         "{scene_name}_{}_mu{}_e{}_seed{}",
         scene.solver, p.friction, scene.params.restitution, p.seed
-    )
+    );
+    match protocol {
+        Protocol::Wall => name,
+        other => format!("{name}_{}", other.name()),
+    }
 }
 
 /// A run's statepoint file name: `run_name.json`.
-fn statepoint_name(scene_name: &str, scene: &Scene, p: Point) -> String {
-    run_name(scene_name, scene, p) + ".json"
+fn statepoint_name(scene_name: &str, scene: &Scene, p: Point, protocol: Protocol) -> String {
+    run_name(scene_name, scene, p, protocol) + ".json"
 }
 
 /// Where and how often a sweep writes VTK series (`--vtk-dir`, `--vtk-every`).
@@ -796,7 +815,8 @@ fn run_point(
     let vtk_out = vtk
         .map(|v| {
             output::OutputDir::create(
-                &v.dir.join(run_name(&v.scene_name, &scene, p)),
+                &v.dir
+                    .join(run_name(&v.scene_name, &scene, p, config.protocol)),
                 impulse_lab::vtk::is_series_file,
             )
             .map_err(|e| Failure::runtime(format!("{label}: --vtk-dir: {e}")))
@@ -959,8 +979,11 @@ fn run_point_recorded(
     Err(Failure::invalid("--video-dir needs the app"))
 }
 
-/// The merge key: (scene, solver, μ, e, seed), the sweep's canonical order.
-fn key(r: &csv::StringRecord, file: &str) -> Result<(String, String, f64, f64, u64), Failure> {
+/// The merge key: (scene, solver, μ, e, seed, protocol), the sweep's canonical order.
+type MergeKey = (String, String, f64, f64, u64, String);
+
+/// A row's [`MergeKey`].
+fn key(r: &csv::StringRecord, file: &str) -> Result<MergeKey, Failure> {
     let field = |i: usize| r.get(i).unwrap_or("");
     let num = |i: usize, name: &str| {
         field(i)
@@ -975,6 +998,13 @@ fn key(r: &csv::StringRecord, file: &str) -> Result<(String, String, f64, f64, u
         field(5).parse().map_err(|_| {
             Failure::invalid(format!("{file}: seed '{}' is not a whole number", field(5)))
         })?,
+        field(
+            columns()
+                .iter()
+                .position(|c| c == "protocol")
+                .unwrap_or(usize::MAX),
+        )
+        .to_string(),
     ))
 }
 
@@ -1036,12 +1066,13 @@ pub fn merge(args: MergeArgs) -> Result<(), Failure> {
             .then(a.2.total_cmp(&b.2))
             .then(a.3.total_cmp(&b.3))
             .then(a.4.cmp(&b.4))
+            .then(a.5.cmp(&b.5))
     });
     if let Some(w) = rows.windows(2).find(|w| w[0].0 == w[1].0) {
         let k = &w[0].0;
         return Err(Failure::invalid(format!(
-            "the run ({}, {}, μ = {}, e = {}, seed {}) appears twice",
-            k.0, k.1, k.2, k.3, k.4
+            "the run ({}, {}, μ = {}, e = {}, seed {}, protocol {}) appears twice",
+            k.0, k.1, k.2, k.3, k.4, k.5
         )));
     }
     output::check_distinct(

@@ -88,7 +88,26 @@ fn lesson_painleve_rod() {
 
 #[test]
 fn lesson_repose_friction() {
-    passes("repose_friction");
+    let o = passes("repose_friction");
+    // Every settle phase of both runs came to rest under the repose command's rule
+    // (a capped phase fails the check, so `passes` holds it; this says it by name).
+    let rest: Vec<_> = o
+        .figures
+        .iter()
+        .filter(|f| f.name.contains("time to rest"))
+        .collect();
+    assert_eq!(rest.len(), 4, "packing and slumping at both μ:\n{o}");
+    assert!(rest.iter().all(|f| f.pass && f.measured < 30.0), "{o}");
+    // The rough pile stands steeper than the smooth one by more than both error bars.
+    let (lo, hi) = (
+        figure(&o, "angle of repose at μ = 0 "),
+        figure(&o, "angle of repose at μ = 0.5 "),
+    );
+    let (e_lo, e_hi) = (
+        figure(&o, "error bar ε at μ = 0 "),
+        figure(&o, "error bar ε at μ = 0.5 "),
+    );
+    assert!(hi - lo > e_lo + e_hi, "{lo} ± {e_lo} vs {hi} ± {e_hi}\n{o}");
 }
 
 /// The lesson text of `tetrahedra_energy` with `from` replaced by `to`.

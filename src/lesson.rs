@@ -178,10 +178,14 @@ pub enum Check {
     /// (1 + 3 cos²θ)/(3 sin θ cos θ), 4/3 at θ = atan 2). |λ − (−D⁻¹ b)| ≤ `tol` |λ|.
     PainleveStick { body: usize, tol: f64 },
     /// Angle-of-repose experiment (paper 000 §7.5, `crate::repose`) run twice, with
-    /// friction `low_friction` and `high_friction`, each settle phase capped at
-    /// `max_time` s: the pile with less friction must slump lower, i.e. its mean body
-    /// centre height after slumping is smaller. The angles are reported too.
-    ReposeSlump {
+    /// friction `low_friction` and `high_friction`, each run's packing and slumping
+    /// phases ended by the rest rule of the `repose` command ([`ReposeConfig`]'s
+    /// defaults: K / ΔU below 10⁻⁶ for 0.5 s) or by the cap of `max_time` s per phase.
+    /// Each phase must have come to rest (a capped phase fails the check), and the
+    /// angles θ ± ε (ε: half the spread of the eight row angles, the measurement of
+    /// `crate::repose::measure`) must differ by more than their error bars:
+    /// θ_high − θ_low > ε_low + ε_high.
+    ReposeAtRest {
         low_friction: f64,
         high_friction: f64,
         max_time: f64,
@@ -196,7 +200,7 @@ impl Check {
             Check::SpinAfterImpact { .. } => "SpinAfterImpact",
             Check::RollingTime { .. } => "RollingTime",
             Check::PainleveStick { .. } => "PainleveStick",
-            Check::ReposeSlump { .. } => "ReposeSlump",
+            Check::ReposeAtRest { .. } => "ReposeAtRest",
         }
     }
 }
@@ -559,7 +563,7 @@ impl Lesson {
                     ));
                 }
             }
-            Check::ReposeSlump {
+            Check::ReposeAtRest {
                 low_friction,
                 high_friction,
                 max_time,
@@ -647,11 +651,11 @@ impl Lesson {
             Check::PainleveStick { body, tol } => {
                 painleve_stick(&scene, *body, *tol, steps_of_scene, &mut out, observe)?
             }
-            Check::ReposeSlump {
+            Check::ReposeAtRest {
                 low_friction,
                 high_friction,
                 max_time,
-            } => repose_slump(
+            } => repose_at_rest(
                 &scene,
                 (*low_friction, *high_friction),
                 *max_time,
@@ -971,14 +975,14 @@ fn painleve_stick(
     Ok(())
 }
 
-fn repose_slump(
+fn repose_at_rest(
     scene: &Scene,
     (low, high): (f64, f64),
     max_time: f64,
     out: &mut CheckOutcome,
     observe: &mut Observer<'_>,
 ) -> Result<(), LessonError> {
-    let mut heights = Vec::new();
+    let mut angles = Vec::new();
     for mu in [low, high] {
         let mut s = scene.clone();
         s.params.friction = mu;
@@ -987,6 +991,10 @@ fn repose_slump(
             max_time,
             ..ReposeConfig::for_scene(&s)
         };
+        let rest = format!(
+            "K/ΔU < {:e} for {} s within {max_time} s",
+            config.ke_ratio, config.hold
+        );
         let mut exp = ReposeExperiment::new(world, config)?;
         let pile = |e: &ReposeExperiment| -> Vec<usize> {
             (0..e.world.bodies.len())
@@ -994,34 +1002,38 @@ fn repose_slump(
                 .collect()
         };
         observe(&exp.world, &pile(&exp));
-        let angle = exp
-            .run(|e| observe(&e.world, &pile(e)))?
-            .measurement
-            .angle_deg;
-        let (mut sum, mut n) = (0.0, 0usize);
-        for (i, b) in exp.world.bodies.iter().enumerate() {
-            if !b.is_static() && !exp.is_lost(i) {
-                sum += b.position.z;
-                n += 1;
-            }
+        let r = exp.run(|e| observe(&e.world, &pile(e)))?;
+        for (phase, report) in [("packing", &r.packing), ("slumping", &r.slumping)] {
+            out.push(
+                format!("{phase} at μ = {mu}: time to rest (s)"),
+                report.duration,
+                rest.clone(),
+                report.settled,
+            );
         }
-        let mean = sum / n as f64;
+        let m = &r.measurement;
+        let settled = r.packing.settled && r.slumping.settled;
         out.push(
-            format!("angle of repose at μ = {mu} (deg, 8 × 16 grid)"),
-            angle,
-            "reported".into(),
-            angle.is_finite(),
+            format!("angle of repose at μ = {mu} (deg)"),
+            m.angle_deg,
+            format!("± {:.2}° (ε), at rest", m.error_deg),
+            m.angle_deg.is_finite() && settled,
         );
-        heights.push((mu, mean));
-    }
-    let lower = heights[0].1 < heights[1].1;
-    for (mu, h) in heights {
         out.push(
-            format!("mean centre height after slumping, μ = {mu} (m)"),
-            h,
-            format!("μ = {low} lower than μ = {high}"),
-            lower,
+            format!("error bar ε at μ = {mu} (deg, row spread / 2)"),
+            m.error_deg,
+            "finite".into(),
+            m.error_deg.is_finite(),
         );
+        angles.push((m.angle_deg, m.error_deg));
     }
+    let ((lo, e_lo), (hi, e_hi)) = (angles[0], angles[1]);
+    let bars = e_lo + e_hi;
+    out.push(
+        format!("θ(μ = {high}) − θ(μ = {low}) (deg)"),
+        hi - lo,
+        format!("> ε sum = {bars:.2}°"),
+        hi - lo > bars,
+    );
     Ok(())
 }

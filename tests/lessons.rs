@@ -88,7 +88,52 @@ fn lesson_painleve_rod() {
 
 #[test]
 fn lesson_repose_friction() {
-    passes("repose_friction");
+    let o = passes("repose_friction");
+    // Every settle phase of both runs came to rest under the repose command's rule
+    // (a capped phase fails the check, so `passes` holds it; this says it by name).
+    let rest: Vec<_> = o
+        .figures
+        .iter()
+        .filter(|f| f.name.contains("time to rest"))
+        .collect();
+    assert_eq!(rest.len(), 4, "packing and slumping at both μ:\n{o}");
+    assert!(rest.iter().all(|f| f.pass && f.measured < 30.0), "{o}");
+    // The rough pile stands steeper than the smooth one by more than both error bars.
+    let (lo, hi) = (
+        figure(&o, "angle of repose at μ = 0 "),
+        figure(&o, "angle of repose at μ = 0.5 "),
+    );
+    let (e_lo, e_hi) = (
+        figure(&o, "error bar ε at μ = 0 "),
+        figure(&o, "error bar ε at μ = 0.5 "),
+    );
+    assert!(hi - lo > e_lo + e_hi, "{lo} ± {e_lo} vs {hi} ± {e_hi}\n{o}");
+}
+
+/// A phase cut off by the cap is not at rest: with 1.5 s per phase (the piles are still
+/// falling) the repose check fails on its times to rest, whatever the angles.
+#[test]
+fn repose_check_fails_when_a_phase_reaches_its_cap() {
+    let text = std::fs::read_to_string(lesson_path("repose_friction")).unwrap();
+    let capped = text.replacen("max_time: 30.0", "max_time: 1.5", 1);
+    assert_ne!(capped, text, "the lesson's cap is 30 s");
+    let lesson = parse_lesson(&capped, "lessons/repose_capped.ron").unwrap();
+    let o = lesson.run_check().unwrap();
+    assert!(!o.passed(), "{o}");
+    let rest: Vec<_> = o
+        .figures
+        .iter()
+        .filter(|f| f.name.contains("time to rest"))
+        .collect();
+    assert_eq!(rest.len(), 4, "{o}");
+    assert!(rest.iter().all(|f| !f.pass), "{o}");
+    assert!(
+        o.figures
+            .iter()
+            .filter(|f| f.name.starts_with("angle of repose"))
+            .all(|f| !f.pass),
+        "a capped run's angle is not presented as at rest:\n{o}"
+    );
 }
 
 /// The lesson text of `tetrahedra_energy` with `from` replaced by `to`.

@@ -42,6 +42,14 @@ fn figure(o: &impulse_lab::lesson::CheckOutcome, starts: &str) -> f64 {
         .measured
 }
 
+/// The repose check's "time to rest" figures (packing and slumping at each μ).
+fn times_to_rest(o: &impulse_lab::lesson::CheckOutcome) -> Vec<&impulse_lab::lesson::Figure> {
+    o.figures
+        .iter()
+        .filter(|f| f.name.contains("time to rest"))
+        .collect()
+}
+
 #[test]
 fn the_bundled_lessons_are_these_six() {
     let found: Vec<String> = bundled_lessons()
@@ -91,11 +99,7 @@ fn lesson_repose_friction() {
     let o = passes("repose_friction");
     // Every settle phase of both runs came to rest under the repose command's rule
     // (a capped phase fails the check, so `passes` holds it; this says it by name).
-    let rest: Vec<_> = o
-        .figures
-        .iter()
-        .filter(|f| f.name.contains("time to rest"))
-        .collect();
+    let rest = times_to_rest(&o);
     assert_eq!(rest.len(), 4, "packing and slumping at both μ:\n{o}");
     assert!(rest.iter().all(|f| f.pass && f.measured < 30.0), "{o}");
     // The rough pile stands steeper than the smooth one by more than both error bars.
@@ -120,11 +124,7 @@ fn repose_check_fails_when_a_phase_reaches_its_cap() {
     let lesson = parse_lesson(&capped, "lessons/repose_capped.ron").unwrap();
     let o = lesson.run_check().unwrap();
     assert!(!o.passed(), "{o}");
-    let rest: Vec<_> = o
-        .figures
-        .iter()
-        .filter(|f| f.name.contains("time to rest"))
-        .collect();
+    let rest = times_to_rest(&o);
     assert_eq!(rest.len(), 4, "{o}");
     assert!(rest.iter().all(|f| !f.pass), "{o}");
     assert!(

@@ -553,6 +553,19 @@ fn smm_reports_singular_inconsistent_system() {
     }
 }
 
+/// An empty world under gravity with a 3 m tall box whose floor is 2 `half` square.
+fn open_box(kind: SolverKind, params: SolverParams, half: f64) -> World {
+    let mut w = World::new(Vec3::new(0.0, 0.0, -9.81), DT, kind, params).unwrap();
+    w.add_container(Container::Box {
+        center: Vec3::zeros(),
+        half_size: [half, half],
+        height: 3.0,
+        walls: [true; 4],
+        dividers: vec![],
+    });
+    w
+}
+
 /// Spheres and cubes dropped into a box under gravity for 1 s with both methods: every
 /// step succeeds, nothing becomes non-finite, nothing escapes through the floor, and the
 /// ledger's residual stays small compared with the potential energy released.
@@ -566,14 +579,7 @@ fn small_pile_in_a_box_runs_with_both_methods() {
             rest_velocity: 0.05,
             ..Default::default()
         };
-        let mut w = World::new(Vec3::new(0.0, 0.0, -9.81), DT, kind, params).unwrap();
-        w.add_container(Container::Box {
-            center: Vec3::zeros(),
-            half_size: [1.5, 1.5],
-            height: 3.0,
-            walls: [true; 4],
-            dividers: vec![],
-        });
+        let mut w = open_box(kind, params, 1.5);
         let mut rng = ChaCha8Rng::seed_from_u64(3);
         for k in 0..24 {
             let (i, j, l) = (k % 3, (k / 3) % 3, k / 9);
@@ -651,14 +657,7 @@ fn smm_cube_pile_keeps_its_friction_rows() {
         rest_velocity: 0.05,
         ..Default::default()
     };
-    let mut w = World::new(Vec3::new(0.0, 0.0, -9.81), DT, SolverKind::Smm, params).unwrap();
-    w.add_container(Container::Box {
-        center: Vec3::zeros(),
-        half_size: [1.5, 1.5],
-        height: 3.0,
-        walls: [true; 4],
-        dividers: vec![],
-    });
+    let mut w = open_box(SolverKind::Smm, params, 1.5);
     let mut rng = ChaCha8Rng::seed_from_u64(11);
     for k in 0..64 {
         let (i, j, l) = (k % 4, (k / 4) % 4, k / 16);

@@ -345,6 +345,17 @@ fn number(v: f64) -> String {
     }
 }
 
+impl Bound {
+    /// (whether the value itself is allowed, the value); `None` for no bound.
+    fn end(self) -> Option<(bool, f64)> {
+        match self {
+            Closed(x) => Some((true, x)),
+            Open(x) => Some((false, x)),
+            Unbounded => None,
+        }
+    }
+}
+
 impl Domain {
     /// Whether `v` lies in the domain (a count or a switch as a number: an integer in
     /// range, or 0 and 1).
@@ -354,16 +365,12 @@ impl Domain {
         }
         match *self {
             Domain::Real { min, max } => {
-                let above = match min {
-                    Closed(m) => v >= m,
-                    Open(m) => v > m,
-                    Unbounded => true,
-                };
-                let below = match max {
-                    Closed(m) => v <= m,
-                    Open(m) => v < m,
-                    Unbounded => true,
-                };
+                let above = min
+                    .end()
+                    .is_none_or(|(closed, m)| if closed { v >= m } else { v > m });
+                let below = max
+                    .end()
+                    .is_none_or(|(closed, m)| if closed { v <= m } else { v < m });
                 above && below
             }
             Domain::Count { min, max } => {
@@ -378,25 +385,21 @@ impl Domain {
     /// [1, 1e5]", "true or false", "Hard or Soft".
     pub fn text(&self) -> String {
         match *self {
-            Domain::Real { min, max } => match (min, max) {
-                (Unbounded, Unbounded) => "finite".to_string(),
-                (Closed(a), Unbounded) => format!("≥ {}", number(a)),
-                (Open(a), Unbounded) => format!("> {}", number(a)),
-                (Unbounded, Closed(b)) => format!("≤ {}", number(b)),
-                (Unbounded, Open(b)) => format!("< {}", number(b)),
-                (a, b) => {
-                    let (open, lo) = match a {
-                        Closed(x) => ('[', x),
-                        Open(x) => ('(', x),
-                        Unbounded => unreachable!(),
-                    };
-                    let (close, hi) = match b {
-                        Closed(x) => (']', x),
-                        Open(x) => (')', x),
-                        Unbounded => unreachable!(),
-                    };
-                    format!("in {open}{}, {}{close}", number(lo), number(hi))
+            Domain::Real { min, max } => match (min.end(), max.end()) {
+                (None, None) => "finite".to_string(),
+                (Some((closed, a)), None) => {
+                    format!("{} {}", if closed { "≥" } else { ">" }, number(a))
                 }
+                (None, Some((closed, b))) => {
+                    format!("{} {}", if closed { "≤" } else { "<" }, number(b))
+                }
+                (Some((ca, a)), Some((cb, b))) => format!(
+                    "in {}{}, {}{}",
+                    if ca { '[' } else { '(' },
+                    number(a),
+                    number(b),
+                    if cb { ']' } else { ')' }
+                ),
             },
             Domain::Count { min, max } => format!(
                 "an integer in [{}, {}]",

@@ -321,6 +321,29 @@ fn slip_direction(c: &PreparedContact, u0: &Vec3) -> Option<Vec3> {
     (slip > 1e-12 * u0.norm()).then(|| ut / slip)
 }
 
+/// Switch the sticking rows that `chosen` picks to sliding against their pre-impact slip,
+/// or frictionless if they do not slip (step 3's release); returns whether any switched.
+fn release_sticking_where(
+    rows: &mut [Row],
+    prepared: &[PreparedContact],
+    mu: f64,
+    chosen: impl Fn(&Row) -> bool,
+) -> bool {
+    let mut any = false;
+    for row in rows.iter_mut() {
+        if row.mode != Mode::Sticking || !chosen(row) {
+            continue;
+        }
+        let c = &prepared[row.contact];
+        row.mode = match slip_direction(c, &row.u0) {
+            Some(s) => Mode::Sliding { dir: c.n - mu * s },
+            None => Mode::Frictionless,
+        };
+        any = true;
+    }
+    any
+}
+
 /// The Jacobian of a direction e at a contact. The relative velocity along e is
 /// e·u = e·v_a + (r_a × e)·ω_a − e·v_b − (r_b × e)·ω_b, and an impulse λ e on a (−λ e on
 /// b) changes the momenta of a and b by λ (e, r_a × e) and −λ (e, r_b × e) (eqs. 95-102):
@@ -680,25 +703,23 @@ impl SmmSolver {
             iterations
         };
         let mut residual = self.krylov.residual(&mut op);
-        let solved = |residual: f64, x: &[f64]| {
-            residual.is_finite()
-                && x.iter().all(|v| v.is_finite())
-                && residual <= params.tolerance.sqrt()
+        // The bar a solution must meet: √tolerance for the system as posed, √δ =
+        // tolerance^¼ for a regularised or least-squares one (see "Ill-conditioned
+        // systems" in the module doc).
+        let (exact, loose) = (params.tolerance.sqrt(), params.tolerance.sqrt().sqrt());
+        let within = |residual: f64, x: &[f64], bar: f64| {
+            residual.is_finite() && x.iter().all(|v| v.is_finite()) && residual <= bar
         };
-        if symmetric && !solved(residual, &self.krylov.x) {
+        if symmetric && !within(residual, &self.krylov.x, exact) {
             // Ill-conditioned or slightly inconsistent: the regularised system
             // (A + δ diag A) λ = b, accepted if Newton's law and the sticking rows still
             // hold to √δ of ‖b‖ (see "Ill-conditioned systems" in the module doc).
-            let delta = params.tolerance.sqrt();
-            op.damping = delta;
+            op.damping = exact;
             let damped_iterations = self.krylov.cg(&mut op, cap, converged);
             iterations = iterations.saturating_add(damped_iterations);
             op.damping = 0.0;
             let damped_residual = self.krylov.residual(&mut op);
-            if damped_residual.is_finite()
-                && self.krylov.x.iter().all(|v| v.is_finite())
-                && damped_residual <= delta.sqrt()
-            {
+            if within(damped_residual, &self.krylov.x, loose) {
                 report.iterations = report.iterations.saturating_add(iterations);
                 report.hit_iteration_cap = true;
                 return Ok(());
@@ -706,10 +727,8 @@ impl SmmSolver {
             residual = residual.min(damped_residual);
         }
         if !symmetric
-            && residual.is_finite()
-            && self.krylov.x.iter().all(|v| v.is_finite())
-            && residual > params.tolerance.sqrt()
-            && residual <= params.tolerance.sqrt().sqrt()
+            && !within(residual, &self.krylov.x, exact)
+            && within(residual, &self.krylov.x, loose)
         {
             // CGLS stalls at κ² on an ill-conditioned sliding system; its minimum-norm
             // least-squares solution is held to the regularised solution's bar (see
@@ -726,7 +745,7 @@ impl SmmSolver {
                 self.rows.len()
             ));
         }
-        if residual > params.tolerance.sqrt() {
+        if residual > exact {
             return Err(format!(
                 "singular, inconsistent system in a system of {} bodies and {} contacts: relative residual {residual:.3e} \
                  after {iterations} {} iterations (no impulses satisfy every contact's row, e.g. redundant contacts with \
@@ -887,34 +906,16 @@ impl SmmSolver {
         if !(worst > 0.0 && worst.is_finite()) {
             return false;
         }
-        let mut any = false;
-        for row in self.rows.iter_mut() {
-            if row.mode != Mode::Sticking || miss(row, &self.krylov) < 0.1 * worst {
-                continue;
-            }
-            let c = &self.prepared[row.contact];
-            row.mode = match slip_direction(c, &row.u0) {
-                Some(s) => Mode::Sliding { dir: c.n - mu * s },
-                None => Mode::Frictionless,
-            };
-            any = true;
-        }
-        any
+        let krylov = &self.krylov;
+        release_sticking_where(&mut self.rows, &self.prepared, mu, |r| {
+            miss(r, krylov) >= 0.1 * worst
+        })
     }
 
     /// Switch every sticking contact to sliding (or frictionless if it does not slip);
     /// returns whether any was sticking.
     fn release_sticking(&mut self, mu: f64) -> bool {
-        let mut any = false;
-        for row in self.rows.iter_mut().filter(|r| r.mode == Mode::Sticking) {
-            let c = &self.prepared[row.contact];
-            row.mode = match slip_direction(c, &row.u0) {
-                Some(s) => Mode::Sliding { dir: c.n - mu * s },
-                None => Mode::Frictionless,
-            };
-            any = true;
-        }
-        any
+        release_sticking_where(&mut self.rows, &self.prepared, mu, |_| true)
     }
 
     /// Switch every sliding contact to frictionless; returns whether any was sliding.

@@ -14,51 +14,18 @@
 
 mod common;
 
-use common::xvfb_run;
+use common::{run_gui_in_xvfb, xvfb_run};
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitStatus, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, ExitStatus};
 
-/// Run `impulse-lab gui ARGS` under Xvfb (window 960x600) with extra environment
-/// `env`; returns its exit status and everything it wrote (stdout and stderr).
+/// `impulse-lab gui ARGS` under Xvfb in a 960x600 window.
 fn run_gui(
     xvfb: &Path,
     out_dir: &Path,
     args: &[&str],
     env: &[(&str, &Path)],
 ) -> (ExitStatus, String) {
-    std::fs::create_dir_all(out_dir).unwrap();
-    let log_path = out_dir.join("app.log");
-    let log = std::fs::File::create(&log_path).unwrap();
-    let mut cmd = Command::new(xvfb);
-    cmd.args(["-a", "-s", "-screen 0 960x600x24"])
-        .arg(env!("CARGO_BIN_EXE_impulse-lab"))
-        .args(["gui", "--size", "960x600"])
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .env("WGPU_BACKEND", "vulkan")
-        .stdin(Stdio::null())
-        .stdout(log.try_clone().unwrap())
-        .stderr(log);
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let mut child = cmd.spawn().unwrap();
-    let start = Instant::now();
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        if start.elapsed() > Duration::from_secs(1200) {
-            let _ = child.kill();
-            panic!("the app did not exit within 1200 s");
-        }
-        std::thread::sleep(Duration::from_millis(200));
-    };
-    (
-        status,
-        std::fs::read_to_string(&log_path).unwrap_or_default(),
-    )
+    run_gui_in_xvfb(xvfb, out_dir, (960, 600), args, env)
 }
 
 /// F8 twenty times each way, from a fresh start (fast quality on a software

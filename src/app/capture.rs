@@ -5,7 +5,7 @@
 //! A screenshot is captured asynchronously by the renderer; the app exits only after the
 //! requested screenshot has been written, so `--exit-after-frames` never cuts it short.
 
-use super::interaction::Requests;
+use super::interaction::{OrbitCamera, Requests};
 pub use super::launch::Automation;
 use super::launch::ScriptAction;
 use super::messages::StatusMessage;
@@ -13,8 +13,13 @@ use super::render::RenderSettings;
 use super::sets::{ExitSystems, SimulationSystems};
 use super::sim_state::{EnergyHistory, SceneWatcher, SimControl, Simulation};
 use bevy::diagnostic::FrameCount;
+use bevy::input::ButtonState;
+use bevy::input::mouse::{MouseButtonInput, MouseScrollUnit, MouseWheel};
+use bevy::input::touch::TouchPhase;
 use bevy::prelude::*;
 use bevy::render::view::screenshot::{Screenshot, ScreenshotCaptured};
+use bevy::window::{CursorMoved, PrimaryWindow, WindowEvent};
+use bevy_egui::EguiContexts;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -51,6 +56,8 @@ impl Plugin for LabCapturePlugin {
             .init_resource::<Pending>()
             .init_resource::<CaptureState>()
             .add_message::<StatusMessage>()
+            .init_resource::<ScriptedInput>()
+            .add_systems(First, inject_scripted_input)
             .add_systems(Update, run_script.before(SimulationSystems))
             .add_systems(
                 Last,
@@ -80,6 +87,104 @@ fn spawn_screenshot(commands: &mut Commands, path: PathBuf, pending: &Pending) {
         });
 }
 
+/// Mouse input a script feeds in, as the window system would deliver it: what happens at
+/// which frame (see [`inject_scripted_input`]).
+#[derive(Resource, Debug, Default)]
+struct ScriptedInput(Vec<(u32, Synthetic)>);
+
+#[derive(Debug, Clone, Copy)]
+enum Synthetic {
+    /// The cursor moves to this point (logical pixels).
+    Move(Vec2),
+    Button(MouseButton, ButtonState),
+    /// Wheel lines (positive: away from the user).
+    Wheel(f32),
+}
+
+impl ScriptedInput {
+    /// A left-button drag from `at`: the cursor rests there for three frames (egui sees
+    /// what it hovers), the button goes down, six moves of (10, 3.3) px, the button up.
+    fn drag(&mut self, frame: u32, at: Vec2) {
+        self.0.push((frame + 1, Synthetic::Move(at)));
+        self.0.push((
+            frame + 4,
+            Synthetic::Button(MouseButton::Left, ButtonState::Pressed),
+        ));
+        for k in 1..=6 {
+            let to = at + k as f32 * Vec2::new(10.0, 10.0 / 3.0);
+            self.0.push((frame + 4 + k, Synthetic::Move(to)));
+        }
+        self.0.push((
+            frame + 11,
+            Synthetic::Button(MouseButton::Left, ButtonState::Released),
+        ));
+    }
+
+    /// Three wheel clicks toward the user over `at`, after three frames of rest there.
+    fn wheel(&mut self, frame: u32, at: Vec2) {
+        self.0.push((frame + 1, Synthetic::Move(at)));
+        for k in 0..3 {
+            self.0.push((frame + 4 + k, Synthetic::Wheel(-1.0)));
+        }
+    }
+}
+
+/// Deliver the scripted input due at this frame (schedule `First`, before Bevy's input
+/// systems and egui read it): the messages winit would write, and the window's cursor.
+fn inject_scripted_input(
+    frames: Res<FrameCount>,
+    mut input: ResMut<ScriptedInput>,
+    mut window: Query<(Entity, &mut Window), With<PrimaryWindow>>,
+    mut events: MessageWriter<WindowEvent>,
+    mut moved: MessageWriter<CursorMoved>,
+    mut buttons: MessageWriter<MouseButtonInput>,
+    mut wheels: MessageWriter<MouseWheel>,
+) {
+    if input.0.is_empty() {
+        return;
+    }
+    let Ok((entity, mut window)) = window.single_mut() else {
+        return;
+    };
+    let (due, later): (Vec<_>, Vec<_>) = input.0.drain(..).partition(|(f, _)| *f <= frames.0);
+    input.0 = later;
+    for (_, s) in due {
+        match s {
+            Synthetic::Move(to) => {
+                let delta = window.cursor_position().map(|from| to - from);
+                window.set_cursor_position(Some(to));
+                let m = CursorMoved {
+                    window: entity,
+                    position: to,
+                    delta,
+                };
+                moved.write(m.clone());
+                events.write(WindowEvent::CursorMoved(m));
+            }
+            Synthetic::Button(button, state) => {
+                let m = MouseButtonInput {
+                    button,
+                    state,
+                    window: entity,
+                };
+                buttons.write(m);
+                events.write(WindowEvent::MouseButtonInput(m));
+            }
+            Synthetic::Wheel(y) => {
+                let m = MouseWheel {
+                    unit: MouseScrollUnit::Line,
+                    x: 0.0,
+                    y,
+                    window: entity,
+                    phase: TouchPhase::Moved,
+                };
+                wheels.write(m);
+                events.write(WindowEvent::MouseWheel(m));
+            }
+        }
+    }
+}
+
 /// Carry out the actions of `gui --script` that are due at this frame (before the
 /// frame's physics sync, as keys and buttons are).
 #[allow(clippy::too_many_arguments)]
@@ -95,6 +200,9 @@ fn run_script(
     mut history: ResMut<EnergyHistory>,
     mut watcher: ResMut<SceneWatcher>,
     mut requests: ResMut<Requests>,
+    mut contexts: EguiContexts,
+    mut input: ResMut<ScriptedInput>,
+    cameras: Query<&OrbitCamera>,
 ) {
     while let Some((at, action)) = automation.script.0.get(state.script_next) {
         if *at > frames.0 {
@@ -126,6 +234,36 @@ fn run_script(
                 spawn_screenshot(&mut commands, path.clone(), &pending);
             }
             ScriptAction::Panic => panic!("scripted panic at frame {} (gui --script)", frames.0),
+            ScriptAction::Drag(name) | ScriptAction::Wheel(name) => {
+                let rect = contexts
+                    .ctx_mut()
+                    .ok()
+                    .and_then(|ctx| super::view::region(ctx, name));
+                let Some(rect) = rect else {
+                    error!("script: no screen region '{name}' drawn");
+                    continue;
+                };
+                let at = Vec2::new(rect.center().x, rect.center().y);
+                info!("script: {action:?} at {at} in {rect:?}");
+                if matches!(action, ScriptAction::Drag(_)) {
+                    input.drag(frames.0, at);
+                } else {
+                    input.wheel(frames.0, at);
+                }
+            }
+            ScriptAction::Camera => {
+                for c in &cameras {
+                    info!(
+                        "script camera: target {:?} distance {:?} yaw {:?} pitch {:?} \
+                         (run paused: {})",
+                        c.target.to_array(),
+                        c.distance,
+                        c.yaw,
+                        c.pitch,
+                        control.paused
+                    );
+                }
+            }
         }
     }
 }

@@ -3,7 +3,9 @@
 //!
 //! Mouse: left-drag on a body grabs it with a spring (release to throw it); left-drag on
 //! empty space orbits; right- or middle-drag pans; the wheel zooms toward the point under
-//! the cursor; a left click on empty space clears the selection. Drags read the cursor's
+//! the cursor; a left click on empty space clears the selection. A press or a wheel turn
+//! over a panel (anywhere outside the 3D view's rectangle) or over an egui window never
+//! reaches the camera. Drags read the cursor's
 //! position from frame to frame (what remote desktops, VNC and xdotool move), and the
 //! raw mouse motion only when the cursor position is unknown (a grabbed cursor). Keys:
 //! space play/pause, `.` one step, `r` reset, `c` camera home, `f` frame every body
@@ -14,7 +16,7 @@
 
 use super::simulation::{GrabSpring, SimControl, Simulation, SimulationSystems};
 pub use super::view::Selection;
-use super::view::{CameraPreset, to_core, to_render};
+use super::view::{CameraPreset, ViewRect, to_core, to_render};
 use crate::body::RigidBody;
 use crate::collision::raycast;
 use crate::math::{Quat as DQuat, Vec3 as DVec3};
@@ -22,6 +24,7 @@ use crate::shapes::Shape;
 use bevy::input::mouse::{AccumulatedMouseMotion, AccumulatedMouseScroll, MouseScrollUnit};
 use bevy::prelude::*;
 use bevy::window::PrimaryWindow;
+use bevy_egui::egui;
 use bevy_egui::input::EguiWantsInput;
 
 /// The shape `b` and the spawn button add at the cursor.
@@ -323,6 +326,7 @@ impl Plugin for LabInteractionPlugin {
             .init_resource::<PointerState>()
             .init_resource::<Requests>()
             .init_resource::<CameraFollow>()
+            .init_resource::<ViewRect>()
             .init_resource::<ProvisionalFraming>()
             .add_systems(Startup, spawn_camera)
             .add_systems(
@@ -577,14 +581,19 @@ fn mouse_input(
     mut pointer: ResMut<PointerState>,
     mut sim: ResMut<Simulation>,
     mut selection: ResMut<Selection>,
+    view: Res<ViewRect>,
 ) {
     let Ok((cam, cam_transform, mut orbit)) = camera.single_mut() else {
         return;
     };
-    let over_ui = wants.wants_pointer_input() || wants.is_pointer_over_area();
+    let cursor = window.cursor_position();
+    // The panels are drawn on egui's background layer, which egui does not count as
+    // "over egui": the pointer is over the UI wherever it is outside the 3D view's
+    // rectangle (egui points are the window's logical pixels), or over an egui window.
+    let outside_view = cursor.is_none_or(|c| !view.0.contains(egui::pos2(c.x, c.y)));
+    let over_ui = outside_view || wants.wants_pointer_input() || wants.is_pointer_over_area();
     let ray = cursor_ray(&window, cam, cam_transform);
     // Pointer motion: the cursor's move since the last frame, else the raw motion.
-    let cursor = window.cursor_position();
     let delta = match (cursor, pointer.last_cursor) {
         (Some(now), Some(before)) => now - before,
         _ => motion.delta,

@@ -36,12 +36,21 @@ pub enum ScriptAction {
     Screenshot(PathBuf),
     /// Panic in a system: tests the crash save ([`crate::app::crash`]).
     Panic,
+    /// A left-button drag as a mouse gives it: the cursor rests over the middle of a
+    /// named screen region ([`crate::app::regions`]), the button goes down, the cursor
+    /// moves 60 px right and 20 px down over six frames, the button comes up.
+    Drag(String),
+    /// Three wheel clicks (lines) toward the user over the middle of a named region.
+    Wheel(String),
+    /// Write the orbit camera's state to the log (`script camera: ...`).
+    Camera,
 }
 
 /// Parse a script: comma-separated `FRAME:ACTION` items, ACTION one of `quality` (toggle
-/// the render quality), `scene=NAME`, `solver=KIND`, `reset`, `shot=PATH` (screenshot)
-/// and `panic`; e.g. `30:quality,60:scene=pile_spheres_1080,90:solver=etm`. The items
-/// are sorted by frame.
+/// the render quality), `scene=NAME`, `solver=KIND`, `reset`, `shot=PATH` (screenshot),
+/// `panic`, `drag=REGION`, `wheel=REGION` and `camera` (log the camera); e.g.
+/// `30:quality,60:scene=pile_spheres_1080,90:solver=etm`. A drag or wheel takes the
+/// 12 frames after its own. The items are sorted by frame.
 pub fn parse_script(s: &str) -> Result<Script, String> {
     let mut out = Vec::new();
     for item in s.split(',').map(str::trim).filter(|i| !i.is_empty()) {
@@ -60,6 +69,9 @@ pub fn parse_script(s: &str) -> Result<Script, String> {
             ("quality", None) => ScriptAction::ToggleQuality,
             ("reset", None) => ScriptAction::Reset,
             ("panic", None) => ScriptAction::Panic,
+            ("camera", None) => ScriptAction::Camera,
+            ("drag", Some(a)) if !a.is_empty() => ScriptAction::Drag(a.into()),
+            ("wheel", Some(a)) if !a.is_empty() => ScriptAction::Wheel(a.into()),
             ("scene", Some(a)) if !a.is_empty() => ScriptAction::Scene(a.into()),
             ("shot", Some(a)) if !a.is_empty() => ScriptAction::Screenshot(a.into()),
             ("solver", Some(a)) => {
@@ -67,7 +79,7 @@ pub fn parse_script(s: &str) -> Result<Script, String> {
             }
             _ => {
                 return Err(format!(
-                    "'{item}': unknown action (expected quality, scene=NAME, solver=KIND, reset, shot=PATH or panic)"
+                    "'{item}': unknown action (expected quality, scene=NAME, solver=KIND, reset, shot=PATH, panic, drag=REGION, wheel=REGION or camera)"
                 ));
             }
         };

@@ -728,6 +728,7 @@ pub fn energy_plot(
                 );
             }
         });
+    super::view::mark_region(ui.ctx(), "plot", response.response.rect);
     let shown = response.transform.bounds();
     follow.end(
         set,

@@ -122,13 +122,14 @@ pub(crate) fn teach_panel(
             .default_size(400.0)
             .resizable(true)
     };
-    layout.right = panel
+    let rect = panel
         .show(&mut root, |ui| {
             egui::ScrollArea::vertical().show(ui, |ui| contents(ui, &mut t, active));
         })
         .response
-        .rect
-        .width();
+        .rect;
+    super::view::mark_region(&ctx, "teach", rect);
+    layout.right = rect.width();
     Ok(())
 }
 

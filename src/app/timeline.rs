@@ -387,6 +387,7 @@ pub fn scrub_bar(ui: &mut egui::Ui, view: &mut TimelineView, sim: &Simulation) {
                 "Scrub through the run (pauses). Playing or stepping from a past step keeps \
                  the steps after it as a branch you can return to.",
             );
+        super::view::mark_region(ui.ctx(), "timeline", r.rect);
         if r.changed() {
             view.seek = Some(step);
         }

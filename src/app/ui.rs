@@ -18,7 +18,7 @@ use super::record::{APP_FRAME_RATES, Recorder};
 use super::sets::UiSystems;
 use super::simulation::{EnergyHistory, SceneWatcher, SimControl, Simulation, WallRef};
 use super::teach::TeachLayout;
-use super::view::{ColorMode, DisplaySettings, MainViewCamera, Selection, ViewRect};
+use super::view::{ColorMode, DisplaySettings, MainViewCamera, Selection, ViewRect, mark_region};
 use crate::container::{BOX_WALL_NAMES, Container};
 use crate::dynamics::solver::param_spec::ParamSpec;
 use crate::dynamics::solver::{ContactFallback, Param, SolverKind, SolverParams};
@@ -175,20 +175,22 @@ pub(crate) fn panels(
     let top = egui::Panel::top("run_control")
         .show(&mut root, |ui| run_control(ui, &mut p))
         .response
-        .rect
-        .height();
+        .rect;
+    mark_region(&ctx, "run_control", top);
+    let top = top.height();
     let left = if p.present.on {
         0.0
     } else {
-        egui::Panel::left("controls")
+        let rect = egui::Panel::left("controls")
             .default_size(300.0)
             .resizable(true)
             .show(&mut root, |ui| {
                 egui::ScrollArea::vertical().show(ui, |ui| left_panel(ui, &mut p));
             })
             .response
-            .rect
-            .width()
+            .rect;
+        mark_region(&ctx, "controls", rect);
+        rect.width()
     };
     let bottom = egui::Panel::bottom(if p.present.enlarged() {
         "energy_large"
@@ -199,15 +201,16 @@ pub(crate) fn panels(
     .resizable(true)
     .show(&mut root, |ui| energy_plot(ui, &mut p, &timeline))
     .response
-    .rect
-    .height()
-        + egui::Panel::bottom("timeline")
-            .show(&mut root, |ui| {
-                super::timeline::scrub_bar(ui, &mut timeline, &p.sim)
-            })
-            .response
-            .rect
-            .height();
+    .rect;
+    let bar = egui::Panel::bottom("timeline")
+        .show(&mut root, |ui| {
+            super::timeline::scrub_bar(ui, &mut timeline, &p.sim)
+        })
+        .response
+        .rect;
+    mark_region(&ctx, "energy", bottom);
+    mark_region(&ctx, "timeline_bar", bar);
+    let bottom = bottom.height() + bar.height();
     let right = p.teach.right;
     // Overlays on the 3D view: they never resize it.
     view.0 = egui::Rect::from_min_max(
@@ -217,6 +220,7 @@ pub(crate) fn panels(
             ctx.viewport_rect().bottom() - bottom,
         ),
     );
+    mark_region(&ctx, "view", view.0);
     if p.selection.body.is_some() && !p.present.on {
         inspector_overlay(&ctx, view.0, &mut p);
     }

@@ -211,3 +211,20 @@ impl Default for ViewRect {
         ViewRect(egui::Rect::NOTHING)
     }
 }
+
+/// Named screen regions of the panels in egui points (`"run_control"`, `"controls"`,
+/// `"energy"`, `"plot"`, `"timeline"`, `"timeline_bar"`, `"teach"`, `"view"`), kept in
+/// egui's memory as drawn last, so that scripted input (`gui --script drag=timeline`)
+/// aims at a widget as a user's mouse would.
+pub fn mark_region(ctx: &egui::Context, name: &'static str, rect: egui::Rect) {
+    ctx.data_mut(|d| d.insert_temp(region_id(name), rect));
+}
+
+/// The rectangle [`mark_region`] last stored under `name`, if it was drawn.
+pub fn region(ctx: &egui::Context, name: &str) -> Option<egui::Rect> {
+    ctx.data(|d| d.get_temp(region_id(name)))
+}
+
+fn region_id(name: &str) -> egui::Id {
+    egui::Id::new(("impulse_lab_region", name))
+}

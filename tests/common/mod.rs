@@ -364,3 +364,49 @@ pub fn xvfb_run() -> Option<std::path::PathBuf> {
     }
     found
 }
+
+/// Run `impulse-lab gui ARGS` under Xvfb in a window of `size` (logical pixels) with
+/// extra environment `env`, writing its log to `out_dir/app.log`; returns its exit status
+/// and everything it wrote (stdout and stderr). Fails if it runs over 20 minutes.
+pub fn run_gui_in_xvfb(
+    xvfb: &std::path::Path,
+    out_dir: &std::path::Path,
+    (w, h): (u32, u32),
+    args: &[&str],
+    env: &[(&str, &std::path::Path)],
+) -> (std::process::ExitStatus, String) {
+    use std::process::{Command, Stdio};
+    use std::time::{Duration, Instant};
+    std::fs::create_dir_all(out_dir).unwrap();
+    let log_path = out_dir.join("app.log");
+    let log = std::fs::File::create(&log_path).unwrap();
+    let mut cmd = Command::new(xvfb);
+    cmd.args(["-a", "-s", &format!("-screen 0 {w}x{h}x24")])
+        .arg(env!("CARGO_BIN_EXE_impulse-lab"))
+        .args(["gui", "--size", &format!("{w}x{h}")])
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env("WGPU_BACKEND", "vulkan")
+        .stdin(Stdio::null())
+        .stdout(log.try_clone().unwrap())
+        .stderr(log);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let mut child = cmd.spawn().unwrap();
+    let start = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if start.elapsed() > Duration::from_secs(1200) {
+            let _ = child.kill();
+            panic!("the app did not exit within 1200 s");
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    (
+        status,
+        std::fs::read_to_string(&log_path).unwrap_or_default(),
+    )
+}

@@ -38,7 +38,16 @@ pub(super) struct CaptureState {
     reported: bool,
     /// The script's next action (index into [`Automation::script`]).
     script_next: usize,
+    /// The script waits until this frame (see [`crate::app::launch::parse_script`]).
+    hold_until: u32,
 }
+
+/// `gui --script texts=PATH`: the file to write this frame's texts to. Each line is one
+/// text egui draws: its rectangle, its clip rectangle (x0 y0 x1 y1, egui points) and the
+/// text (tab-separated; tabs, newlines and backslashes escaped as `\t`, `\n`, `\\`).
+/// A text shows whole where its rectangle lies inside its clip rectangle.
+#[derive(Resource, Debug, Default)]
+pub(super) struct TextDump(Option<PathBuf>);
 
 /// With `--exit-after-frames N`, the frame from which the frame rate printed at exit is
 /// measured: the first frames compile shaders and upload meshes and are left out.
@@ -57,7 +66,14 @@ impl Plugin for LabCapturePlugin {
             .init_resource::<CaptureState>()
             .add_message::<StatusMessage>()
             .init_resource::<ScriptedInput>()
+            .init_resource::<TextDump>()
             .add_systems(First, inject_scripted_input)
+            .add_systems(
+                PostUpdate,
+                dump_texts
+                    .after(bevy_egui::EguiPostUpdateSet::EndPass)
+                    .before(bevy_egui::EguiPostUpdateSet::ProcessOutput),
+            )
             .add_systems(Update, run_script.before(SimulationSystems))
             .add_systems(
                 Last,
@@ -203,10 +219,19 @@ fn run_script(
     mut contexts: EguiContexts,
     mut input: ResMut<ScriptedInput>,
     cameras: Query<&OrbitCamera>,
+    mut lessons: ResMut<super::lessons::Lessons>,
+    mut dump: ResMut<TextDump>,
 ) {
     while let Some((at, action)) = automation.script.0.get(state.script_next) {
-        if *at > frames.0 {
+        if *at > frames.0 || frames.0 < state.hold_until {
             return;
+        }
+        if matches!(action, ScriptAction::Wait) {
+            let running = lessons.check.as_ref().is_some_and(|c| c.result().is_none());
+            if running {
+                return;
+            }
+            state.hold_until = frames.0 + 10;
         }
         state.script_next += 1;
         info!("script, frame {}: {action:?}", frames.0);
@@ -232,6 +257,7 @@ fn run_script(
             ScriptAction::Reset => control.reset_requested = true,
             ScriptAction::Screenshot(path) => {
                 spawn_screenshot(&mut commands, path.clone(), &pending);
+                state.hold_until = frames.0 + 5;
             }
             ScriptAction::Panic => panic!("scripted panic at frame {} (gui --script)", frames.0),
             ScriptAction::Drag(name) | ScriptAction::Wheel(name) => {
@@ -250,6 +276,17 @@ fn run_script(
                 } else {
                     input.wheel(frames.0, at);
                 }
+                state.hold_until = frames.0 + 14;
+            }
+            ScriptAction::Lesson(name) => {
+                lessons.request = Some(name.clone());
+                state.hold_until = frames.0 + 10;
+            }
+            ScriptAction::Check => lessons.start_check(),
+            ScriptAction::Wait => {}
+            ScriptAction::Texts(path) => {
+                dump.0 = Some(path.clone());
+                state.hold_until = frames.0 + 2;
             }
             ScriptAction::Camera => {
                 for c in &cameras {
@@ -265,6 +302,55 @@ fn run_script(
                 }
             }
         }
+    }
+}
+
+/// Write the texts of this frame's egui output ([`TextDump`]), whole or not at all.
+fn dump_texts(mut dump: ResMut<TextDump>, outputs: Query<&bevy_egui::EguiFullOutput>) {
+    use bevy_egui::egui::{Rect, Shape};
+    fn texts(shape: &Shape, clip: Rect, out: &mut String) {
+        match shape {
+            Shape::Vec(shapes) => shapes.iter().for_each(|s| texts(s, clip, out)),
+            Shape::Text(t) => {
+                let r = t.galley.rect.translate(t.pos.to_vec2());
+                let text = t
+                    .galley
+                    .text()
+                    .replace('\\', "\\\\")
+                    .replace('\t', "\\t")
+                    .replace('\n', "\\n");
+                out.push_str(&format!(
+                    "{} {} {} {}\t{} {} {} {}\t{text}\n",
+                    r.min.x,
+                    r.min.y,
+                    r.max.x,
+                    r.max.y,
+                    clip.min.x,
+                    clip.min.y,
+                    clip.max.x,
+                    clip.max.y
+                ));
+            }
+            _ => {}
+        }
+    }
+    let Some(path) = dump.0.take() else {
+        return;
+    };
+    let mut out = String::new();
+    for output in &outputs {
+        for clipped in output.0.iter().flat_map(|o| &o.shapes) {
+            texts(&clipped.shape, clipped.clip_rect, &mut out);
+        }
+    }
+    let written = (|| -> Result<(), String> {
+        let mut f = crate::output::OutputFile::create(&path).map_err(|e| e.to_string())?;
+        std::io::Write::write_all(&mut f, out.as_bytes()).map_err(|e| e.to_string())?;
+        f.commit().map_err(|e| e.to_string())
+    })();
+    match written {
+        Ok(()) => info!("script: texts written to {}", path.display()),
+        Err(e) => error!("script: texts {}: {e}", path.display()),
     }
 }
 
@@ -311,6 +397,7 @@ pub(super) fn exit_when_done(
     mut state: ResMut<CaptureState>,
     mut exit: MessageWriter<AppExit>,
     views: Query<(&Camera, Has<super::view::ScaledViewCamera>), With<Camera3d>>,
+    dump: Res<TextDump>,
 ) {
     let Some(n) = automation.exit_after_frames else {
         return;
@@ -323,7 +410,9 @@ pub(super) fn exit_when_done(
         && pending.0.load(Ordering::SeqCst) == 0;
     // The scripted recording is started, and one with a set duration finished, first.
     let recording_done = record_at_start.0.is_none() && !recorder.has_end();
-    if frames.0 >= n && screenshot_done && recording_done {
+    // The script has run to its end (a `wait` holds it), and its text dump is written.
+    let script_done = state.script_next >= automation.script.0.len() && dump.0.is_none();
+    if frames.0 >= n && screenshot_done && recording_done && script_done {
         if !state.reported
             && let Some((from, t0)) = state.clock
         {

@@ -44,13 +44,25 @@ pub enum ScriptAction {
     Wheel(String),
     /// Write the orbit camera's state to the log (`script camera: ...`).
     Camera,
+    /// Open a lesson (a bundled lesson's name or a file), as the lesson menu does.
+    Lesson(String),
+    /// Run the open lesson's check, as its Check button does.
+    Check,
+    /// Hold the script (and the scripted exit) until the lesson's check has finished.
+    Wait,
+    /// Write every text egui draws this frame, with its rectangle and clip rectangle, to
+    /// this file (see `capture::TextDump`).
+    Texts(PathBuf),
 }
 
 /// Parse a script: comma-separated `FRAME:ACTION` items, ACTION one of `quality` (toggle
 /// the render quality), `scene=NAME`, `solver=KIND`, `reset`, `shot=PATH` (screenshot),
-/// `panic`, `drag=REGION`, `wheel=REGION` and `camera` (log the camera); e.g.
+/// `panic`, `drag=REGION`, `wheel=REGION`, `camera` (log the camera), `lesson=NAME`,
+/// `check`, `wait` and `texts=PATH`; e.g.
 /// `30:quality,60:scene=pile_spheres_1080,90:solver=etm`. A drag or wheel takes the
-/// 12 frames after its own. The items are sorted by frame.
+/// 12 frames after its own and holds the script 14; `lesson` and a finished `wait` hold
+/// it 10 frames (the panels lay out anew), `shot` 5, `texts` 2. The items are sorted by frame, and the app's
+/// scripted exit waits for the script's end.
 pub fn parse_script(s: &str) -> Result<Script, String> {
     let mut out = Vec::new();
     for item in s.split(',').map(str::trim).filter(|i| !i.is_empty()) {
@@ -72,6 +84,10 @@ pub fn parse_script(s: &str) -> Result<Script, String> {
             ("camera", None) => ScriptAction::Camera,
             ("drag", Some(a)) if !a.is_empty() => ScriptAction::Drag(a.into()),
             ("wheel", Some(a)) if !a.is_empty() => ScriptAction::Wheel(a.into()),
+            ("lesson", Some(a)) if !a.is_empty() => ScriptAction::Lesson(a.into()),
+            ("check", None) => ScriptAction::Check,
+            ("wait", None) => ScriptAction::Wait,
+            ("texts", Some(a)) if !a.is_empty() => ScriptAction::Texts(a.into()),
             ("scene", Some(a)) if !a.is_empty() => ScriptAction::Scene(a.into()),
             ("shot", Some(a)) if !a.is_empty() => ScriptAction::Screenshot(a.into()),
             ("solver", Some(a)) => {
@@ -79,7 +95,7 @@ pub fn parse_script(s: &str) -> Result<Script, String> {
             }
             _ => {
                 return Err(format!(
-                    "'{item}': unknown action (expected quality, scene=NAME, solver=KIND, reset, shot=PATH, panic, drag=REGION, wheel=REGION or camera)"
+                    "'{item}': unknown action (expected quality, scene=NAME, solver=KIND, reset, shot=PATH, panic, drag=REGION, wheel=REGION, camera, lesson=NAME, check, wait or texts=PATH)"
                 ));
             }
         };

@@ -1457,6 +1457,7 @@ fn render_stats_overlay(
     scaled_view: Res<ScaledView>,
     camera: Query<&Camera, MainViewCamera>,
     window: Single<&Window, With<bevy::window::PrimaryWindow>>,
+    present: Option<Res<super::present::Presentation>>,
 ) -> Result {
     use bevy_egui::egui;
     let dt = time.delta_secs_f64();
@@ -1464,6 +1465,10 @@ fn render_stats_overlay(
         let alpha = (dt / 0.5).min(1.0);
         stats.fps += alpha * (1.0 / dt - stats.fps);
         stats.render += alpha * (render_time.seconds() - stats.render);
+    }
+    // A developer's read-out: not shown to a class (presentation mode).
+    if present.is_some_and(|p| p.on) {
+        return Ok(());
     }
     let ctx = contexts.ctx_mut()?;
     // The view's top-right corner in logical pixels (egui's points).

@@ -359,31 +359,28 @@ fn lesson_section(ui: &mut egui::Ui, t: &mut TeachParams) {
             ui.colored_label(RED, e);
         }
         Some(Ok(out)) => {
-            egui::ScrollArea::horizontal()
-                .id_salt("check_scroll")
-                .show(ui, |ui| {
-                    egui::Grid::new("check_grid")
-                        .num_columns(4)
-                        .striped(true)
-                        .show(ui, |ui| {
-                            ui.strong("figure");
-                            ui.strong("measured");
-                            ui.strong("expected");
-                            ui.label("");
-                            ui.end_row();
-                            for f in &out.figures {
-                                ui.label(display_text(&f.name));
-                                ui.monospace(format!("{:.4e}", f.measured));
-                                ui.monospace(display_text(&f.expected));
-                                if f.pass {
-                                    ui.colored_label(GREEN, "pass");
-                                } else {
-                                    ui.colored_label(RED, "FAIL");
-                                }
-                                ui.end_row();
-                            }
-                        });
+            // A figure a block: its name wraps, and its values wrap as whole items, so
+            // that no number is ever cut at a projector's narrow panel.
+            for f in &out.figures {
+                ui.separator();
+                ui.label(display_text(&f.name));
+                ui.horizontal_wrapped(|ui| {
+                    // The number as one item: moved to the next line, never broken.
+                    let whole = |text: String| {
+                        egui::Label::new(egui::RichText::new(text).monospace())
+                            .wrap_mode(egui::TextWrapMode::Extend)
+                    };
+                    ui.label("measured");
+                    ui.add(whole(format!("{:.4e}", f.measured)));
+                    ui.label("expected");
+                    ui.label(egui::RichText::new(display_text(&f.expected)).monospace());
+                    if f.pass {
+                        ui.colored_label(GREEN, "pass");
+                    } else {
+                        ui.colored_label(RED, "FAIL");
+                    }
                 });
+            }
             if out.passed() {
                 ui.colored_label(GREEN, "PASS");
             } else {

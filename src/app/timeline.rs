@@ -354,7 +354,9 @@ pub fn plot_cursor(view: &TimelineView, sim: &Simulation) -> Option<f64> {
 
 /// The scrub bar (a panel under the 3D view): the stored steps, step back / forward,
 /// back to the newest state, and the memory cap.
-pub fn scrub_bar(ui: &mut egui::Ui, view: &mut TimelineView, sim: &Simulation) {
+/// The scrub bar; `presenting`: presentation mode, which keeps the scrubbing and leaves
+/// out the history's memory and the save-state row (developer items).
+pub fn scrub_bar(ui: &mut egui::Ui, view: &mut TimelineView, sim: &Simulation, presenting: bool) {
     let _ = sim;
     ui.horizontal(|ui| {
         ui.label("Timeline");
@@ -401,6 +403,9 @@ pub fn scrub_bar(ui: &mut egui::Ui, view: &mut TimelineView, sim: &Simulation) {
         if view.branches.len() > 1 {
             branch_picker(ui, view);
         }
+        if presenting {
+            return;
+        }
         ui.label(format!(
             "history {} of {} cap",
             duration(view.span_secs),
@@ -430,6 +435,9 @@ pub fn scrub_bar(ui: &mut egui::Ui, view: &mut TimelineView, sim: &Simulation) {
             view.cap_request = Some((cap_mb * (1u64 << 20) as f64) as usize);
         }
     });
+    if presenting {
+        return;
+    }
     ui.horizontal(|ui| {
         ui.add(egui::TextEdit::singleline(&mut view.save_path).desired_width(160.0));
         if ui

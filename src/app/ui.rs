@@ -204,7 +204,7 @@ pub(crate) fn panels(
     .rect;
     let bar = egui::Panel::bottom("timeline")
         .show(&mut root, |ui| {
-            super::timeline::scrub_bar(ui, &mut timeline, &p.sim)
+            super::timeline::scrub_bar(ui, &mut timeline, &p.sim, p.present.on)
         })
         .response
         .rect;

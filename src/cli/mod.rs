@@ -180,7 +180,8 @@ struct GuiArgs {
     #[arg(long)]
     caption: bool,
     /// Scripted actions for tests: FRAME:ACTION items, comma-separated (quality,
-    /// scene=NAME, solver=KIND, reset, shot=PATH, panic, drag=REGION, wheel=REGION, camera);
+    /// scene=NAME, solver=KIND, reset, shot=PATH, panic, drag=REGION, wheel=REGION, camera,
+    /// lesson=NAME, check, wait, texts=PATH);
     /// see `app::launch::parse_script`.
     #[arg(long, hide = true, value_parser = impulse_lab::app::launch::parse_script)]
     script: Option<impulse_lab::app::launch::Script>,

@@ -30,7 +30,7 @@ use super::render::{LabRenderPlugin, RenderQuality, RenderSettings, scaled_size,
 use super::sets::ExitSystems;
 use super::simulation::{LabSimulationPlugin, SimControl, Simulation};
 use super::view::Selection;
-pub use super::view::{CameraPreset, RecordCamera};
+pub use super::view::{CameraPreset, RecordCamera, RecordingView};
 use crate::video::{self, Frame, Summary, ThreadedSink, VideoFormat};
 use bevy::app::PluginsState;
 use bevy::camera::RenderTarget;
@@ -170,6 +170,9 @@ pub struct RecordReport {
     pub render: Duration,
     /// Wall-clock time spent stepping the world between frames.
     pub physics: Duration,
+    /// Wall-clock time from frame 0 (the last warm-up picture) to the finished file:
+    /// frames 1.. rendered, stepped to and encoded.
+    pub after_warmup: Duration,
     /// The size the renderer drew the pictures at (that of the pictures read back),
     /// before they were stretched to the frame size.
     pub rendered: (u32, u32),
@@ -401,6 +404,7 @@ pub fn record_until(
     let mut pacer = FramePacer::new(options.fps);
     let mut last_frame_time = 0.0;
     let (mut render, mut physics) = (Duration::ZERO, Duration::ZERO);
+    let frame_zero = Instant::now();
     for k in 0..frames {
         let started = Instant::now();
         let mut frame = if k == 0 {
@@ -434,6 +438,7 @@ pub fn record_until(
         }
     }
     let summary = sink.finish().map_err(|e| e.to_string())?;
+    let after_warmup = frame_zero.elapsed();
     let sim = app
         .world_mut()
         .remove_resource::<Simulation>()
@@ -446,6 +451,7 @@ pub fn record_until(
             wall: start.elapsed(),
             render,
             physics,
+            after_warmup,
             rendered,
         },
         sim,
@@ -590,8 +596,15 @@ struct ActiveRecording {
     /// Warm-up pictures taken so far and the last one (see the module doc); `None` once
     /// frame 0 is recorded.
     warmup: Option<(u32, Option<Frame>)>,
-    /// The picture requested and not yet captured, and the app frames waited for it.
+    /// Warm-up: the picture requested and not yet captured, and the app frames waited
+    /// for it.
     waiting: Option<(PictureSlot, u32)>,
+    /// After warm-up: the pictures requested and not yet encoded, oldest first, each
+    /// with the app frames waited for it and its caption (see
+    /// [`capture_recording_frame`]).
+    in_flight: std::collections::VecDeque<(PictureSlot, u32, Vec<String>)>,
+    /// When frame 0 (the last warm-up picture) was encoded.
+    frame_zero: Option<Instant>,
     /// App frames to let pass before the first request: the renderer skips a picture of
     /// a target image it has not uploaded yet.
     delay: u32,
@@ -618,6 +631,17 @@ impl Recorder {
         self.active
             .as_ref()
             .map_or(0.0, |a| a.frames as f64 / a.fps)
+    }
+
+    /// The running recording's frames: encoded so far, the total if it has a set
+    /// duration, and the rate since frame 0 (frames/s; `None` during warm-up).
+    pub fn frames(&self) -> Option<(u64, Option<u64>, Option<f64>)> {
+        let a = self.active.as_ref()?;
+        let rate = a.frame_zero.and_then(|t| {
+            let secs = t.elapsed().as_secs_f64();
+            (a.frames > 1 && secs > 0.0).then(|| (a.frames - 1) as f64 / secs)
+        });
+        Some((a.frames, a.total, rate))
     }
 
     /// The file being written.
@@ -748,18 +772,23 @@ fn stop(
     let Some(active) = recorder.active.take() else {
         return;
     };
+    commands.insert_resource(RecordingView(None));
     if let Source::View { camera, .. } = active.source {
         commands.entity(camera).despawn();
     }
     let message = match active.sink.finish() {
         Ok(s) => (
             format!(
-                "recorded {} frames ({:.1} s, {}x{}) to {}",
+                "recorded {} frames ({:.1} s, {}x{}) to {}{}",
                 s.frames,
                 s.duration,
                 s.width,
                 s.height,
-                s.path.display()
+                s.path.display(),
+                active.frame_zero.map_or(String::new(), |t| format!(
+                    "; after warm-up {:.2} frames/s",
+                    s.frames.saturating_sub(1) as f64 / t.elapsed().as_secs_f64().max(1e-9)
+                ))
             ),
             true,
         ),
@@ -839,6 +868,7 @@ fn toggle_recording(
                 eye,
             ))
             .id();
+        commands.insert_resource(RecordingView(Some(target.clone())));
         Source::View { target, camera }
     };
     control.lockstep = true;
@@ -856,6 +886,8 @@ fn toggle_recording(
         caption: settings.caption,
         warmup: Some((0, None)),
         waiting: None,
+        in_flight: Default::default(),
+        frame_zero: None,
         delay: 3,
     });
 }
@@ -875,10 +907,21 @@ fn follow_main_camera(
     }
 }
 
-/// Request a picture when the world is where the next frame shows it; when it arrives,
-/// encode it and schedule the steps to the next frame. Before frame 0, warm-up pictures
-/// of the still world are taken until two agree (off-screen view) or one is not blank
-/// (window), as [`record`] does.
+/// Pictures requested ahead of the encoder after warm-up: each frame's picture is
+/// requested in the frame that shows it, and arrives a few app frames later.
+const MAX_IN_FLIGHT: usize = 4;
+
+/// Request a picture when the world is where the next frame shows it, and step the world
+/// to the next frame at once; encode the pictures in order as they arrive.
+///
+/// Warm-up (module doc) goes one picture at a time: pictures of the still world are
+/// taken until two agree (off-screen view) or one is not blank (window), as [`record`]
+/// does. After it the recording is pipelined like `record`: a picture requested in
+/// `Last` is of the state this frame drew (the renderer extracts the world after
+/// `Last`), so the world may take the next frame's steps in the next frame
+/// ([`SimControl::steps_now`]: the frame waits for them) while the picture is read
+/// back. One video frame per app frame, in order; a picture the renderer never returns
+/// stops the recording with an error rather than leave a frame out.
 #[allow(clippy::too_many_arguments)]
 fn capture_recording_frame(
     mut commands: Commands,
@@ -891,30 +934,23 @@ fn capture_recording_frame(
     let Some(active) = recorder.active.as_mut() else {
         return;
     };
-    if let Some((slot, waited)) = &mut active.waiting {
-        let Some(image) = slot.lock().unwrap().take() else {
-            *waited += 1;
-            if *waited > PICTURE_PATIENCE {
-                active.waiting = None;
-            }
-            return;
-        };
-        active.waiting = None;
-        let size = active.size;
-        let frame = image_to_frame(&image).map(|f| match active.source {
-            Source::View { .. } => f.stretched(size.0, size.1),
-            Source::Window if (f.width, f.height) == size => f,
-            Source::Window => crop(&f, (0, 0), size, size),
-        });
-        let frame = match frame {
-            Ok(f) => f,
-            Err(e) => {
-                stop(&mut commands, &mut recorder, &mut control, &mut status);
-                status.write((format!("recording failed: {e}"), false).into());
+    if active.warmup.is_some() {
+        if let Some((slot, waited)) = &mut active.waiting {
+            let Some(image) = slot.lock().unwrap().take() else {
+                *waited += 1;
+                if *waited > PICTURE_PATIENCE {
+                    active.waiting = None;
+                }
                 return;
-            }
-        };
-        if let Some((taken, previous)) = &mut active.warmup {
+            };
+            active.waiting = None;
+            let frame = match picture_to_frame(active, &image) {
+                Ok(f) => f,
+                Err(e) => return fail(&mut commands, &mut recorder, &mut control, &mut status, e),
+            };
+            let Some((taken, previous)) = &mut active.warmup else {
+                unreachable!("in warm-up")
+            };
             *taken += 1;
             let ready = match active.source {
                 Source::View { .. } => *taken >= 3 && previous.as_ref() == Some(&frame),
@@ -924,41 +960,84 @@ fn capture_recording_frame(
                 *previous = Some(frame);
                 return;
             }
+            // This picture is frame 0.
             active.warmup = None;
-        }
-        let mut frame = frame;
-        if active.caption
-            && let Err(e) = video::draw_caption(&mut frame, &caption_lines(&sim))
-        {
-            warn!("caption: {e}");
-        }
-        if let Err(e) = active.sink.push(frame) {
-            stop(&mut commands, &mut recorder, &mut control, &mut status);
-            status.write((format!("recording failed: {e}"), false).into());
+            active.frame_zero = Some(Instant::now());
+            if let Err(e) = encode(active, frame, &caption_lines(&sim)) {
+                return fail(&mut commands, &mut recorder, &mut control, &mut status, e);
+            }
+            if done(active) {
+                return finish(
+                    &mut commands,
+                    &mut recorder,
+                    &mut control,
+                    &mut status,
+                    &mut requests,
+                );
+            }
+            control.steps_now += active.pacer.steps_after_frame(sim.world.dt);
             return;
         }
-        active.frames += 1;
-        if active.total.is_some_and(|n| active.frames >= n) {
-            // Done: the file is finished at once (as F9 would).
-            requests.record = false;
-            stop(&mut commands, &mut recorder, &mut control, &mut status);
+        if active.delay > 0 {
+            active.delay -= 1;
             return;
         }
-        control.pending_steps += active.pacer.steps_after_frame(sim.world.dt);
+        active.waiting = Some((request_picture(&mut commands, &active.source), 0));
         return;
     }
-    // Steps still to take, or paused (the recording pauses with the run; warm-up
-    // pictures of the still world are taken regardless).
-    if control.pending_steps > 0 || (control.paused && active.warmup.is_none()) {
-        return;
+
+    // Encode what has arrived, in order.
+    while let Some((slot, waited, _)) = active.in_flight.front_mut() {
+        let Some(image) = slot.lock().unwrap().take() else {
+            *waited += 1;
+            if *waited > PICTURE_PATIENCE {
+                let e = format!(
+                    "the renderer returned no picture for frame {} within {PICTURE_PATIENCE} app frames",
+                    active.frames
+                );
+                return fail(&mut commands, &mut recorder, &mut control, &mut status, e);
+            }
+            break;
+        };
+        let (_, _, caption) = active.in_flight.pop_front().unwrap();
+        let frame = match picture_to_frame(active, &image) {
+            Ok(f) => f,
+            Err(e) => return fail(&mut commands, &mut recorder, &mut control, &mut status, e),
+        };
+        if let Err(e) = encode(active, frame, &caption) {
+            return fail(&mut commands, &mut recorder, &mut control, &mut status, e);
+        }
+        if done(active) {
+            return finish(
+                &mut commands,
+                &mut recorder,
+                &mut control,
+                &mut status,
+                &mut requests,
+            );
+        }
     }
-    if active.delay > 0 {
-        active.delay -= 1;
-        return;
+    // The next picture: the world is at the next frame (its steps were taken this
+    // frame), unless the run is paused (the recording pauses with it).
+    let requested = active.frames + active.in_flight.len() as u64;
+    let more = active.total.is_none_or(|n| requested < n);
+    if more && !control.paused && control.steps_now == 0 && active.in_flight.len() < MAX_IN_FLIGHT {
+        let slot = request_picture(&mut commands, &active.source);
+        let caption = if active.caption {
+            caption_lines(&sim)
+        } else {
+            Vec::new()
+        };
+        active.in_flight.push_back((slot, 0, caption));
+        control.steps_now += active.pacer.steps_after_frame(sim.world.dt);
     }
+}
+
+/// Ask the renderer for a picture of what this frame draws.
+fn request_picture(commands: &mut Commands, source: &Source) -> PictureSlot {
     let slot: PictureSlot = Arc::default();
     let sink = slot.clone();
-    let shot = match &active.source {
+    let shot = match source {
         Source::View { target, .. } => Screenshot::image(target.clone()),
         Source::Window => Screenshot::primary_window(),
     };
@@ -967,7 +1046,61 @@ fn capture_recording_frame(
         .observe(move |shot: On<ScreenshotCaptured>| {
             *sink.lock().unwrap() = Some(shot.image.clone());
         });
-    active.waiting = Some((slot, 0));
+    slot
+}
+
+/// A captured picture as a video frame of the recording's size.
+fn picture_to_frame(active: &ActiveRecording, image: &Image) -> Result<Frame, String> {
+    let size = active.size;
+    image_to_frame(image).map(|f| match active.source {
+        Source::View { .. } => f.stretched(size.0, size.1),
+        Source::Window if (f.width, f.height) == size => f,
+        Source::Window => crop(&f, (0, 0), size, size),
+    })
+}
+
+/// Caption (if asked for: the lines of the state the picture shows) and hand a frame to
+/// the encoder.
+fn encode(
+    active: &mut ActiveRecording,
+    mut frame: Frame,
+    caption: &[String],
+) -> Result<(), String> {
+    if active.caption
+        && let Err(e) = video::draw_caption(&mut frame, caption)
+    {
+        warn!("caption: {e}");
+    }
+    active.sink.push(frame).map_err(|e| e.to_string())?;
+    active.frames += 1;
+    Ok(())
+}
+
+fn done(active: &ActiveRecording) -> bool {
+    active.total.is_some_and(|n| active.frames >= n)
+}
+
+/// A recording with a set duration is done: the file is finished at once (as F9 would).
+fn finish(
+    commands: &mut Commands,
+    recorder: &mut Recorder,
+    control: &mut SimControl,
+    status: &mut MessageWriter<StatusMessage>,
+    requests: &mut Requests,
+) {
+    requests.record = false;
+    stop(commands, recorder, control, status);
+}
+
+fn fail(
+    commands: &mut Commands,
+    recorder: &mut Recorder,
+    control: &mut SimControl,
+    status: &mut MessageWriter<StatusMessage>,
+    e: String,
+) {
+    stop(commands, recorder, control, status);
+    status.write((format!("recording failed: {e}"), false).into());
 }
 
 /// Finish the file when the app is about to exit (`--exit-after-frames`, window closed).

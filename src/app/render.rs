@@ -1166,6 +1166,7 @@ impl Plugin for RenderStatsPlugin {
     fn build(&self, app: &mut App) {
         app.init_resource::<FrameStats>()
             .init_resource::<ScaledView>()
+            .init_resource::<super::view::RecordingView>()
             .add_systems(Update, toggle_quality_key)
             .add_systems(
                 bevy_egui::EguiPrimaryContextPass,
@@ -1215,7 +1216,7 @@ type OrbitView = MainViewCamera;
 /// Keep the off-screen camera on the orbit camera's eye and its image at the scaled
 /// size of the orbit camera's viewport, which then stops drawing; at scale 1 (or side
 /// by side) remove it and let the orbit camera draw again.
-#[allow(clippy::type_complexity)]
+#[allow(clippy::type_complexity, clippy::too_many_arguments)]
 fn sync_scaled_view(
     mut commands: Commands,
     settings: Res<RenderSettings>,
@@ -1241,12 +1242,24 @@ fn sync_scaled_view(
         With<ScaledViewCamera>,
     >,
     side_by_side: Query<&Camera, (With<super::view::CompareCamera>, Without<ScaledViewCamera>)>,
+    recording: Res<super::view::RecordingView>,
 ) {
     let Ok((mut cam, eye, global, projection, layers)) = main.single_mut() else {
         return;
     };
     let scale = settings.render_scale();
     let split = side_by_side.iter().any(|c| c.is_active);
+    if recording.0.is_some() && !split {
+        // The recording's picture is the view (`RecordingView`): nothing else draws it.
+        if let Some(e) = state.camera.take() {
+            commands.entity(e).despawn();
+        }
+        state.target = None;
+        if cam.is_active {
+            cam.is_active = false;
+        }
+        return;
+    }
     let size = match cam.viewport.as_ref() {
         Some(v) if scale < 1.0 && !split => {
             let (w, h) = scaled_size(v.physical_size.x, v.physical_size.y, scale);
@@ -1341,9 +1354,13 @@ fn paint_scaled_view(
     mut state: ResMut<ScaledView>,
     main: Query<&Camera, OrbitView>,
     window: Single<&Window, With<bevy::window::PrimaryWindow>>,
+    recording: Res<super::view::RecordingView>,
+    images: Res<Assets<Image>>,
 ) -> Result {
     use bevy_egui::egui;
-    let Some(target) = state.target.as_ref().map(|t| t.id()) else {
+    // While recording, the recording's picture, fitted to the view with its aspect.
+    let recorded = recording.0.as_ref().filter(|_| state.target.is_none());
+    let Some(target) = recorded.or(state.target.as_ref()).map(|t| t.id()) else {
         if let Some((id, _)) = state.texture.take() {
             contexts.remove_image(id);
         }
@@ -1367,13 +1384,20 @@ fn paint_scaled_view(
         }
     };
     let s = window.scale_factor();
-    let rect = egui::Rect::from_min_size(
+    let mut rect = egui::Rect::from_min_size(
         egui::pos2(
             vp.physical_position.x as f32 / s,
             vp.physical_position.y as f32 / s,
         ),
         egui::vec2(vp.physical_size.x as f32 / s, vp.physical_size.y as f32 / s),
     );
+    if recorded.is_some()
+        && let Some(image) = images.get(target)
+    {
+        let (w, h) = (image.width() as f32, image.height() as f32);
+        let k = (rect.width() / w.max(1.0)).min(rect.height() / h.max(1.0));
+        rect = egui::Rect::from_center_size(rect.center(), egui::vec2(w * k, h * k));
+    }
     let ctx = contexts.ctx_mut()?;
     let layer = egui::LayerId::new(egui::Order::Background, egui::Id::new("scaled_3d_view"));
     ctx.memory_mut(|m| m.areas_mut().move_to_top(layer));
@@ -1418,10 +1442,18 @@ pub fn scale_label(s: f32) -> String {
 }
 
 /// The render scale menu (module doc); `scaled`: whether the view is drawn off-screen
-/// now (not side by side, where it is drawn at scale 1).
-fn render_scale_choice(ui: &mut bevy_egui::egui::Ui, settings: &mut RenderSettings, scaled: bool) {
+/// now (not side by side, where it is drawn at scale 1); `recording`: whether the view
+/// shows the recording's picture ([`super::view::RecordingView`]).
+fn render_scale_choice(
+    ui: &mut bevy_egui::egui::Ui,
+    settings: &mut RenderSettings,
+    scaled: bool,
+    recording: bool,
+) {
     let current = settings.render_scale();
-    let shown = if scaled || current >= 1.0 {
+    let shown = if recording {
+        format!("scale {} (recording)", scale_label(current))
+    } else if scaled || current >= 1.0 {
         format!("scale {}", scale_label(current))
     } else {
         "scale 1 (split)".into()
@@ -1458,6 +1490,7 @@ fn render_stats_overlay(
     camera: Query<&Camera, MainViewCamera>,
     window: Single<&Window, With<bevy::window::PrimaryWindow>>,
     present: Option<Res<super::present::Presentation>>,
+    recording: Res<super::view::RecordingView>,
 ) -> Result {
     use bevy_egui::egui;
     let dt = time.delta_secs_f64();
@@ -1522,7 +1555,12 @@ fn render_stats_overlay(
                         settings.quality = q.toggled();
                         settings.requested = Some(settings.quality);
                     }
-                    render_scale_choice(ui, &mut settings, scaled_view.size().is_some());
+                    render_scale_choice(
+                        ui,
+                        &mut settings,
+                        scaled_view.size().is_some(),
+                        recording.0.is_some(),
+                    );
                 });
             });
         });

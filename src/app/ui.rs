@@ -248,6 +248,24 @@ pub(crate) fn panels(
     Ok(())
 }
 
+/// The REC indicator's progress: frames done (of the total when the duration is set),
+/// the rate since frame 0 and, with a total, the time left at that rate.
+fn rec_progress(done: u64, total: Option<u64>, rate: Option<f64>) -> String {
+    let Some(rate) = rate else {
+        return " · warming up".into();
+    };
+    match total {
+        Some(n) => {
+            let left = n.saturating_sub(done) as f64 / rate.max(1e-9);
+            format!(
+                " · {done}/{n} frames · {rate:.1} frames/s · {} left",
+                super::timeline::duration(left)
+            )
+        }
+        None => format!(" · {done} frames · {rate:.1} frames/s"),
+    }
+}
+
 fn run_control(ui: &mut egui::Ui, p: &mut PanelParams) {
     ui.horizontal_wrapped(|ui| {
         ui.strong("Impulse Lab");
@@ -255,9 +273,14 @@ fn run_control(ui: &mut egui::Ui, p: &mut PanelParams) {
         if p.recorder.is_recording() {
             let t = p.recorder.recorded_time();
             let label = format!(
-                "REC {:02}:{:02}{}",
+                "REC {:02}:{:02}{}{}",
                 (t / 60.0) as u64,
                 (t % 60.0) as u64,
+                p.recorder
+                    .frames()
+                    .map_or(String::new(), |(done, total, rate)| {
+                        rec_progress(done, total, rate)
+                    }),
                 if p.control.paused { " (paused)" } else { "" }
             );
             let red = egui::Color32::from_rgb(220, 30, 30);

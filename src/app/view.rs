@@ -183,6 +183,13 @@ impl std::fmt::Display for CameraPreset {
 #[derive(Component, Debug)]
 pub struct RecordCamera;
 
+/// While the 3D view is recorded: the image the [`RecordCamera`] draws, which the window
+/// shows as its 3D view (fitted, letterboxed) instead of drawing the scene a second time.
+/// The view on screen is then the recording's picture, drawn as `impulse-lab record`
+/// draws it.
+#[derive(Resource, Debug, Default, Clone)]
+pub struct RecordingView(pub Option<Handle<Image>>);
+
 /// The camera of run `0` (≥ 1) in side-by-side view.
 #[derive(Component, Debug, Clone, Copy)]
 pub struct CompareCamera(pub usize);

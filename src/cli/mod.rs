@@ -284,7 +284,7 @@ fn record(args: RecordArgs) -> Result<(), Failure> {
             let s = &r.summary;
             let secs = r.wall.as_secs_f64();
             println!(
-                "{}: {} frames of {}x{} ({}), {:.3} s of video at {} fps; simulated t = {:.4} s at the last frame; {} warm-up frames; {:.1} s wall-clock ({:.2} frames/s; rendering {:.2} frames/s, physics {:.1} s; encoding {:.1} frames/s; drawn at {}x{})",
+                "{}: {} frames of {}x{} ({}), {:.3} s of video at {} fps; simulated t = {:.4} s at the last frame; {} warm-up frames; {:.1} s wall-clock ({:.2} frames/s; after warm-up {:.2} frames/s; rendering {:.2} frames/s, physics {:.1} s; encoding {:.1} frames/s; drawn at {}x{})",
                 s.path.display(),
                 s.frames,
                 s.width,
@@ -296,6 +296,7 @@ fn record(args: RecordArgs) -> Result<(), Failure> {
                 r.warmup_frames,
                 secs,
                 s.frames as f64 / secs,
+                s.frames.saturating_sub(1) as f64 / r.after_warmup.as_secs_f64().max(1e-9),
                 // Frame 0 is the last warm-up picture: rendered frames are 1.. .
                 (s.frames.saturating_sub(1)) as f64 / r.render.as_secs_f64().max(1e-9),
                 r.physics.as_secs_f64(),

@@ -358,7 +358,9 @@ pub fn plot_cursor(view: &TimelineView, sim: &Simulation) -> Option<f64> {
 /// out the history's memory and the save-state row (developer items).
 pub fn scrub_bar(ui: &mut egui::Ui, view: &mut TimelineView, sim: &Simulation, presenting: bool) {
     let _ = sim;
-    ui.horizontal(|ui| {
+    // Wrapped: in a narrow window the history's figures go to a second line rather than
+    // past the window's edge.
+    ui.horizontal_wrapped(|ui| {
         ui.label("Timeline");
         let Some((first, last)) = view.range else {
             ui.label("no states stored");

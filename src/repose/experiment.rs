@@ -60,6 +60,44 @@
 //! cylinder's axis in 8 sectors (the angle is their mean). A body is lost when its centre
 //! is not finite or has dropped below the floor by more than its bounding radius.
 //!
+//! [`Protocol::Drum`] measures the **dynamic angle** of a rotating drum:
+//! 1. **drum**: at set-up the world's first [`Container::Box`] is replaced by the drum
+//!    inscribed in its x-z cross-section ([`DrumGeometry`]): radius
+//!    R = min(hx, height/2), axis along y through the box's centre at height R above its
+//!    floor, closed by end plates in the planes of the box's ±y walls (dividers go with
+//!    the box). The containers have no horizontal cylinder, so the drum's wall is a
+//!    regular prism of [`DRUM_SIDES`] planes tangent to the circle of radius R (a body
+//!    inside the circle is inside the prism; the corners stand R (1/cos(π/N) − 1) =
+//!    0.86 % of R out of the circle). The bodies pack in the drum under gravity −z (at
+//!    [`ReposeConfig::pack_friction`], if set) and settle as in step 2;
+//! 2. **turn**: the drum is simulated in its own, co-rotating frame, where its wall is
+//!    still and gravity turns about the axis: after each step the gravity for the next
+//!    is g(t) = |g| (sin Ωt, 0, −cos Ωt) (t from the end of packing,
+//!    Ω = √(Fr g / R), Fr = [`ReposeConfig::drum_froude`] the Froude number). In the frame
+//!    of gravity the drum then turns at +Ω about y: its wall rises on the −x side and the
+//!    free surface falls towards +x. The model is exact but for the co-rotating frame's
+//!    fictitious accelerations, which it neglects: the centrifugal Ω²r ≤ Ω²R = Fr g
+//!    (≤ [`DRUM_MAX_FROUDE`] g), the Coriolis 2Ω × v, whose size relative to g is
+//!    2 √(Fr / (gR)) v (2 √(Fr d/R) for a grain at √(g d), the speed of a fall over its
+//!    own diameter d), and the Euler term Ω̇ × r, zero but at the start, where the drum
+//!    spins up in one step;
+//! 3. **sample**: after a start-up of [`DRUM_STARTUP_TURNS`] turn (the bed's surface,
+//!    horizontal after packing, is carried up to its dynamic angle by a turn of that angle,
+//!    less than a quarter turn, plus its first avalanche), the surface is measured
+//!    [`DRUM_SAMPLES_PER_TURN`] times per turn for [`ReposeConfig::drum_turns`] turns. Each
+//!    sample is the 8 × 16 measurement of [`super::measure`] in the frame of gravity
+//!    ([`ReposeTracker::measure_drum`]): the bodies are turned about the axis by
+//!    R_y(φ), φ = [`drum_turn_of`] the gravity, which takes the gravity to −z; the grid's
+//!    16 columns span the diameter (downhill +x) and its 8 rows the drum's length; the
+//!    columns beyond the bed's chord are empty and left out. A sample with no fitted row
+//!    is left out;
+//! 4. **result**: the angle is the mean θ̄ of the samples, its error their standard
+//!    deviation, the rows' angles the mean of each row's over the samples
+//!    ([`DrumReport`] keeps the count). The phase ends after the last sample, or at
+//!    [`ReposeConfig::max_time`] (then unsettled, and [`ReposeResult::caveats`] says
+//!    how many samples and turns it measured). A body is lost when its centre is not
+//!    finite or is farther out of the drum than its bounding radius.
+//!
 //! **Lost bodies** are dynamic bodies whose centre has left the box's footprint or
 //! dropped below its floor by more than their bounding radius (thrown over a wall or
 //! through it); they are counted and left out of the measurement.

@@ -252,6 +252,58 @@ fn drum_run(mu: f64, mu_r: f64) -> ReposeExperiment {
     exp
 }
 
+/// The drum's measurement in the frame of gravity: spheres (r = 5 mm, one over the centre
+/// of each grid cell within 0.25 m of the axis) whose tops lie on a plane of slope θ
+/// (falling towards +x) in the frame of a gravity turned by φ, put in the drum's frame by
+/// turning them back by −φ about the axis: the measurement turns them to the frame of
+/// the world's gravity and finds θ exactly, for every φ.
+#[test]
+fn drum_measures_the_surface_in_the_frame_of_gravity() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(DRUM_TINY);
+    let scene = impulse_lab::scene::load_scene(&path).unwrap();
+    let config = ReposeConfig {
+        protocol: Protocol::Drum,
+        ..Default::default()
+    };
+    let mut exp = ReposeExperiment::new(scene.build_world().unwrap(), config).unwrap();
+    let c = exp.tracker.drum().unwrap().geometry.center;
+    let r = 0.005;
+    for phi in [0.0f64, 0.3, 2.0, -1.0] {
+        for theta in [0.0f64, 20.0, -15.0] {
+            let t = theta.to_radians().tan();
+            let back = Quat::from_axis_angle(&Vec3::y_axis(), -phi);
+            let mut bodies = Vec::new();
+            for row in 0..ROWS {
+                for col in 0..measure::COLUMNS {
+                    let rect = exp.tracker.grid.cell_rect(row, col);
+                    let (x, y) = (0.5 * (rect[0] + rect[1]), 0.5 * (rect[2] + rect[3]));
+                    if (x - c.x).abs() > 0.25 {
+                        continue;
+                    }
+                    // Centre in the frame of gravity, its top on z = c.z − t (x − c.x).
+                    let p = Vec3::new(x, y, c.z - t * (x - c.x) - r);
+                    bodies.push(RigidBody::new(
+                        &Shape::Sphere { radius: r },
+                        2500.0,
+                        c + back * (p - c),
+                        Quat::identity(),
+                    ));
+                }
+            }
+            exp.world.bodies = bodies;
+            exp.world.gravity = G * Vec3::new(phi.sin(), 0.0, -phi.cos());
+            let m = exp.measure_now().unwrap();
+            assert_eq!(m.rows_fitted, ROWS);
+            assert!(
+                (m.angle_deg - theta).abs() < 1e-9 && m.error_deg < 1e-9,
+                "φ = {phi}, θ = {theta}°: measured {}° ± {}",
+                m.angle_deg,
+                m.error_deg
+            );
+        }
+    }
+}
+
 /// The fit noise of the surface measured by `m`: per row, the standard error of the
 /// least-squares slope, σ_s = σ_res / √Σ(u − ū)² (σ_res² = Σ residual² / (n − 2), the
 /// scatter of the highest points about the row's line over its fitted length), as an

@@ -484,7 +484,7 @@ fn repose_runs_the_drum_protocol_end_to_end() {
         "drum",
         "--drum-froude",
         "0.01",
-        "--turns",
+        "--drum-turns",
         "0.25",
         "--out",
         out.to_str().unwrap(),
@@ -542,6 +542,13 @@ fn repose_refuses_an_unknown_or_missing_protocol() {
     assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("inside the drum"), "{err}");
+    // A Froude number beyond the rolling regime, or no turn: refused before any run.
+    for (flag, value) in [("--drum-froude", "0.5"), ("--drum-turns", "0")] {
+        let o = run(&["repose", DRUM_TINY, "--protocol", "drum", flag, value]);
+        assert_eq!(o.status.code(), Some(2), "{flag} {value}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains(flag), "{flag} {value}: {err}");
+    }
     // The cylinder protocol on a box scene: refused, naming what the scene lacks.
     let o = run(&["repose", TINY, "--protocol", "cylinder"]);
     assert_eq!(o.status.code(), Some(2));

@@ -111,7 +111,7 @@ pub struct ReposeArgs {
     /// Turns of `--protocol drum` averaged over, after a start-up half turn. The drum
     /// phase takes (0.5 + turns) · 2π/Ω; --max-time caps it.
     #[arg(long, default_value_t = 2.0)]
-    turns: f64,
+    drum_turns: f64,
 }
 
 #[derive(Args)]
@@ -335,7 +335,7 @@ pub fn repose(args: ReposeArgs) -> Result<(), Failure> {
         protocol: args.protocol,
         tilt_rate: args.tilt_rate,
         drum_froude: args.drum_froude,
-        drum_turns: args.turns,
+        drum_turns: args.drum_turns,
     };
     config
         .validate()

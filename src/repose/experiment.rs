@@ -527,8 +527,8 @@ pub enum ReposeError {
 #[derive(Clone, Debug)]
 pub struct ReposeTracker {
     pub config: ReposeConfig,
-    /// Index of the box (the cylinder, under [`Protocol::Cylinder`]) in
-    /// `world.containers`.
+    /// Index of the box (the cylinder, under [`Protocol::Cylinder`]; the drum's first
+    /// plane, under [`Protocol::Drum`]) in `world.containers`.
     pub box_index: usize,
     pub grid: ReposeGrid,
     phase: Phase,

@@ -296,6 +296,7 @@ fn caveats_flag_capped_phases_standing_faces_and_lost_bodies() {
         slumping: settled,
         bodies_lost: 0,
         pack_friction: 0.3,
+        drum: None,
     };
     assert!(good.caveats().is_empty(), "{:?}", good.caveats());
     // 12 of 16 columns: 32 bare cells, exactly a quarter: still no caveat.

@@ -96,13 +96,22 @@ pub struct ReposeArgs {
     #[arg(long)]
     pack_friction: Option<String>,
     /// How the pile gets its slope: `wall` (remove the divider, paper 000 §7.5), `tilt`
-    /// (keep it and tilt the box until the pile fails) or `cylinder` (pack in a
-    /// cylinder, lift it off, fit the cone); docs/repose.md.
+    /// (keep it and tilt the box until the pile fails), `cylinder` (pack in a
+    /// cylinder, lift it off, fit the cone) or `drum` (pack in the drum inscribed in the
+    /// box, turn it, average the free surface's dynamic angle); docs/repose.md.
     #[arg(long, default_value = "wall", value_parser = Protocol::parse)]
     protocol: Protocol,
     /// Tilt rate of `--protocol tilt` (°/s, simulated).
     #[arg(long, default_value_t = 1.0)]
     tilt_rate: f64,
+    /// Froude number Ω²R/g of `--protocol drum` (its angular velocity Ω from its radius
+    /// R), in (0, 0.01].
+    #[arg(long, default_value_t = 1e-3)]
+    drum_froude: f64,
+    /// Turns of `--protocol drum` averaged over, after a start-up half turn. The drum
+    /// phase takes (0.5 + turns) · 2π/Ω; --max-time caps it.
+    #[arg(long, default_value_t = 2.0)]
+    drum_turns: f64,
 }
 
 #[derive(Args)]
@@ -325,6 +334,8 @@ pub fn repose(args: ReposeArgs) -> Result<(), Failure> {
         pack_friction,
         protocol: args.protocol,
         tilt_rate: args.tilt_rate,
+        drum_froude: args.drum_froude,
+        drum_turns: args.drum_turns,
     };
     config
         .validate()
@@ -738,6 +749,16 @@ fn statepoint(
             "pack_friction": config.pack_friction,
         },
         "tilt_rate_deg_per_s": (config.protocol == Protocol::Tilt).then_some(config.tilt_rate),
+        "drum": r.drum.as_ref().map(|d| serde_json::json!({
+            "froude": d.froude,
+            "omega_rad_per_s": d.omega,
+            "radius_m": d.radius,
+            "turns": d.turns,
+            "turns_measured": d.turns_measured,
+            "samples": d.samples,
+            "mean_deg": d.mean_deg,
+            "std_deg": d.std_deg,
+        })),
         "commit": commit(),
         "version": env!("CARGO_PKG_VERSION"),
         "result": {
@@ -855,6 +876,8 @@ fn run_point(
                     e.phase().name(),
                     if e.tracker.tilt().is_some() {
                         format!(" tilt {tilt:.1}°")
+                    } else if e.tracker.drum().is_some() {
+                        format!(" drum {:.2} turns", e.tracker.drum_turns(&e.world))
                     } else {
                         String::new()
                     },

@@ -60,6 +60,44 @@
 //! cylinder's axis in 8 sectors (the angle is their mean). A body is lost when its centre
 //! is not finite or has dropped below the floor by more than its bounding radius.
 //!
+//! [`Protocol::Drum`] measures the **dynamic angle** of a rotating drum:
+//! 1. **drum**: at set-up the world's first [`Container::Box`] is replaced by the drum
+//!    inscribed in its x-z cross-section ([`DrumGeometry`]): radius
+//!    R = min(hx, height/2), axis along y through the box's centre at height R above its
+//!    floor, closed by end plates in the planes of the box's ±y walls (dividers go with
+//!    the box). The containers have no horizontal cylinder, so the drum's wall is a
+//!    regular prism of [`DRUM_SIDES`] planes tangent to the circle of radius R (a body
+//!    inside the circle is inside the prism; the corners stand R (1/cos(π/N) − 1) =
+//!    0.86 % of R out of the circle). The bodies pack in the drum under gravity −z (at
+//!    [`ReposeConfig::pack_friction`], if set) and settle as in step 2;
+//! 2. **turn**: the drum is simulated in its own, co-rotating frame, where its wall is
+//!    still and gravity turns about the axis: after each step the gravity for the next
+//!    is g(t) = |g| (sin Ωt, 0, −cos Ωt) (t from the end of packing,
+//!    Ω = √(Fr g / R), Fr = [`ReposeConfig::drum_froude`] the Froude number). In the frame
+//!    of gravity the drum then turns at +Ω about y: its wall rises on the −x side and the
+//!    free surface falls towards +x. The model is exact but for the co-rotating frame's
+//!    fictitious accelerations, which it neglects: the centrifugal Ω²r ≤ Ω²R = Fr g
+//!    (≤ [`DRUM_MAX_FROUDE`] g), the Coriolis 2Ω × v, whose size relative to g is
+//!    2 √(Fr / (gR)) v (2 √(Fr d/R) for a grain at √(g d), the speed of a fall over its
+//!    own diameter d), and the Euler term Ω̇ × r, zero but at the start, where the drum
+//!    spins up in one step;
+//! 3. **sample**: after a start-up of [`DRUM_STARTUP_TURNS`] turn (the bed's surface,
+//!    horizontal after packing, is carried up to its dynamic angle by a turn of that angle,
+//!    less than a quarter turn, plus its first avalanche), the surface is measured
+//!    [`DRUM_SAMPLES_PER_TURN`] times per turn for [`ReposeConfig::drum_turns`] turns. Each
+//!    sample is the 8 × 16 measurement of [`super::measure`] in the frame of gravity
+//!    ([`ReposeTracker::measure_drum`]): the bodies are turned about the axis by
+//!    R_y(φ), φ = [`drum_turn_of`] the gravity, which takes the gravity to −z; the grid's
+//!    16 columns span the diameter (downhill +x) and its 8 rows the drum's length; the
+//!    columns beyond the bed's chord are empty and left out. A sample with no fitted row
+//!    is left out;
+//! 4. **result**: the angle is the mean θ̄ of the samples, its error their standard
+//!    deviation, the rows' angles the mean of each row's over the samples
+//!    ([`DrumReport`] keeps the count). The phase ends after the last sample, or at
+//!    [`ReposeConfig::max_time`] (then unsettled, and [`ReposeResult::caveats`] says
+//!    how many samples and turns it measured). A body is lost when its centre is not
+//!    finite or is farther out of the drum than its bounding radius.
+//!
 //! **Lost bodies** are dynamic bodies whose centre has left the box's footprint or
 //! dropped below its floor by more than their bounding radius (thrown over a wall or
 //! through it); they are counted and left out of the measurement.
@@ -80,6 +118,9 @@ pub enum Protocol {
     Tilt,
     /// Pack in a cylinder, lift it off, and measure the conical pile.
     Cylinder,
+    /// Pack in a drum with a horizontal axis, turn it, and average the free surface's
+    /// dynamic angle over the turns.
+    Drum,
 }
 
 impl Protocol {
@@ -89,20 +130,19 @@ impl Protocol {
             Protocol::Wall => "wall_removal",
             Protocol::Tilt => "tilt",
             Protocol::Cylinder => "cylinder_lift",
+            Protocol::Drum => "drum",
         }
     }
 
-    /// `wall`, `tilt` or `cylinder` (the `--protocol` values).
+    /// `wall`, `tilt`, `cylinder` or `drum` (the `--protocol` values).
     pub fn parse(s: &str) -> Result<Self, String> {
         match s {
             "wall" => Ok(Protocol::Wall),
             "tilt" => Ok(Protocol::Tilt),
             "cylinder" => Ok(Protocol::Cylinder),
-            "drum" => Err(format!(
-                "--protocol {s} is not implemented yet (available: wall, tilt, cylinder)"
-            )),
+            "drum" => Ok(Protocol::Drum),
             _ => Err(format!(
-                "--protocol: '{s}' is not a protocol (available: wall, tilt, cylinder)"
+                "--protocol: '{s}' is not a protocol (available: wall, tilt, cylinder, drum)"
             )),
         }
     }
@@ -140,6 +180,132 @@ impl TiltState {
     }
 }
 
+/// Largest Froude number Fr = Ω²R/g of [`Protocol::Drum`]: the model neglects the
+/// co-rotating frame's centrifugal acceleration Ω²r ≤ Fr g (module doc), at most 1 % of
+/// g here, the upper end of the rolling regime.
+pub const DRUM_MAX_FROUDE: f64 = 0.01;
+/// Sides of the drum's polygonal wall (its planes are tangent to the circle of radius R).
+pub const DRUM_SIDES: usize = 24;
+/// Samples of the free surface per turn of [`Protocol::Drum`] (one per 10° of turn).
+pub const DRUM_SAMPLES_PER_TURN: usize = 36;
+/// Turns of [`Protocol::Drum`] before its first sample: the bed's surface rises from
+/// its packed, horizontal state to its dynamic angle within them (module doc).
+pub const DRUM_STARTUP_TURNS: f64 = 0.5;
+
+/// The drum of [`Protocol::Drum`]: axis along world y through `center`, inner radius
+/// `radius`, closed by end plates at y = center.y ± `half_length`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DrumGeometry {
+    pub center: crate::math::Vec3,
+    pub radius: f64,
+    pub half_length: f64,
+}
+
+impl DrumGeometry {
+    /// The drum as containers: [`DRUM_SIDES`] planes tangent to the circle of radius R
+    /// (their normals point at the axis; the circle is the polygon's inscribed circle, so
+    /// a body inside the circle is inside the drum), then the two end plates.
+    pub fn containers(&self) -> Vec<Container> {
+        use crate::math::Vec3;
+        let mut out: Vec<Container> = (0..DRUM_SIDES)
+            .map(|k| {
+                let a = (k as f64 + 0.5) * std::f64::consts::TAU / DRUM_SIDES as f64;
+                let d = Vec3::new(a.cos(), 0.0, a.sin());
+                Container::Plane {
+                    point: self.center + self.radius * d,
+                    normal: -d,
+                }
+            })
+            .collect();
+        for s in [-1.0, 1.0] {
+            out.push(Container::Plane {
+                point: self.center + Vec3::new(0.0, s * self.half_length, 0.0),
+                normal: Vec3::new(0.0, -s, 0.0),
+            });
+        }
+        out
+    }
+
+    /// Distance of `p` from the drum's axis (m).
+    pub fn axis_distance(&self, p: &crate::math::Vec3) -> f64 {
+        (p.x - self.center.x).hypot(p.z - self.center.z)
+    }
+}
+
+/// The drum's turn φ given the gravity `g` of its co-rotating frame,
+/// g = |g| (sin φ, 0, −cos φ) (module doc), in rad.
+pub fn drum_turn_of(g: &crate::math::Vec3) -> f64 {
+    g.x.atan2(-g.z)
+}
+
+/// The drum protocol's state after packing.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DrumState {
+    pub geometry: DrumGeometry,
+    /// |g| (m/s²).
+    g: f64,
+    /// The drum's angular velocity Ω = √(Fr g / R) (rad/s).
+    pub omega: f64,
+    /// Whether the drum has begun to turn (after packing).
+    turning: bool,
+    /// The dynamic angle of each sample so far (degrees; a sample with no fitted row is
+    /// left out).
+    pub samples: Vec<f64>,
+    /// Samples due so far (taken or left out).
+    due: usize,
+    /// Per row: sum and count of the samples' row angles.
+    row_sums: [f64; measure::ROWS],
+    row_counts: [usize; measure::ROWS],
+}
+
+impl DrumState {
+    /// The drum's period 2π/Ω (s).
+    pub fn period(&self) -> f64 {
+        std::f64::consts::TAU / self.omega
+    }
+
+    /// The time of sample k after the drum began to turn (s).
+    fn sample_time(&self, k: usize) -> f64 {
+        (DRUM_STARTUP_TURNS + k as f64 / DRUM_SAMPLES_PER_TURN as f64) * self.period()
+    }
+
+    /// Mean and sample standard deviation of the samples (degrees; NaN without samples,
+    /// std 0 with one).
+    pub fn mean_std(&self) -> (f64, f64) {
+        let n = self.samples.len() as f64;
+        if self.samples.is_empty() {
+            return (f64::NAN, f64::NAN);
+        }
+        let mean = self.samples.iter().sum::<f64>() / n;
+        let var = if self.samples.len() > 1 {
+            self.samples.iter().map(|a| (a - mean).powi(2)).sum::<f64>() / (n - 1.0)
+        } else {
+            0.0
+        };
+        (mean, var.sqrt())
+    }
+}
+
+/// What the drum protocol measured ([`ReposeResult::drum`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct DrumReport {
+    /// Froude number Fr = Ω²R/g.
+    pub froude: f64,
+    /// Angular velocity Ω (rad/s).
+    pub omega: f64,
+    /// Inner radius R (m).
+    pub radius: f64,
+    /// Turns asked for after the start-up ([`ReposeConfig::drum_turns`]).
+    pub turns: f64,
+    /// Turns measured after the start-up (fewer when the time cap ended the run).
+    pub turns_measured: f64,
+    /// Number of samples averaged.
+    pub samples: usize,
+    /// Their mean (the run's angle) and sample standard deviation (degrees).
+    pub mean_deg: f64,
+    pub std_deg: f64,
+}
+
 /// Parameters of the experiment's script.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ReposeConfig {
@@ -161,6 +327,11 @@ pub struct ReposeConfig {
     pub protocol: Protocol,
     /// Tilt rate ω of [`Protocol::Tilt`] (°/s, simulated; module doc). Default: 1.
     pub tilt_rate: f64,
+    /// Froude number Fr = Ω²R/g of [`Protocol::Drum`]: sets the drum's angular velocity
+    /// Ω from its radius R (module doc). Default: 10⁻³.
+    pub drum_froude: f64,
+    /// Turns of [`Protocol::Drum`] measured after its start-up half turn. Default: 2.
+    pub drum_turns: f64,
 }
 
 impl Default for ReposeConfig {
@@ -172,6 +343,8 @@ impl Default for ReposeConfig {
             pack_friction: None,
             protocol: Protocol::Wall,
             tilt_rate: 1.0,
+            drum_froude: 1e-3,
+            drum_turns: 2.0,
         }
     }
 }
@@ -227,6 +400,18 @@ impl ReposeConfig {
                 self.tilt_rate
             ));
         }
+        if !(ok(self.drum_froude) && self.drum_froude <= DRUM_MAX_FROUDE) {
+            return Err(format!(
+                "drum_froude must be in (0, {DRUM_MAX_FROUDE}], got {}",
+                self.drum_froude
+            ));
+        }
+        if !(ok(self.drum_turns) && self.drum_turns <= 1000.0) {
+            return Err(format!(
+                "drum_turns must be in (0, 1000], got {}",
+                self.drum_turns
+            ));
+        }
         Ok(())
     }
 }
@@ -274,6 +459,9 @@ pub struct ReposeResult {
     /// The friction coefficient μ the pile packed at ([`ReposeConfig::pack_friction`],
     /// else the run's).
     pub pack_friction: f64,
+    /// Under [`Protocol::Drum`]: the drum and its samples (the measurement's angle is
+    /// their mean, its error their standard deviation).
+    pub drum: Option<DrumReport>,
 }
 
 /// A run whose pile left more than this fraction of the floor's cells bare did not
@@ -292,6 +480,15 @@ impl ReposeResult {
     pub fn caveats(&self) -> Vec<String> {
         let mut out = Vec::new();
         for (name, phase) in [("packing", &self.packing), ("slumping", &self.slumping)] {
+            if let (Some(d), "slumping") = (&self.drum, name) {
+                if !phase.settled {
+                    out.push(format!(
+                        "the drum reached the time cap after {:.1} s: {} samples over {:.2} of {} turns",
+                        phase.duration, d.samples, d.turns_measured, d.turns
+                    ));
+                }
+                continue;
+            }
             if !phase.settled {
                 out.push(format!(
                     "{name} reached the time cap after {:.1} s with K/ΔU = {:.1e}: the pile was still moving",
@@ -330,8 +527,8 @@ pub enum ReposeError {
 #[derive(Clone, Debug)]
 pub struct ReposeTracker {
     pub config: ReposeConfig,
-    /// Index of the box (the cylinder, under [`Protocol::Cylinder`]) in
-    /// `world.containers`.
+    /// Index of the box (the cylinder, under [`Protocol::Cylinder`]; the drum's first
+    /// plane, under [`Protocol::Drum`]) in `world.containers`.
     pub box_index: usize,
     pub grid: ReposeGrid,
     phase: Phase,
@@ -349,6 +546,8 @@ pub struct ReposeTracker {
     tilt: Option<TiltState>,
     /// The base of the cylinder the pile packs in (cylinder protocol only).
     cylinder_base: Option<crate::math::Vec3>,
+    /// The drum (drum protocol only).
+    drum: Option<DrumState>,
 }
 
 impl ReposeTracker {
@@ -360,8 +559,10 @@ impl ReposeTracker {
     /// goes.
     pub fn new(world: &mut World, config: ReposeConfig) -> Result<Self, ReposeError> {
         config.validate().map_err(ReposeError::Setup)?;
-        if config.protocol == Protocol::Cylinder {
-            return Self::new_cylinder(world, config);
+        match config.protocol {
+            Protocol::Cylinder => return Self::new_cylinder(world, config),
+            Protocol::Drum => return Self::new_drum(world, config),
+            Protocol::Wall | Protocol::Tilt => {}
         }
         let (box_index, center, half_size, divider_x) = world
             .containers
@@ -442,6 +643,7 @@ impl ReposeTracker {
             release,
             tilt: None,
             cylinder_base: None,
+            drum: None,
         })
     }
 
@@ -506,7 +708,129 @@ impl ReposeTracker {
             release: Vec::new(),
             tilt: None,
             cylinder_base: Some(base),
+            drum: None,
         })
+    }
+
+    /// [`ReposeTracker::new`] for [`Protocol::Drum`]: the world's first
+    /// [`Container::Box`] is replaced by the drum inscribed in its x-z cross-section
+    /// (radius R = min(hx, height/2), axis along y at height R above the floor, end plates
+    /// on the box's ±y walls; dividers are dropped), every dynamic body's centre must lie
+    /// inside that drum, the drum must be at least as wide as long (2R ≥ 2hy: the grid's
+    /// 16 columns run across the diameter), and gravity must point straight down.
+    fn new_drum(world: &mut World, config: ReposeConfig) -> Result<Self, ReposeError> {
+        let kinds: Vec<&str> = world.containers.iter().map(|c| c.kind_name()).collect();
+        let (index, center, half_size, height) = world
+            .containers
+            .iter()
+            .enumerate()
+            .find_map(|(i, c)| match c {
+                Container::Box {
+                    center,
+                    half_size,
+                    height,
+                    ..
+                } => Some((i, *center, *half_size, *height)),
+                _ => None,
+            })
+            .ok_or_else(|| {
+                ReposeError::Setup(format!(
+                    "the drum protocol turns the scene's Box into a drum, but the scene's containers are [{}]",
+                    kinds.join(", ")
+                ))
+            })?;
+        let radius = half_size[0].min(0.5 * height);
+        let geometry = DrumGeometry {
+            center: center + crate::math::Vec3::new(0.0, 0.0, radius),
+            radius,
+            half_length: half_size[1],
+        };
+        if geometry.half_length > radius {
+            return Err(ReposeError::Setup(format!(
+                "the drum (the box's x-z cross-section, radius {radius} m) must be at least as wide as long, but it is {} m long",
+                2.0 * geometry.half_length
+            )));
+        }
+        let g = world.gravity;
+        if !(g.x == 0.0 && g.y == 0.0 && g.z < 0.0) {
+            return Err(ReposeError::Setup(format!(
+                "the drum protocol turns gravity about y from straight down, but the scene's gravity is {:?}",
+                [g.x, g.y, g.z]
+            )));
+        }
+        let dynamic: Vec<_> = world.bodies.iter().filter(|b| !b.is_static()).collect();
+        if dynamic.is_empty() {
+            return Err(ReposeError::Setup("the scene has no moving bodies".into()));
+        }
+        if let Some(b) = dynamic.iter().find(|b| !measure::shape_supported(&b.shape)) {
+            return Err(ReposeError::Setup(format!(
+                "the repose measurement handles spheres, cuboids, crosses and convex polyhedra, not {}",
+                b.shape.kind_name()
+            )));
+        }
+        let outside = dynamic
+            .iter()
+            .filter(|b| {
+                geometry.axis_distance(&b.position) > radius
+                    || (b.position.y - geometry.center.y).abs() > geometry.half_length
+            })
+            .count();
+        if outside > 0 {
+            return Err(ReposeError::Setup(format!(
+                "every body must start inside the drum inscribed in the box (radius {radius} m, axis along y at z = {}); {outside} of {} do not",
+                geometry.center.z,
+                dynamic.len()
+            )));
+        }
+        // Downhill is +x in the frame of gravity: the drum turns at +Ω about y there, so
+        // its wall rises on the −x side (module doc).
+        let grid = ReposeGrid::new(geometry.center, [radius, geometry.half_length], true)
+            .map_err(ReposeError::Setup)?;
+        world.containers.remove(index);
+        world.containers.extend(geometry.containers());
+        let friction = world.params.friction;
+        if let Some(mu) = config.pack_friction {
+            world.params.friction = mu;
+        }
+        let omega = (config.drum_froude * g.norm() / radius).sqrt();
+        Ok(ReposeTracker {
+            config,
+            box_index: world.containers.len() - DRUM_SIDES - 2,
+            grid,
+            phase: Phase::Packing,
+            phase_start: world.time,
+            potential_release: world.energies().2,
+            below_since: None,
+            friction,
+            packing: None,
+            result: None,
+            release: world.bodies.iter().map(|b| b.position).collect(),
+            tilt: None,
+            cylinder_base: None,
+            drum: Some(DrumState {
+                geometry,
+                g: g.norm(),
+                omega,
+                turning: false,
+                samples: Vec::new(),
+                due: 0,
+                row_sums: [0.0; measure::ROWS],
+                row_counts: [0; measure::ROWS],
+            }),
+        })
+    }
+
+    /// The drum protocol's state (its samples so far).
+    pub fn drum(&self) -> Option<&DrumState> {
+        self.drum.as_ref()
+    }
+
+    /// Turns of the drum since it began to turn (0 before, and under other protocols).
+    pub fn drum_turns(&self, world: &World) -> f64 {
+        self.drum
+            .as_ref()
+            .filter(|d| d.turning)
+            .map_or(0.0, |d| self.phase_time(world) / d.period())
     }
 
     /// The tilt protocol's state, once the tilt has begun.
@@ -589,6 +913,13 @@ impl ReposeTracker {
             return false;
         }
         let p = &b.position;
+        if let Some(d) = &self.drum {
+            let rb = b.shape.bounding_radius();
+            let g = &d.geometry;
+            return !p.iter().all(|x| x.is_finite())
+                || g.axis_distance(p) > g.radius + rb
+                || (p.y - g.center.y).abs() > g.half_length + rb;
+        }
         if let Some(base) = &self.cylinder_base {
             return !p.iter().all(|x| x.is_finite()) || p.z < base.z - b.shape.bounding_radius();
         }
@@ -615,7 +946,12 @@ impl ReposeTracker {
     }
 
     /// Measure the pile as it stands now (any phase).
+    /// Under [`Protocol::Drum`], the surface in the frame of the gravity now
+    /// ([`ReposeTracker::measure_drum`]).
     pub fn measure_now(&self, world: &World) -> Result<ReposeMeasurement, ReposeError> {
+        if let Some(d) = &self.drum {
+            return self.measure_drum(world, &d.geometry);
+        }
         match &self.cylinder_base {
             Some(base) => measure::measure_cone(base, &world.bodies, |i| self.is_lost(world, i)),
             None => measure::measure(&self.grid, &world.bodies, |i| self.is_lost(world, i)),
@@ -623,11 +959,82 @@ impl ReposeTracker {
         .map_err(ReposeError::Setup)
     }
 
+    /// The 8 × 16 measurement of the drum's bed in the frame of gravity: every body is
+    /// turned about the drum's axis by R_y(φ), φ = [`drum_turn_of`] the world's gravity,
+    /// which takes that gravity to −z; the grid spans the drum's diameter (16 columns,
+    /// downhill +x) and length (8 rows).
+    pub fn measure_drum(
+        &self,
+        world: &World,
+        geometry: &DrumGeometry,
+    ) -> Result<ReposeMeasurement, ReposeError> {
+        let phi = drum_turn_of(&world.gravity);
+        let turn = crate::math::Quat::from_axis_angle(&crate::math::Vec3::y_axis(), phi);
+        let bodies: Vec<_> = world
+            .bodies
+            .iter()
+            .map(|b| {
+                let mut b = b.clone();
+                b.position = geometry.center + turn * (b.position - geometry.center);
+                b.orientation = turn * b.orientation;
+                b
+            })
+            .collect();
+        measure::measure(&self.grid, &bodies, |i| self.is_lost(world, i))
+            .map_err(ReposeError::Setup)
+    }
+
+    /// The drum's step (module doc, drum protocol): sample the surface when a sample is
+    /// due, end the run after the start-up and the turns (or at the time cap), else set
+    /// the gravity of the next step, g = |g| (sin Ωt, 0, −cos Ωt).
+    fn drum_after_step(&mut self, world: &mut World) -> Phase {
+        let t = self.phase_time(world);
+        let slack = 1e-9 * world.dt;
+        let Some(d) = self.drum.as_ref() else {
+            return self.phase;
+        };
+        if t + slack >= d.sample_time(d.due) {
+            let geometry = d.geometry.clone();
+            let m = self.measure_drum(world, &geometry);
+            let Some(d) = self.drum.as_mut() else {
+                return self.phase;
+            };
+            d.due += 1;
+            if let Ok(m) = m
+                && m.angle_deg.is_finite()
+            {
+                d.samples.push(m.angle_deg);
+                for (j, a) in m.row_angles_deg.iter().enumerate() {
+                    if a.is_finite() {
+                        d.row_sums[j] += a;
+                        d.row_counts[j] += 1;
+                    }
+                }
+            }
+        }
+        let Some(d) = self.drum.as_ref() else {
+            return self.phase;
+        };
+        let end = (DRUM_STARTUP_TURNS + self.config.drum_turns) * d.period();
+        let done = d.due as f64 >= self.config.drum_turns * DRUM_SAMPLES_PER_TURN as f64
+            || t + slack >= end;
+        if done || t + slack >= self.config.max_time {
+            self.end_phase(world, done);
+        } else {
+            let phi = d.omega * t;
+            world.gravity = d.g * crate::math::Vec3::new(phi.sin(), 0.0, -phi.cos());
+        }
+        self.phase
+    }
+
     /// Account for the world step just taken: move to the next phase when this one ends
     /// (removing the divider after packing, measuring after slumping).
     pub fn after_step(&mut self, world: &mut World) -> Phase {
         if self.phase == Phase::Done {
             return Phase::Done;
+        }
+        if self.phase == Phase::Slumping && self.drum.is_some() {
+            return self.drum_after_step(world);
         }
         if self.phase == Phase::Slumping
             && let Some(tilt) = self.tilt.as_mut()
@@ -691,6 +1098,14 @@ impl ReposeTracker {
         match self.phase {
             Phase::Packing => {
                 self.packing = Some(report);
+                if let Some(d) = self.drum.as_mut() {
+                    if self.config.pack_friction.is_some() {
+                        world.params.friction = self.friction;
+                    }
+                    d.turning = true;
+                    self.phase = Phase::Slumping;
+                    return;
+                }
                 if self.config.protocol == Protocol::Tilt {
                     if self.config.pack_friction.is_some() {
                         world.params.friction = self.friction;
@@ -750,12 +1165,35 @@ impl ReposeTracker {
                     measurement.angle_deg = tilt.failed_at.map_or(f64::NAN, f64::to_degrees);
                     measurement.error_deg = self.tilt_lag_deg(world);
                 }
+                let drum = self.drum.as_ref().map(|d| {
+                    let (mean, std) = d.mean_std();
+                    measurement.angle_deg = mean;
+                    measurement.error_deg = std;
+                    for j in 0..measure::ROWS {
+                        measurement.row_angles_deg[j] = if d.row_counts[j] > 0 {
+                            d.row_sums[j] / d.row_counts[j] as f64
+                        } else {
+                            f64::NAN
+                        };
+                    }
+                    DrumReport {
+                        froude: self.config.drum_froude,
+                        omega: d.omega,
+                        radius: d.geometry.radius,
+                        turns: self.config.drum_turns,
+                        turns_measured: d.due as f64 / DRUM_SAMPLES_PER_TURN as f64,
+                        samples: d.samples.len(),
+                        mean_deg: mean,
+                        std_deg: std,
+                    }
+                });
                 self.result = Some(ReposeResult {
                     measurement,
                     packing: self.packing.unwrap_or(report),
                     slumping: report,
                     bodies_lost: self.bodies_lost(world),
                     pack_friction: self.pack_friction(),
+                    drum,
                 });
                 self.phase = Phase::Done;
             }

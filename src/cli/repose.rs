@@ -18,6 +18,7 @@ use super::{Failure, create_output, load};
 use clap::Args;
 use impulse_lab::dynamics::solver::SolverKind;
 use impulse_lab::output::{self, OutputFile};
+use impulse_lab::repose::experiment::DrumGeometry;
 use impulse_lab::repose::plot::{self, PlotRun};
 use impulse_lab::repose::{Protocol, ROWS, ReposeConfig, ReposeExperiment, ReposeResult};
 use impulse_lab::scene::Scene;
@@ -81,9 +82,11 @@ pub struct ReposeArgs {
     /// rendering: about a frame a second), and the runs then go one at a time.
     #[arg(long)]
     video_dir: Option<PathBuf>,
-    /// Time cap of each settle phase, packing and slumping (s, simulated).
-    #[arg(long, default_value_t = 30.0)]
-    max_time: f64,
+    /// Time cap of each phase, packing and slumping (s, simulated). Default: 30 s, and
+    /// with `--protocol drum` at least 5 % more than the drum phase's own length (its
+    /// start-up half turn and --drum-turns turns).
+    #[arg(long)]
+    max_time: Option<f64>,
     /// Settled when K/ΔU stays below this for --hold seconds.
     #[arg(long, default_value_t = 1e-6)]
     ke_ratio: f64,
@@ -327,10 +330,10 @@ pub fn repose(args: ReposeArgs) -> Result<(), Failure> {
         None => scene.pack_friction,
         Some(s) => ReposeConfig::parse_pack_friction(s).map_err(Failure::invalid)?,
     };
-    let config = ReposeConfig {
+    let mut config = ReposeConfig {
         ke_ratio: args.ke_ratio,
         hold: args.hold,
-        max_time: args.max_time,
+        max_time: args.max_time.unwrap_or(30.0),
         pack_friction,
         protocol: args.protocol,
         tilt_rate: args.tilt_rate,
@@ -357,6 +360,13 @@ pub fn repose(args: ReposeArgs) -> Result<(), Failure> {
     let world = scene
         .build_world()
         .map_err(|e| Failure::invalid(e.to_string()))?;
+    if args.max_time.is_none()
+        && config.protocol == Protocol::Drum
+        && let Ok((_, drum)) = DrumGeometry::of_world(&world)
+    {
+        let turning = config.drum_phase_time(drum.radius, world.gravity.norm());
+        config.max_time = config.max_time.max(1.05 * turning);
+    }
     ReposeExperiment::new(world, config.clone())
         .map_err(|e| Failure::invalid(format!("{}: {e}", args.scene)))?;
     let mut points = Vec::new();

@@ -202,6 +202,46 @@ pub struct DrumGeometry {
 }
 
 impl DrumGeometry {
+    /// The drum inscribed in the x-z cross-section of the world's first `Box` (radius
+    /// min(half width, height / 2), axis along y at that height above the floor's
+    /// centre, end plates at the box's ±y walls), with the box's index; refused unless
+    /// it is at least as wide as long.
+    pub fn of_world(world: &World) -> Result<(usize, Self), ReposeError> {
+        let kinds: Vec<&str> = world.containers.iter().map(|c| c.kind_name()).collect();
+        let (index, center, half_size, height) = world
+            .containers
+            .iter()
+            .enumerate()
+            .find_map(|(i, c)| match c {
+                Container::Box {
+                    center,
+                    half_size,
+                    height,
+                    ..
+                } => Some((i, *center, *half_size, *height)),
+                _ => None,
+            })
+            .ok_or_else(|| {
+                ReposeError::Setup(format!(
+                    "the drum protocol turns the scene's Box into a drum, but the scene's containers are [{}]",
+                    kinds.join(", ")
+                ))
+            })?;
+        let radius = half_size[0].min(0.5 * height);
+        let geometry = DrumGeometry {
+            center: center + crate::math::Vec3::new(0.0, 0.0, radius),
+            radius,
+            half_length: half_size[1],
+        };
+        if geometry.half_length > radius {
+            return Err(ReposeError::Setup(format!(
+                "the drum (the box's x-z cross-section, radius {radius} m) must be at least as wide as long, but it is {} m long",
+                2.0 * geometry.half_length
+            )));
+        }
+        Ok((index, geometry))
+    }
+
     /// The drum as containers: [`DRUM_SIDES`] planes tangent to the circle of radius R
     /// (their normals point at the axis; the circle is the polygon's inscribed circle, so
     /// a body inside the circle is inside the drum), then the two end plates.
@@ -356,6 +396,14 @@ impl ReposeConfig {
             pack_friction: scene.pack_friction,
             ..Default::default()
         }
+    }
+
+    /// The simulated time the drum phase of [`Protocol::Drum`] takes in a drum of radius
+    /// `radius` (m) under gravity of magnitude `g` (m/s²): its start-up half turn and
+    /// `drum_turns` turns at Ω = √(Fr g / R).
+    pub fn drum_phase_time(&self, radius: f64, g: f64) -> f64 {
+        let omega = (self.drum_froude * g / radius).sqrt();
+        (DRUM_STARTUP_TURNS + self.drum_turns) * std::f64::consts::TAU / omega
     }
 
     /// The packing μ as a user writes it (`repose --pack-friction`, the diagnostics in
@@ -719,38 +767,8 @@ impl ReposeTracker {
     /// inside that drum, the drum must be at least as wide as long (2R ≥ 2hy: the grid's
     /// 16 columns run across the diameter), and gravity must point straight down.
     fn new_drum(world: &mut World, config: ReposeConfig) -> Result<Self, ReposeError> {
-        let kinds: Vec<&str> = world.containers.iter().map(|c| c.kind_name()).collect();
-        let (index, center, half_size, height) = world
-            .containers
-            .iter()
-            .enumerate()
-            .find_map(|(i, c)| match c {
-                Container::Box {
-                    center,
-                    half_size,
-                    height,
-                    ..
-                } => Some((i, *center, *half_size, *height)),
-                _ => None,
-            })
-            .ok_or_else(|| {
-                ReposeError::Setup(format!(
-                    "the drum protocol turns the scene's Box into a drum, but the scene's containers are [{}]",
-                    kinds.join(", ")
-                ))
-            })?;
-        let radius = half_size[0].min(0.5 * height);
-        let geometry = DrumGeometry {
-            center: center + crate::math::Vec3::new(0.0, 0.0, radius),
-            radius,
-            half_length: half_size[1],
-        };
-        if geometry.half_length > radius {
-            return Err(ReposeError::Setup(format!(
-                "the drum (the box's x-z cross-section, radius {radius} m) must be at least as wide as long, but it is {} m long",
-                2.0 * geometry.half_length
-            )));
-        }
+        let (index, geometry) = DrumGeometry::of_world(world)?;
+        let radius = geometry.radius;
         let g = world.gravity;
         if !(g.x == 0.0 && g.y == 0.0 && g.z < 0.0) {
             return Err(ReposeError::Setup(format!(

@@ -4,6 +4,12 @@
 //!
 //! A screenshot is captured asynchronously by the renderer; the app exits only after the
 //! requested screenshot has been written, so `--exit-after-frames` never cuts it short.
+//!
+//! The hidden `gui --script` ([`super::launch::parse_script`]) drives the app for the
+//! Xvfb tests: it opens scenes and lessons, runs checks, switches methods and quality,
+//! feeds mouse drags and wheel turns as the window system delivers them (cursor, button
+//! and wheel messages, aimed at a panel's region: [`super::view::region`]), logs the
+//! camera, and writes the texts egui draws with their rectangles (`TextDump`).
 
 use super::interaction::{OrbitCamera, Requests};
 pub use super::launch::Automation;

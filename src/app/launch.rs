@@ -37,7 +37,7 @@ pub enum ScriptAction {
     /// Panic in a system: tests the crash save ([`crate::app::crash`]).
     Panic,
     /// A left-button drag as a mouse gives it: the cursor rests over the middle of a
-    /// named screen region ([`crate::app::regions`]), the button goes down, the cursor
+    /// named screen region ([`crate::app::view::region`]), the button goes down, the cursor
     /// moves 60 px right and 20 px down over six frames, the button comes up.
     Drag(String),
     /// Three wheel clicks (lines) toward the user over the middle of a named region.

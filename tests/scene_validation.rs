@@ -67,6 +67,9 @@ fn valid_fixture_parses_with_every_feature() {
     assert_eq!(scene.solver, SolverKind::Jolt);
     assert_eq!(scene.seed, 42);
     assert_eq!(scene.pack_friction, Some(0.25));
+    let reference = scene.reference_angle.as_ref().expect("reference_angle");
+    assert_eq!(reference.angle_deg, 19.7);
+    assert_eq!(reference.source, "Zhou et al. 2002");
     assert_eq!(scene.params.restitution, 0.3);
     // Not given in the file: SolverParams' default.
     assert_eq!(scene.params.max_iterations, 100);
@@ -90,6 +93,7 @@ fn defaults_apply_to_a_minimal_scene() {
     );
     assert!(scene.bodies.is_empty() && scene.containers.is_empty());
     assert_eq!(scene.pack_friction, None);
+    assert_eq!(scene.reference_angle, None);
 }
 
 #[test]
@@ -531,6 +535,17 @@ fn solver_parameters_out_of_range_are_rejected() {
         "pack_friction: 0.25,",
         "pack_friction: -0.1,",
         "pack_friction",
+    );
+    let msg = expect_error(
+        "angle_deg: 19.7,",
+        "angle_deg: 95.0,",
+        "reference_angle.angle_deg",
+    );
+    assert!(msg.contains("[0, 90]"), "{msg}");
+    expect_error(
+        "source: \"Zhou et al. 2002\"",
+        "source: \" \"",
+        "reference_angle.source",
     );
 }
 

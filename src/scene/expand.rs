@@ -248,6 +248,21 @@ impl Scene {
                 format!("μ must be finite and ≥ 0, got {mu}"),
             );
         }
+        if let Some(reference) = &self.reference_angle {
+            let a = reference.angle_deg;
+            if !(a.is_finite() && (0.0..=90.0).contains(&a)) {
+                errs.push(
+                    &r.field("reference_angle").field("angle_deg"),
+                    format!("the angle must be in [0, 90] degrees, got {a}"),
+                );
+            }
+            if reference.source.trim().is_empty() {
+                errs.push(
+                    &r.field("reference_angle").field("source"),
+                    "must name where the angle comes from".to_string(),
+                );
+            }
+        }
         if let RotationIntegrator::Theta { theta } = self.rotation
             && !(theta.is_finite() && (0.0..=1.0).contains(&theta))
         {

@@ -36,8 +36,8 @@ pub use error::{MAX_REPORTED, SceneError, SceneErrorKind};
 pub use expand::{BodyOrigin, MAX_BODIES, PlacedBody, body_limit, set_body_limit};
 pub use locate::FieldPath;
 pub use spec::{
-    BodySpec, ContainerSpec, DividerSpec, GeneratorSpec, MixEntry, OrientationSpec, Region,
-    ShapeSpec, V2, V3, Vector, Walls,
+    BodySpec, ContainerSpec, DividerSpec, GeneratorSpec, MixEntry, OrientationSpec, ReferenceAngle,
+    Region, ShapeSpec, V2, V3, Vector, Walls,
 };
 
 use crate::body::RigidBody;
@@ -116,6 +116,16 @@ pub struct Scene {
         skip_serializing_if = "Option::is_none"
     )]
     pub pack_friction: Option<f64>,
+    /// A published angle of repose for this configuration: `impulse-lab repose` prints
+    /// it beside each run's measured angle (it changes nothing in the run). Written
+    /// bare: `reference_angle: (angle_deg: 19.7, source: "Zhou et al. 2002")`.
+    /// Default: none.
+    #[serde(
+        default,
+        with = "spec::bare_option",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub reference_angle: Option<ReferenceAngle>,
     /// Whether loading rejects bodies that certainly overlap (module doc). A saved state
     /// ([`save::state_scene`]) writes `overlap_check: false`: its resting contacts
     /// overlap by what the solver left. Default: true.
@@ -328,6 +338,7 @@ impl Scene {
             rotation: RotationIntegrator::default(),
             seed: 0,
             pack_friction: None,
+            reference_angle: None,
             containers: Vec::new(),
             bodies: Vec::new(),
             generators: Vec::new(),

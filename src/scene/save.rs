@@ -58,6 +58,7 @@ pub fn state_scene(
     scene.rotation = world.rotation;
     scene.seed = base.seed;
     scene.pack_friction = base.pack_friction;
+    scene.reference_angle = base.reference_angle.clone();
     scene.overlap_check = false;
     let resume = ResumeSpec::of_world(world);
     scene.resume = Some(resume.clone());

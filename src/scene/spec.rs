@@ -693,6 +693,15 @@ impl Default for Walls {
     }
 }
 
+/// A published angle of repose a scene cites (`Scene::reference_angle`): the angle in
+/// degrees, in [0, 90], and where it comes from (non-empty).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename = "ReferenceAngle", deny_unknown_fields)]
+pub struct ReferenceAngle {
+    pub angle_deg: f64,
+    pub source: String,
+}
+
 /// A removable internal wall of a box: the plane x = `x` (world, m).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename = "Divider", deny_unknown_fields)]

@@ -445,10 +445,11 @@ pub fn scrub_bar(ui: &mut egui::Ui, view: &mut TimelineView, sim: &Simulation, p
         if ui
             .button("Save state as scene")
             .on_hover_text(
-                "Write the bodies as they are now (positions, orientations, velocities), \
-                 the containers, method and parameters as a scene file that `impulse-lab run` \
-                 and the app load; reset then returns to it. Warm-start state and the ledger \
-                 are not saved: a run from the file starts them cold.",
+                "Write the state as it is now as a scene file that `impulse-lab run` and \
+                 the app load: the bodies (positions, orientations, velocities), the \
+                 containers, method and parameters, and in its `resume` section the step, \
+                 sleep and warm-start state and the energy ledger, so that a run from the \
+                 file continues this one step for step. Reset then returns to it.",
             )
             .clicked()
         {

@@ -963,17 +963,18 @@ fn capture_recording_frame(
             // This picture is frame 0.
             active.warmup = None;
             active.frame_zero = Some(Instant::now());
-            if let Err(e) = encode(active, frame, &caption_lines(&sim)) {
-                return fail(&mut commands, &mut recorder, &mut control, &mut status, e);
-            }
-            if done(active) {
-                return finish(
-                    &mut commands,
-                    &mut recorder,
-                    &mut control,
-                    &mut status,
-                    &mut requests,
-                );
+            match encode(active, frame, &caption_lines(&sim)) {
+                Err(e) => return fail(&mut commands, &mut recorder, &mut control, &mut status, e),
+                Ok(true) => {
+                    return finish(
+                        &mut commands,
+                        &mut recorder,
+                        &mut control,
+                        &mut status,
+                        &mut requests,
+                    );
+                }
+                Ok(false) => {}
             }
             control.steps_now += active.pacer.steps_after_frame(sim.world.dt);
             return;
@@ -1004,17 +1005,18 @@ fn capture_recording_frame(
             Ok(f) => f,
             Err(e) => return fail(&mut commands, &mut recorder, &mut control, &mut status, e),
         };
-        if let Err(e) = encode(active, frame, &caption) {
-            return fail(&mut commands, &mut recorder, &mut control, &mut status, e);
-        }
-        if done(active) {
-            return finish(
-                &mut commands,
-                &mut recorder,
-                &mut control,
-                &mut status,
-                &mut requests,
-            );
+        match encode(active, frame, &caption) {
+            Err(e) => return fail(&mut commands, &mut recorder, &mut control, &mut status, e),
+            Ok(true) => {
+                return finish(
+                    &mut commands,
+                    &mut recorder,
+                    &mut control,
+                    &mut status,
+                    &mut requests,
+                );
+            }
+            Ok(false) => {}
         }
     }
     // The next picture: the world is at the next frame (its steps were taken this
@@ -1060,12 +1062,12 @@ fn picture_to_frame(active: &ActiveRecording, image: &Image) -> Result<Frame, St
 }
 
 /// Caption (if asked for: the lines of the state the picture shows) and hand a frame to
-/// the encoder.
+/// the encoder; `true` when that was the recording's last frame.
 fn encode(
     active: &mut ActiveRecording,
     mut frame: Frame,
     caption: &[String],
-) -> Result<(), String> {
+) -> Result<bool, String> {
     if active.caption
         && let Err(e) = video::draw_caption(&mut frame, caption)
     {
@@ -1073,11 +1075,7 @@ fn encode(
     }
     active.sink.push(frame).map_err(|e| e.to_string())?;
     active.frames += 1;
-    Ok(())
-}
-
-fn done(active: &ActiveRecording) -> bool {
-    active.total.is_some_and(|n| active.frames >= n)
+    Ok(active.total.is_some_and(|n| active.frames >= n))
 }
 
 /// A recording with a set duration is done: the file is finished at once (as F9 would).

@@ -201,6 +201,22 @@ pub struct DrumGeometry {
     pub half_length: f64,
 }
 
+/// The world's moving bodies, refused if there are none or one has a shape the repose
+/// measurement does not handle (every protocol's set-up).
+fn measurable_bodies(world: &World) -> Result<Vec<&crate::body::RigidBody>, ReposeError> {
+    let dynamic: Vec<_> = world.bodies.iter().filter(|b| !b.is_static()).collect();
+    if dynamic.is_empty() {
+        return Err(ReposeError::Setup("the scene has no moving bodies".into()));
+    }
+    if let Some(b) = dynamic.iter().find(|b| !measure::shape_supported(&b.shape)) {
+        return Err(ReposeError::Setup(format!(
+            "the repose measurement handles spheres, cuboids, crosses and convex polyhedra, not {}",
+            b.shape.kind_name()
+        )));
+    }
+    Ok(dynamic)
+}
+
 impl DrumGeometry {
     /// The drum inscribed in the x-z cross-section of the world's first `Box` (radius
     /// min(half width, height / 2), axis along y at that height above the floor's
@@ -640,16 +656,7 @@ impl ReposeTracker {
                 2.0 * half_size[1]
             )));
         }
-        let dynamic: Vec<_> = world.bodies.iter().filter(|b| !b.is_static()).collect();
-        if dynamic.is_empty() {
-            return Err(ReposeError::Setup("the scene has no moving bodies".into()));
-        }
-        if let Some(b) = dynamic.iter().find(|b| !measure::shape_supported(&b.shape)) {
-            return Err(ReposeError::Setup(format!(
-                "the repose measurement handles spheres, cuboids, crosses and convex polyhedra, not {}",
-                b.shape.kind_name()
-            )));
-        }
+        let dynamic = measurable_bodies(world)?;
         let left = dynamic.iter().filter(|b| b.position.x < divider_x).count();
         if left != 0 && left != dynamic.len() {
             return Err(ReposeError::Setup(format!(
@@ -713,16 +720,7 @@ impl ReposeTracker {
                     kinds.join(", ")
                 ))
             })?;
-        let dynamic: Vec<_> = world.bodies.iter().filter(|b| !b.is_static()).collect();
-        if dynamic.is_empty() {
-            return Err(ReposeError::Setup("the scene has no moving bodies".into()));
-        }
-        if let Some(b) = dynamic.iter().find(|b| !measure::shape_supported(&b.shape)) {
-            return Err(ReposeError::Setup(format!(
-                "the repose measurement handles spheres, cuboids, crosses and convex polyhedra, not {}",
-                b.shape.kind_name()
-            )));
-        }
+        let dynamic = measurable_bodies(world)?;
         let outside = dynamic
             .iter()
             .filter(|b| {
@@ -776,16 +774,7 @@ impl ReposeTracker {
                 [g.x, g.y, g.z]
             )));
         }
-        let dynamic: Vec<_> = world.bodies.iter().filter(|b| !b.is_static()).collect();
-        if dynamic.is_empty() {
-            return Err(ReposeError::Setup("the scene has no moving bodies".into()));
-        }
-        if let Some(b) = dynamic.iter().find(|b| !measure::shape_supported(&b.shape)) {
-            return Err(ReposeError::Setup(format!(
-                "the repose measurement handles spheres, cuboids, crosses and convex polyhedra, not {}",
-                b.shape.kind_name()
-            )));
-        }
+        let dynamic = measurable_bodies(world)?;
         let outside = dynamic
             .iter()
             .filter(|b| {

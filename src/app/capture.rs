@@ -14,7 +14,7 @@
 use super::interaction::{OrbitCamera, Requests};
 pub use super::launch::Automation;
 use super::launch::ScriptAction;
-use super::messages::StatusMessage;
+use super::messages::{PlotRequest, StatusMessage};
 use super::render::RenderSettings;
 use super::sets::{ExitSystems, SimulationSystems};
 use super::sim_state::{EnergyHistory, SceneWatcher, SimControl, Simulation};
@@ -52,8 +52,11 @@ pub(super) struct CaptureState {
 /// text egui draws: its rectangle, its clip rectangle (x0 y0 x1 y1, egui points) and the
 /// text (tab-separated; tabs, newlines and backslashes escaped as `\t`, `\n`, `\\`).
 /// A text shows whole where its rectangle lies inside its clip rectangle.
+///
+/// `gui --script lines=PATH` writes the lines instead: each a line of the file with
+/// its colour (r g b a), its point count and its points (x y ..., egui points).
 #[derive(Resource, Debug, Default)]
-pub(super) struct TextDump(Option<PathBuf>);
+pub(super) struct TextDump(Option<PathBuf>, Option<PathBuf>);
 
 /// With `--exit-after-frames N`, the frame from which the frame rate printed at exit is
 /// measured: the first frames compile shaders and upload meshes and are left out.
@@ -73,6 +76,8 @@ impl Plugin for LabCapturePlugin {
             .add_message::<StatusMessage>()
             .init_resource::<ScriptedInput>()
             .init_resource::<TextDump>()
+            .add_message::<PlotRequest>()
+            .init_resource::<super::view::Selection>()
             .add_systems(First, inject_scripted_input)
             .add_systems(
                 PostUpdate,
@@ -226,7 +231,7 @@ fn run_script(
     mut input: ResMut<ScriptedInput>,
     cameras: Query<&OrbitCamera>,
     mut lessons: ResMut<super::lessons::Lessons>,
-    mut dump: ResMut<TextDump>,
+    mut plots: PlotScript,
 ) {
     while let Some((at, action)) = automation.script.0.get(state.script_next) {
         if *at > frames.0 || frames.0 < state.hold_until {
@@ -291,7 +296,32 @@ fn run_script(
             ScriptAction::Check => lessons.start_check(),
             ScriptAction::Wait => {}
             ScriptAction::Texts(path) => {
-                dump.0 = Some(path.clone());
+                plots.dump.0 = Some(path.clone());
+                state.hold_until = frames.0 + 2;
+            }
+            ScriptAction::Lines(path) => {
+                plots.dump.1 = Some(path.clone());
+                state.hold_until = frames.0 + 2;
+            }
+            ScriptAction::Set(field, value) => {
+                if let Err(e) = sim.world.params.set(field, value) {
+                    error!("script: set {field}: {e}");
+                }
+            }
+            ScriptAction::Pin => {
+                plots.requests.write(PlotRequest::Pin);
+                state.hold_until = frames.0 + 2;
+            }
+            ScriptAction::Plot(plot, quantity) => {
+                plots.requests.write(PlotRequest::Show {
+                    plot: *plot,
+                    quantity: quantity.clone(),
+                });
+                state.hold_until = frames.0 + 2;
+            }
+            ScriptAction::Select(i) => plots.selection.body = Some(*i),
+            ScriptAction::Steps(n) => {
+                control.steps_now += n;
                 state.hold_until = frames.0 + 2;
             }
             ScriptAction::Camera => {
@@ -311,8 +341,59 @@ fn run_script(
     }
 }
 
+/// What the plot and selection actions of a script write.
+#[derive(bevy::ecs::system::SystemParam)]
+struct PlotScript<'w> {
+    dump: ResMut<'w, TextDump>,
+    requests: MessageWriter<'w, PlotRequest>,
+    selection: ResMut<'w, super::view::Selection>,
+}
+
+/// Write the lines of this frame's egui output ([`TextDump`]), whole or not at all.
+fn dump_lines(dump: &mut TextDump, outputs: &Query<&bevy_egui::EguiFullOutput>) {
+    use bevy_egui::egui::{Color32, Pos2, Shape, epaint::ColorMode};
+    fn line(color: Color32, points: &[Pos2], out: &mut String) {
+        let [r, g, b, a] = color.to_array();
+        out.push_str(&format!("{r} {g} {b} {a}\t{}\t", points.len()));
+        let xy: Vec<String> = points.iter().map(|p| format!("{} {}", p.x, p.y)).collect();
+        out.push_str(&xy.join(" "));
+        out.push('\n');
+    }
+    fn lines(shape: &Shape, out: &mut String) {
+        match shape {
+            Shape::Vec(shapes) => shapes.iter().for_each(|s| lines(s, out)),
+            Shape::Path(p) => {
+                if let ColorMode::Solid(c) = p.stroke.color {
+                    line(c, &p.points, out);
+                }
+            }
+            Shape::LineSegment { points, stroke } => line(stroke.color, points, out),
+            _ => {}
+        }
+    }
+    let Some(path) = dump.1.take() else {
+        return;
+    };
+    let mut out = String::new();
+    for output in outputs {
+        for clipped in output.0.iter().flat_map(|o| &o.shapes) {
+            lines(&clipped.shape, &mut out);
+        }
+    }
+    let written = (|| -> Result<(), String> {
+        let mut f = crate::output::OutputFile::create(&path).map_err(|e| e.to_string())?;
+        std::io::Write::write_all(&mut f, out.as_bytes()).map_err(|e| e.to_string())?;
+        f.commit().map_err(|e| e.to_string())
+    })();
+    match written {
+        Ok(()) => info!("script: lines written to {}", path.display()),
+        Err(e) => error!("script: lines {}: {e}", path.display()),
+    }
+}
+
 /// Write the texts of this frame's egui output ([`TextDump`]), whole or not at all.
 fn dump_texts(mut dump: ResMut<TextDump>, outputs: Query<&bevy_egui::EguiFullOutput>) {
+    dump_lines(&mut dump, &outputs);
     use bevy_egui::egui::{Rect, Shape};
     fn texts(shape: &Shape, clip: Rect, out: &mut String) {
         match shape {

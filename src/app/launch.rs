@@ -53,12 +53,29 @@ pub enum ScriptAction {
     /// Write every text egui draws this frame, with its rectangle and clip rectangle, to
     /// this file (see `capture::TextDump`).
     Texts(PathBuf),
+    /// Write every line egui draws this frame (colour, points) to this file (see
+    /// `capture::TextDump`).
+    Lines(PathBuf),
+    /// Set a method parameter as `run --set FIELD=VALUE` does: (field, value).
+    Set(String, String),
+    /// Pin the current run, as the plot's "Pin run" button does.
+    Pin,
+    /// Show a quantity (`app::quantity::QUANTITIES`' id) in a stacked plot (0 = top; one
+    /// past the last adds a plot).
+    Plot(usize, String),
+    /// Select a body by index, as a click on it does.
+    Select(usize),
+    /// Take this many steps before the next frame is shown (as `--steps` does), paused
+    /// or not.
+    Steps(u64),
 }
 
 /// Parse a script: comma-separated `FRAME:ACTION` items, ACTION one of `quality` (toggle
 /// the render quality), `scene=NAME`, `solver=KIND`, `reset`, `shot=PATH` (screenshot),
 /// `panic`, `drag=REGION`, `wheel=REGION`, `camera` (log the camera), `lesson=NAME`,
-/// `check`, `wait` and `texts=PATH`; e.g.
+/// `check`, `wait`, `texts=PATH`, `lines=PATH`, `set=FIELD:VALUE`, `pin`,
+/// `plot=QUANTITY` or `plot=K:QUANTITY` (stacked plot K, 0 = top), `select=BODY` and
+/// `steps=N`; e.g.
 /// `30:quality,60:scene=pile_spheres_1080,90:solver=etm`. A drag or wheel takes the
 /// 12 frames after its own and holds the script 14; `lesson` and a finished `wait` hold
 /// it 10 frames (the panels lay out anew), `shot` 5, `texts` 2. The items are sorted by frame, and the app's
@@ -88,6 +105,37 @@ pub fn parse_script(s: &str) -> Result<Script, String> {
             ("check", None) => ScriptAction::Check,
             ("wait", None) => ScriptAction::Wait,
             ("texts", Some(a)) if !a.is_empty() => ScriptAction::Texts(a.into()),
+            ("lines", Some(a)) if !a.is_empty() => ScriptAction::Lines(a.into()),
+            ("pin", None) => ScriptAction::Pin,
+            ("set", Some(a)) => {
+                let (field, value) = a
+                    .split_once(':')
+                    .ok_or_else(|| format!("'{item}': expected set=FIELD:VALUE"))?;
+                ScriptAction::Set(field.trim().into(), value.trim().into())
+            }
+            ("plot", Some(a)) => {
+                let (k, id) = match a.split_once(':') {
+                    Some((k, id)) => (
+                        k.trim()
+                            .parse()
+                            .map_err(|_| format!("'{item}': '{k}' is not a plot number"))?,
+                        id.trim(),
+                    ),
+                    None => (0, a),
+                };
+                if id.is_empty() {
+                    return Err(format!("'{item}': expected plot=QUANTITY"));
+                }
+                ScriptAction::Plot(k, id.into())
+            }
+            ("steps", Some(a)) => ScriptAction::Steps(
+                a.parse()
+                    .map_err(|_| format!("'{item}': '{a}' is not a step count"))?,
+            ),
+            ("select", Some(a)) => ScriptAction::Select(
+                a.parse()
+                    .map_err(|_| format!("'{item}': '{a}' is not a body index"))?,
+            ),
             ("scene", Some(a)) if !a.is_empty() => ScriptAction::Scene(a.into()),
             ("shot", Some(a)) if !a.is_empty() => ScriptAction::Screenshot(a.into()),
             ("solver", Some(a)) => {
@@ -95,7 +143,7 @@ pub fn parse_script(s: &str) -> Result<Script, String> {
             }
             _ => {
                 return Err(format!(
-                    "'{item}': unknown action (expected quality, scene=NAME, solver=KIND, reset, shot=PATH, panic, drag=REGION, wheel=REGION, camera, lesson=NAME, check, wait or texts=PATH)"
+                    "'{item}': unknown action (expected quality, scene=NAME, solver=KIND, reset, shot=PATH, panic, drag=REGION, wheel=REGION, camera, lesson=NAME, check, wait, texts=PATH, lines=PATH, set=FIELD:VALUE, pin, plot=QUANTITY, plot=K:QUANTITY, select=BODY or steps=N)"
                 ));
             }
         };

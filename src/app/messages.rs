@@ -17,3 +17,14 @@ impl From<(String, bool)> for StatusMessage {
         StatusMessage { text, ok }
     }
 }
+
+/// A request to the plots (`app::quantity`): written by the plot's buttons and by
+/// scripts, carried out by the plot plugin.
+#[derive(Message, Debug, Clone, PartialEq)]
+pub enum PlotRequest {
+    /// Pin the current run, to overlay it on the next runs.
+    Pin,
+    /// Show quantity `quantity` (an id of `app::quantity::QUANTITIES`) in stacked plot
+    /// `plot` (0 = top; one past the last adds a plot).
+    Show { plot: usize, quantity: String },
+}

@@ -44,6 +44,7 @@ pub mod messages;
 pub mod microscope;
 pub mod plot;
 pub mod present;
+pub mod quantity;
 pub mod record;
 pub mod render;
 pub mod repose;

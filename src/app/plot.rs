@@ -611,9 +611,7 @@ pub fn legend_strip(ui: &mut egui::Ui, shown: &mut [bool; SERIES.len()], width: 
     });
 }
 
-/// Draw the energy plot of the `shown` series of `samples` (PE₀ = `pe0`) with
-/// `markers`, lines `width` wide, time window `window` (s, 0 = all).
-/// What the energy plot marks on its time axis: the labelled changes (method, parameter,
+/// What the plot marks on its time axis: the labelled changes (method, parameter,
 /// reset) and the timeline's step when scrubbed back.
 pub struct TimeMarks<'a> {
     pub markers: &'a [Marker],
@@ -622,113 +620,168 @@ pub struct TimeMarks<'a> {
     pub run: u64,
 }
 
-pub fn energy_plot(
-    ui: &mut egui::Ui,
+/// One line of a plot: its legend name, colour, style and points `[t, value]` in time
+/// order.
+pub struct Curve {
+    pub name: String,
+    pub color: egui::Color32,
+    pub style: Style,
+    pub points: Vec<[f64; 2]>,
+}
+
+/// At most ~2,000 points of `points` (every k-th and the last): plotting more adds
+/// nothing on screen.
+pub fn thin<T: Copy>(points: impl ExactSizeIterator<Item = T> + Clone) -> Vec<T> {
+    let n = points.len();
+    let stride = (n / 2000).max(1);
+    let last = points
+        .clone()
+        .last()
+        .filter(|_| n > 1 && !(n - 1).is_multiple_of(stride));
+    points.step_by(stride).chain(last).collect()
+}
+
+/// The energy ledger's `shown` series of `samples` (PE₀ = `pe0`) as curves.
+pub fn ledger_curves(
     samples: &[EnergySample],
     pe0: f64,
     shown: &[bool; SERIES.len()],
+    visuals: &egui::Visuals,
+) -> Vec<Curve> {
+    let thinned = thin(samples.iter());
+    SERIES
+        .iter()
+        .zip(shown)
+        .filter(|(_, on)| **on)
+        .map(|(s, _)| Curve {
+            name: s.name.to_string(),
+            color: s.color.resolve(visuals),
+            style: s.style,
+            points: thinned
+                .iter()
+                .map(|x| [x.time, (s.value)(x, pe0)])
+                .collect(),
+        })
+        .collect()
+}
+
+/// How a plot is labelled: its id (egui's memory of its range) and the quantity's unit
+/// (SI prefixes are added to the ticks).
+pub struct PlotAxes<'a> {
+    pub id: &'a str,
+    pub unit: &'static str,
+    /// Leave this much height below the plot (a stacked plot below it).
+    pub height: Option<f32>,
+}
+
+/// Draw `curves` with `marks`, lines `width` wide, time window `window` (s, 0 = all).
+/// The range follows the run ([`PlotFollow`]) until the user pans or zooms; returns the
+/// plot's rectangle.
+pub fn curve_plot(
+    ui: &mut egui::Ui,
+    axes: PlotAxes<'_>,
+    curves: Vec<Curve>,
     marks: TimeMarks<'_>,
     window: f64,
     width: f32,
-) {
+) -> egui::Rect {
     let TimeMarks {
         markers,
         cursor,
         run,
     } = marks;
-    // At most ~2,000 points per series: plotting more adds nothing on screen.
-    let stride = (samples.len() / 2000).max(1);
-    let series: Vec<(&Series, Vec<[f64; 2]>)> = SERIES
-        .iter()
-        .zip(shown)
-        .filter(|(_, on)| **on)
-        .map(|(s, _)| {
-            let pts = samples
-                .iter()
-                .step_by(stride)
-                .chain(samples.last().filter(|_| samples.len() > 1))
-                .map(|x| [x.time, (s.value)(x, pe0)])
-                .collect();
-            (s, pts)
-        })
-        .collect();
     let (mut y_min, mut y_max) = (f64::INFINITY, f64::NEG_INFINITY);
-    for (_, pts) in &series {
-        for p in pts {
+    let (mut t_first, mut t_last) = (f64::INFINITY, f64::NEG_INFINITY);
+    for c in &curves {
+        for p in &c.points {
             y_min = y_min.min(p[1]);
             y_max = y_max.max(p[1]);
         }
+        if let (Some(a), Some(b)) = (c.points.first(), c.points.last()) {
+            t_first = t_first.min(a[0]);
+            t_last = t_last.max(b[0]);
+        }
     }
-    let t_first = samples.first().map_or(0.0, |s| s.time);
-    let t_last = samples.last().map_or(0.0, |s| s.time);
+    if !t_first.is_finite() {
+        (t_first, t_last) = (0.0, 0.0);
+    }
+    // The time axis ends at the latest sample and spans the window before it.
+    if window > 0.0 {
+        t_first = t_first.max(t_last - window);
+    }
     let fit = fit_bounds(t_first, t_last, window, y_min, y_max);
-    let follow_id = egui::Id::new("energy_plot_follow");
+    let follow_id = egui::Id::new((axes.id, "follow"));
     let mut follow: PlotFollow = ui.data(|d| d.get_temp(follow_id)).unwrap_or_default();
     let set = follow.begin(run).then_some(fit);
     let visuals = ui.visuals().clone();
     let marker_color = visuals.weak_text_color();
-    let names: Vec<&str> = series.iter().map(|(s, _)| s.name).collect();
     let ui_text_height = ui.text_style_height(&egui::TextStyle::Body) as f64;
-    let response = egui_plot::Plot::new("energy_plot")
+    let unit = axes.unit;
+    let hover_curves: Vec<(String, Vec<[f64; 2]>)> = curves
+        .iter()
+        .map(|c| (c.name.clone(), c.points.clone()))
+        .collect();
+    let mut plot = egui_plot::Plot::new(axes.id)
         .x_axis_label("t (s)")
         .y_axis_min_width(64.0)
         .x_grid_spacer(nice_grid_x)
         .y_grid_spacer(nice_grid)
-        .y_axis_formatter(joule_ticks)
+        .y_axis_formatter(move |mark, range| {
+            let magnitude = range.start().abs().max(range.end().abs());
+            si_format(mark.value, mark.step_size, magnitude, unit)
+        })
         .x_axis_formatter(second_ticks)
         // The range is ours (`PlotFollow`): egui_plot's auto bounds and double-click
         // reset would fit every item, the markers' lines and labels too.
         .auto_bounds(false)
         .allow_double_click_reset(false)
-        .label_formatter(move |pos| hover_text(pos, samples, pe0, &names))
-        .show(ui, |plot| {
-            if let Some(b) = set {
-                plot.set_plot_bounds_x(b.x[0]..=b.x[1]);
-                plot.set_plot_bounds_y(b.y[0]..=b.y[1]);
-            }
-            for (s, pts) in series {
-                plot.line(
-                    egui_plot::Line::new(s.name, pts)
-                        .color(s.color.resolve(&visuals))
-                        .style(s.style.line_style())
-                        .width(width),
-                );
-            }
-            // The top of the axis (followed: the fit; else the range shown last).
-            let top = match set {
-                Some(b) => b.y[1],
-                None => plot.plot_bounds().max()[1],
-            };
-            // Labels of markers close in time are staggered by a text line.
-            let line = 1.2 * ui_text_height * plot.transform().dvalue_dpos()[1].abs();
-            for (k, m) in markers.iter().enumerate() {
-                let y = top - (k % 3) as f64 * line;
-                plot.vline(
-                    egui_plot::VLine::new("", m.time)
-                        .color(marker_color)
-                        .style(LineStyle::dashed_dense())
-                        .width(1.0),
-                );
-                plot.text(
-                    egui_plot::Text::new(
-                        "",
-                        egui_plot::PlotPoint::new(m.time, y),
-                        m.label.as_str(),
-                    )
+        .label_formatter(move |pos| hover_text(pos, &hover_curves, unit));
+    if let Some(below) = axes.height {
+        plot = plot.height((ui.available_height() - below).max(40.0));
+    }
+    let response = plot.show(ui, |plot| {
+        if let Some(b) = set {
+            plot.set_plot_bounds_x(b.x[0]..=b.x[1]);
+            plot.set_plot_bounds_y(b.y[0]..=b.y[1]);
+        }
+        for c in curves {
+            plot.line(
+                egui_plot::Line::new(c.name, c.points)
+                    .color(c.color)
+                    .style(c.style.line_style())
+                    .width(width),
+            );
+        }
+        // The top of the axis (followed: the fit; else the range shown last).
+        let top = match set {
+            Some(b) => b.y[1],
+            None => plot.plot_bounds().max()[1],
+        };
+        // Labels of markers close in time are staggered by a text line.
+        let line = 1.2 * ui_text_height * plot.transform().dvalue_dpos()[1].abs();
+        for (k, m) in markers.iter().enumerate() {
+            let y = top - (k % 3) as f64 * line;
+            plot.vline(
+                egui_plot::VLine::new("", m.time)
+                    .color(marker_color)
+                    .style(LineStyle::dashed_dense())
+                    .width(1.0),
+            );
+            plot.text(
+                egui_plot::Text::new("", egui_plot::PlotPoint::new(m.time, y), m.label.as_str())
                     .color(visuals.text_color())
                     .anchor(egui::Align2::LEFT_TOP),
-                );
-            }
-            // The timeline's step when scrubbed back (`app::timeline`).
-            if let Some(t) = cursor {
-                plot.vline(
-                    egui_plot::VLine::new("timeline", t)
-                        .color(visuals.strong_text_color())
-                        .width(1.5),
-                );
-            }
-        });
-    super::view::mark_region(ui.ctx(), "plot", response.response.rect);
+            );
+        }
+        // The timeline's step when scrubbed back (`app::timeline`).
+        if let Some(t) = cursor {
+            plot.vline(
+                egui_plot::VLine::new("timeline", t)
+                    .color(visuals.strong_text_color())
+                    .width(1.5),
+            );
+        }
+    });
     let shown = response.transform.bounds();
     follow.end(
         set,
@@ -739,15 +792,15 @@ pub fn energy_plot(
         response.response.double_clicked(),
     );
     ui.data_mut(|d| d.insert_temp(follow_id, follow));
+    response.response.rect
 }
 
-/// The hover read-out: the time and every series' value at the sample nearest the
-/// pointer, the series under the pointer first.
+/// The hover read-out: the time and every curve's value at its point nearest the
+/// pointer's time, the curve under the pointer first.
 fn hover_text(
     pos: &egui_plot::HoverPosition,
-    samples: &[EnergySample],
-    pe0: f64,
-    shown_names: &[&str],
+    curves: &[(String, Vec<[f64; 2]>)],
+    unit: &str,
 ) -> Option<String> {
     let (t, near) = match pos {
         egui_plot::HoverPosition::NearDataPoint {
@@ -757,30 +810,64 @@ fn hover_text(
         } => (position.x, Some(*plot_name)),
         egui_plot::HoverPosition::Elsewhere { position } => (position.x, None),
     };
-    if samples.is_empty() {
-        return None;
-    }
-    let i = samples
-        .partition_point(|s| s.time < t)
-        .min(samples.len() - 1);
-    let i = if i > 0 && (samples[i - 1].time - t).abs() < (samples[i].time - t).abs() {
-        i - 1
-    } else {
-        i
-    };
-    let s = &samples[i];
-    let mut lines = vec![format!("t = {:.4} s (step {})", s.time, s.step)];
+    let mut lines = vec![format!("t = {t:.4} s")];
     let mut rows: Vec<String> = Vec::new();
-    for series in SERIES.iter().filter(|s| shown_names.contains(&s.name)) {
-        let row = format!("{}: {}", series.name, joule_value((series.value)(s, pe0)));
-        if Some(series.name) == near.filter(|n| !n.is_empty()) {
+    for (name, points) in curves {
+        let Some(v) = nearest(points, t) else {
+            continue;
+        };
+        let row = format!("{name}: {}", unit_value(v, unit));
+        if Some(name.as_str()) == near.filter(|n| !n.is_empty()) {
             rows.insert(0, format!("> {row}"));
         } else {
             rows.push(row);
         }
     }
+    if rows.is_empty() {
+        return None;
+    }
     lines.extend(rows);
     Some(lines.join("\n"))
+}
+
+/// The value of the point of `points` (in time order) nearest time `t`.
+pub fn nearest(points: &[[f64; 2]], t: f64) -> Option<f64> {
+    if points.is_empty() {
+        return None;
+    }
+    let i = points.partition_point(|p| p[0] < t).min(points.len() - 1);
+    let i = if i > 0 && (points[i - 1][0] - t).abs() < (points[i][0] - t).abs() {
+        i - 1
+    } else {
+        i
+    };
+    Some(points[i][1])
+}
+
+/// A value for a read-out: four significant digits with an SI prefix of `unit`; a
+/// count (no unit) as an integer when it is one.
+pub fn unit_value(v: f64, unit: &str) -> String {
+    if unit == "J" {
+        return joule_value(v);
+    }
+    if unit.is_empty() && v.fract() == 0.0 && v.abs() < 1e15 {
+        return format!("{v:.0}").replace('-', "−");
+    }
+    if v == 0.0 {
+        return format!("0 {unit}");
+    }
+    let (scale, prefix) = si_prefix(v.abs());
+    let x = v * scale;
+    let decimals = if x.abs() >= 100.0 {
+        1
+    } else if x.abs() >= 10.0 {
+        2
+    } else {
+        3
+    };
+    format!("{:.*} {prefix}{unit}", decimals, x)
+        .trim_end()
+        .replace('-', "−")
 }
 
 /// An energy for a read-out: four significant digits with an SI prefix.

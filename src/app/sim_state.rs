@@ -248,6 +248,9 @@ pub struct SimControl {
     pub pause_at_impact: bool,
     /// The impact that paused the run last: (step, body with the largest speed change).
     pub impact_paused: Option<(u64, usize)>,
+    /// The body whose motion the physics thread records after every step
+    /// ([`ProbeSample::body`]), for the plot's body quantities.
+    pub probe_body: Option<usize>,
     /// `pending_steps` as last published by the physics thread (what was added since
     /// are new requests).
     pub(super) published_pending: u64,
@@ -268,6 +271,7 @@ impl Default for SimControl {
             lockstep: false,
             pause_at_impact: false,
             impact_paused: None,
+            probe_body: None,
             published_pending: 0,
             clear_requested: false,
             stats: RunStats::default(),
@@ -353,10 +357,13 @@ pub(crate) fn step_parts(
     Ok((sample, changed))
 }
 
-/// The energy trace of the run, one sample per step (oldest dropped past `capacity`).
+/// The energy trace of the run, one sample per step (oldest dropped past `capacity`),
+/// and the probe trace beside it (one [`ProbeSample`] per step the physics thread took
+/// since the trace restarted).
 #[derive(Resource, Debug)]
 pub struct EnergyHistory {
     pub samples: VecDeque<EnergySample>,
+    pub probes: VecDeque<ProbeSample>,
     pub capacity: usize,
 }
 
@@ -364,6 +371,7 @@ impl Default for EnergyHistory {
     fn default() -> Self {
         EnergyHistory {
             samples: VecDeque::new(),
+            probes: VecDeque::new(),
             capacity: 200_000,
         }
     }
@@ -377,10 +385,20 @@ impl EnergyHistory {
         self.samples.push_back(s);
     }
 
+    pub fn push_probe(&mut self, p: ProbeSample) {
+        if self.probes.len() >= self.capacity {
+            self.probes.pop_front();
+        }
+        self.probes.push_back(p);
+    }
+
     /// Drop the samples after `step` (a branch from a past state).
     pub fn truncate_after(&mut self, step: u64) {
         while self.samples.back().is_some_and(|s| s.step > step) {
             self.samples.pop_back();
+        }
+        while self.probes.back().is_some_and(|s| s.step > step) {
+            self.probes.pop_back();
         }
     }
 
@@ -388,6 +406,62 @@ impl EnergyHistory {
     pub fn restart(&mut self, s: EnergySample) {
         self.samples.clear();
         self.samples.push_back(s);
+        self.probes.clear();
+    }
+}
+
+/// What the physics thread records after each step besides the energy sample: the
+/// solver's effort and the motion of the probed body ([`SimControl::probe_body`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ProbeSample {
+    pub step: u64,
+    pub time: f64,
+    /// The method's iterations (rounds, sweeps) this step ([`SolverReport::iterations`]).
+    ///
+    /// [`SolverReport::iterations`]: crate::dynamics::solver::SolverReport::iterations
+    pub iterations: u32,
+    /// Sweeps of the shared contact pass this step (0 when it did not run).
+    pub contact_sweeps: u32,
+    /// The probed body after the step, if one is probed and exists.
+    pub body: Option<BodyProbe>,
+}
+
+/// One body's motion after a step.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BodyProbe {
+    /// The body's index in the world.
+    pub index: usize,
+    /// Height of its centre of mass along the "up" direction, −g/|g| (z when the scene
+    /// has no gravity), in m.
+    pub height: f64,
+    /// Speed of its centre of mass (m/s).
+    pub speed: f64,
+    /// Magnitude of its angular velocity (rad/s).
+    pub spin: f64,
+}
+
+impl ProbeSample {
+    /// The record of `world`'s last step, with body `body` probed (if it exists).
+    pub fn of(world: &World, body: Option<usize>) -> Self {
+        let up = if world.gravity.norm() > 0.0 {
+            -world.gravity / world.gravity.norm()
+        } else {
+            Vec3::z()
+        };
+        ProbeSample {
+            step: world.step_index,
+            time: world.time,
+            iterations: world.last_report.iterations,
+            contact_sweeps: world.last_report.contact_sweeps,
+            body: body
+                .and_then(|i| world.bodies.get(i).map(|b| (i, b)))
+                .map(|(i, b)| BodyProbe {
+                    index: i,
+                    height: b.position.dot(&up),
+                    speed: b.velocity.norm(),
+                    spin: b.angular_velocity.norm(),
+                }),
+        }
     }
 }
 

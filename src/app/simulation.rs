@@ -53,8 +53,8 @@ use super::sets::SimulationStage;
 pub use super::sets::SimulationSystems;
 use super::sim_state::modified_time;
 pub use super::sim_state::{
-    EnergyHistory, GrabSpring, RunStats, SceneWatcher, SimControl, Simulation, StartupSteps,
-    WallRef,
+    BodyProbe, EnergyHistory, GrabSpring, ProbeSample, RunStats, SceneWatcher, SimControl,
+    Simulation, StartupSteps, WallRef,
 };
 use super::timeline::{History, TimelineView};
 use crate::dynamics::solver::SolverKind;
@@ -206,6 +206,10 @@ struct Core {
     blocking: u64,
     /// Energy samples of the steps taken since the last publication.
     samples: Vec<EnergySample>,
+    /// Probe samples of the same steps ([`super::sim_state::ProbeSample`]).
+    probes: Vec<ProbeSample>,
+    /// The body the probe samples record ([`SimControl::probe_body`]).
+    probe_body: Option<usize>,
     /// A step was taken from a past state since the last publication: the energy trace
     /// after this step is no longer this run's.
     branched_at: Option<u64>,
@@ -252,6 +256,8 @@ impl Core {
         match self.sim.step() {
             Ok(sample) => {
                 self.samples.push(sample);
+                self.probes
+                    .push(ProbeSample::of(&self.sim.world, self.probe_body));
                 if let Err(e) = self.history.after_step(&self.sim, sample) {
                     self.history_error = Some(e);
                 }
@@ -393,6 +399,8 @@ impl PhysicsThread {
                 pending: 0,
                 blocking: 0,
                 samples: Vec::new(),
+                probes: Vec::new(),
+                probe_body: None,
                 branched_at: None,
                 busy: Duration::ZERO,
                 steps: 0,
@@ -457,6 +465,7 @@ fn apply_edits(core: &mut Core, sim: &Simulation, published: &Published) {
     if published.replaced_by(sim) {
         core.sim = sim.clone();
         core.samples.clear();
+        core.probes.clear();
         core.branched_at = None;
         core.dirty = true;
         let core = &mut *core;
@@ -585,6 +594,7 @@ pub fn advance_simulation(
         let now = std::mem::take(&mut control.steps_now);
         core.pending += new_requests + now;
         core.blocking += now;
+        core.probe_body = control.probe_body;
         take_impact_hit(&mut core, &mut control);
         core.clock_running = !control.paused && !control.lockstep;
         arm_impact_watch(&mut core, &control);
@@ -635,7 +645,10 @@ pub fn advance_simulation(
         let trace = core.history.trace();
         let skip = trace.len().saturating_sub(history.capacity);
         history.samples = trace.into_iter().skip(skip).collect();
+        // The probes are not kept by the timeline: they restart on the other branch.
+        history.probes.clear();
         core.samples.clear();
+        core.probes.clear();
         core.branched_at = None;
     }
     if let Some(step) = core.branched_at.take() {
@@ -646,6 +659,9 @@ pub fn advance_simulation(
     }
     for s in core.samples.drain(..) {
         history.push(s);
+    }
+    for p in core.probes.drain(..) {
+        history.push_probe(p);
     }
     if core.sim.error.is_some() && core.dirty {
         control.paused = true;

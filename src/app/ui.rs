@@ -42,7 +42,7 @@ pub struct UiState {
     pub open_path: String,
     /// Energy plot time window (s of simulated time; 0 = everything).
     pub plot_window: f64,
-    /// Which series the plot shows (same order as [`super::plot::SERIES`]).
+    /// Which series the ledger plot shows (same order as [`super::plot::SERIES`]).
     pub series: [bool; super::plot::SERIES.len()],
     /// Where "export CSV" writes.
     pub export_path: String,
@@ -84,6 +84,7 @@ impl Plugin for LabUiPlugin {
             .init_resource::<UiState>()
             .init_resource::<ViewRect>()
             .add_plugins(super::plot::PlotMarkersPlugin)
+            .add_plugins(super::quantity::PlotQuantityPlugin)
             .add_systems(Startup, spawn_ui_camera)
             .add_message::<StatusMessage>()
             .add_systems(
@@ -145,6 +146,8 @@ pub struct PanelParams<'w> {
     markers: Res<'w, super::plot::PlotMarkers>,
     /// The colour range of colour by speed or energy, and body labels.
     color_scale: ResMut<'w, super::colorbar::ColorScale>,
+    /// What the stacked plots show, and the runs kept to overlay on them.
+    plots: ResMut<'w, super::quantity::Plots>,
 }
 
 pub(crate) fn panels(
@@ -192,12 +195,16 @@ pub(crate) fn panels(
         mark_region(&ctx, "controls", rect);
         rect.width()
     };
-    let bottom = egui::Panel::bottom(if p.present.enlarged() {
-        "energy_large"
-    } else {
-        "energy"
+    // Each stacked plot adds to the panel's height (a panel of its own id per count, so
+    // that its default size applies when a plot is added or removed).
+    let stacked = p.plots.layout.len().clamp(1, super::quantity::MAX_PLOTS);
+    let bottom = egui::Panel::bottom(match (p.present.enlarged(), stacked) {
+        (true, 1) => "energy_large".to_string(),
+        (false, 1) => "energy".to_string(),
+        (true, n) => format!("energy_large_{n}"),
+        (false, n) => format!("energy_{n}"),
     })
-    .default_size(if p.present.enlarged() { 280.0 } else { 230.0 })
+    .default_size(if p.present.enlarged() { 280.0 } else { 230.0 } + 130.0 * (stacked - 1) as f32)
     .resizable(true)
     .show(&mut root, |ui| energy_plot(ui, &mut p, &timeline))
     .response
@@ -955,47 +962,240 @@ fn inspector(ui: &mut egui::Ui, p: &mut PanelParams) {
 }
 
 fn energy_plot(ui: &mut egui::Ui, p: &mut PanelParams, timeline: &super::timeline::TimelineView) {
+    use super::quantity::{MAX_PLOTS, QUANTITIES, Source};
     if !p.present.on {
         ui.horizontal_wrapped(|ui| {
-            ui.label("Energy");
+            plot_pickers(ui, &mut p.plots.layout);
             ui.add(
                 egui::Slider::new(&mut p.state.plot_window, 0.0..=120.0)
                     .text("window (s, 0 = all)"),
             );
+            if ui
+                .button("Pin run")
+                .on_hover_text(
+                    "Keep this run's curves to compare with the next runs (change e, μ or \
+                     the method, reset, and both are drawn). The energy ledger shows the \
+                     current run only: pinning from it plots the kinetic energy.",
+                )
+                .clicked()
+            {
+                pin_current_run(p);
+            }
             ui.add(egui::TextEdit::singleline(&mut p.state.export_path).desired_width(140.0));
             if ui
                 .button("Export CSV")
-                .on_hover_text("Write the plotted time window, every column of the ledger")
+                .on_hover_text(
+                    "Write what the plots show: with only the ledger, every column of the \
+                     ledger over the time window; else each plotted curve's points",
+                )
                 .clicked()
             {
-                let path = PathBuf::from(p.state.export_path.trim());
-                p.state.message = Some(
-                    match export_csv(&path, &visible(&p.history, p.state.plot_window)) {
-                        Ok(n) => (format!("wrote {n} rows to {}", path.display()), true),
-                        Err(e) => (format!("export failed: {e}"), false),
-                    },
-                );
+                export_shown(p, ui.visuals());
             }
             ui.small("hover: values · drag: pan · wheel: zoom · double-click: fit");
         });
     }
+    pinned_legend(ui, p);
     let width = p.present.line_width(1.5);
-    super::plot::legend_strip(ui, &mut p.state.series, width);
-    let samples = visible(&p.history, p.state.plot_window);
-    let pe0 = p.history.samples.front().map_or(0.0, |s| s.potential);
-    super::plot::energy_plot(
-        ui,
-        &samples,
-        pe0,
-        &p.state.series,
-        super::plot::TimeMarks {
-            markers: &p.markers.markers,
-            cursor: super::timeline::plot_cursor(timeline, &p.sim),
-            run: p.sim.run,
-        },
-        p.state.plot_window,
-        width,
-    );
+    let n = p.plots.layout.len().clamp(1, MAX_PLOTS);
+    let current = super::quantity::current_trace(&p.sim, &p.history);
+    let body = p.control.probe_body;
+    let spacing = ui.spacing().item_spacing.y;
+    for k in 0..n {
+        let q = &QUANTITIES[p.plots.layout[k].min(QUANTITIES.len() - 1)];
+        let curves = if matches!(q.source, Source::Ledger) {
+            super::plot::legend_strip(ui, &mut p.state.series, width);
+            let samples = visible(&p.history, p.state.plot_window);
+            super::plot::ledger_curves(&samples, current.pe0, &p.state.series, ui.visuals())
+        } else {
+            super::quantity::run_curves(
+                q,
+                &current,
+                body,
+                &p.plots.pins,
+                p.state.plot_window,
+                ui.visuals(),
+            )
+        };
+        // The plots below share what is left equally.
+        let left = (n - 1 - k) as f32;
+        let below = if left > 0.0 {
+            left * (ui.available_height() + spacing) / (left + 1.0)
+        } else {
+            0.0
+        };
+        let id = if k == 0 {
+            "energy_plot".to_string()
+        } else {
+            format!("energy_plot_{k}")
+        };
+        // Stacked plots, and body quantities (which body), say what they show.
+        if let (Source::Body(_), Some(i)) = (q.source, body) {
+            ui.small(format!("{} of body {i}", q.label));
+        } else if n > 1 {
+            ui.small(q.label);
+        }
+        let rect = super::plot::curve_plot(
+            ui,
+            super::plot::PlotAxes {
+                id: &id,
+                unit: q.unit,
+                height: (n > 1).then_some(below),
+            },
+            curves,
+            super::plot::TimeMarks {
+                markers: &p.markers.markers,
+                cursor: super::timeline::plot_cursor(timeline, &p.sim),
+                run: p.sim.run,
+            },
+            p.state.plot_window,
+            width,
+        );
+        mark_region(ui.ctx(), if k == 0 { "plot" } else { "plot2" }, rect);
+    }
+}
+
+/// The quantity picker of each stacked plot, and the buttons that add and remove plots.
+fn plot_pickers(ui: &mut egui::Ui, plots: &mut Vec<usize>) {
+    use super::quantity::{MAX_PLOTS, QUANTITIES};
+    if plots.is_empty() {
+        plots.push(0);
+    }
+    let mut remove = None;
+    for (k, q) in plots.iter_mut().enumerate() {
+        egui::ComboBox::from_id_salt(("plot_quantity", k))
+            .selected_text(QUANTITIES[(*q).min(QUANTITIES.len() - 1)].label)
+            .show_ui(ui, |ui| {
+                for (i, quantity) in QUANTITIES.iter().enumerate() {
+                    ui.selectable_value(q, i, quantity.label);
+                }
+            })
+            .response
+            .on_hover_text(
+                "What this plot shows. Body quantities follow the selected body (click \
+                 one; else the first moving body), from when it was first shown.",
+            );
+        if k > 0
+            && ui
+                .small_button("×")
+                .on_hover_text("Remove this plot")
+                .clicked()
+        {
+            remove = Some(k);
+        }
+    }
+    if let Some(k) = remove {
+        plots.remove(k);
+    }
+    if plots.len() < MAX_PLOTS
+        && ui
+            .small_button("+ plot")
+            .on_hover_text("Stack another plot below (its own quantity, same time axis)")
+            .clicked()
+    {
+        plots.push(super::quantity::quantity_by_id("body_height").unwrap_or(0));
+    }
+}
+
+/// Pin the current run ([`super::quantity::Plots::pin`]).
+fn pin_current_run(p: &mut PanelParams) {
+    let trace = super::quantity::current_trace(&p.sim, &p.history);
+    p.state.message = Some((format!("pinned: {}", trace.label), true));
+    p.plots.pin(trace);
+}
+
+/// The runs' legend, shown while runs are pinned: one entry per pinned run (click:
+/// hide or show; × unpins it) and one for the current run, in the colours their curves
+/// have on the plots of one quantity.
+fn pinned_legend(ui: &mut egui::Ui, p: &mut PanelParams) {
+    if p.plots.pins.is_empty() {
+        return;
+    }
+    let visuals = ui.visuals().clone();
+    let mut unpin = None;
+    let swatch = |ui: &mut egui::Ui, color: egui::Color32| {
+        let h = ui.text_style_height(&egui::TextStyle::Small);
+        let (rect, sample) = ui.allocate_exact_size(egui::vec2(2.2 * h, h), egui::Sense::click());
+        ui.painter().line_segment(
+            [rect.left_center(), rect.right_center()],
+            egui::Stroke::new(2.0, color),
+        );
+        sample
+    };
+    ui.horizontal_wrapped(|ui| {
+        ui.small("runs:");
+        for (k, run) in p.plots.pins.iter_mut().enumerate() {
+            let color = super::quantity::PIN_COLORS[run.color % super::quantity::PIN_COLORS.len()]
+                .resolve(&visuals);
+            let sample = swatch(
+                ui,
+                if run.shown {
+                    color
+                } else {
+                    visuals.weak_text_color()
+                },
+            );
+            let mut text = egui::RichText::new(&run.trace.label).small();
+            if !run.shown {
+                text = text.weak().strikethrough();
+            }
+            let label = ui
+                .add(egui::Label::new(text).sense(egui::Sense::click()))
+                .on_hover_text("click: hide or show this run");
+            if sample.clicked() || label.clicked() {
+                run.shown = !run.shown;
+            }
+            if !p.present.on && ui.small_button("×").on_hover_text("Unpin").clicked() {
+                unpin = Some(k);
+            }
+            ui.add_space(8.0);
+        }
+        swatch(ui, super::plot::SeriesColor::Text.resolve(&visuals));
+        ui.small(format!("now: {}", super::quantity::run_label(&p.sim)));
+    });
+    if let Some(k) = unpin {
+        p.plots.pins.remove(k);
+    }
+}
+
+/// "Export CSV": the ledger's columns when the ledger is all that is shown, else the
+/// points of every curve of every plot.
+fn export_shown(p: &mut PanelParams, visuals: &egui::Visuals) {
+    use super::quantity::{QUANTITIES, Source};
+    let path = PathBuf::from(p.state.export_path.trim());
+    let only_ledger = p.plots.layout.iter().all(|&q| q == 0);
+    let result = if only_ledger {
+        export_csv(&path, &visible(&p.history, p.state.plot_window))
+    } else {
+        let current = super::quantity::current_trace(&p.sim, &p.history);
+        let samples = visible(&p.history, p.state.plot_window);
+        let plots: Vec<_> = p
+            .plots
+            .layout
+            .iter()
+            .map(|&i| {
+                let q = &QUANTITIES[i.min(QUANTITIES.len() - 1)];
+                let curves = if matches!(q.source, Source::Ledger) {
+                    super::plot::ledger_curves(&samples, current.pe0, &p.state.series, visuals)
+                } else {
+                    super::quantity::run_curves(
+                        q,
+                        &current,
+                        p.control.probe_body,
+                        &p.plots.pins,
+                        p.state.plot_window,
+                        visuals,
+                    )
+                };
+                (q, curves)
+            })
+            .collect();
+        super::quantity::export_curves(&path, &plots)
+    };
+    p.state.message = Some(match result {
+        Ok(n) => (format!("wrote {n} rows to {}", path.display()), true),
+        Err(e) => (format!("export failed: {e}"), false),
+    });
 }
 
 /// The samples within the last `window` seconds (all if `window` is 0).

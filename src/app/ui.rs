@@ -992,7 +992,16 @@ fn energy_plot(ui: &mut egui::Ui, p: &mut PanelParams, timeline: &super::timelin
             {
                 export_shown(p, ui.visuals());
             }
-            ui.small("hover: values · drag: pan · wheel: zoom · double-click: fit");
+            // Kept whole: it goes to the next row rather than breaking.
+            ui.add(
+                egui::Label::new(
+                    egui::RichText::new(
+                        "hover: values · drag: pan · wheel: zoom · double-click: fit",
+                    )
+                    .small(),
+                )
+                .wrap_mode(egui::TextWrapMode::Extend),
+            );
         });
     }
     pinned_legend(ui, p);

@@ -587,6 +587,19 @@ fn repose_is_the_same_whatever_jobs_and_shards() {
         let w = format!("warning: repose_tiny, μ = {mu}, seed 8: packing reached the time cap");
         assert!(stderr.contains(&w), "no '{w}' in:\n{stderr}");
     }
+    // Each run prints its result as it ends: the CSV row's angle and error, the
+    // protocol, and each phase's time with how it ended.
+    let rows = std::fs::read_to_string(&extra).unwrap();
+    for row in rows.lines().skip(1) {
+        let f: Vec<&str> = row.split(',').collect();
+        let (mu, angle, error): (&str, f64, f64) =
+            (f[3], f[7].parse().unwrap(), f[8].parse().unwrap());
+        let line = format!(
+            "repose_tiny, μ = {mu}, seed 8: {angle:.2}° ± {error:.2}° (wall_removal); \
+             packing 0.4 s time cap, slumping 0.4 s time cap; "
+        );
+        assert!(stderr.contains(&line), "no '{line}' in:\n{stderr}");
+    }
     let extra = without_wall_clock(&extra);
     let extra: Vec<&str> = extra.lines().collect();
     assert_eq!(extra, [lines[0], lines[2], lines[4]]);

@@ -441,14 +441,24 @@ pub fn repose(args: ReposeArgs) -> Result<(), Failure> {
     } else {
         ProgressDrawTarget::hidden()
     });
-    let overall = bars.add(ProgressBar::new(points.len() as u64));
+    // The overall bar counts simulated time (ms) against every run's cap
+    // (`run_budget`): a run advances it as it steps and fills its share when it ends
+    // (early if its pile settled), so the time left is estimated from the first run on,
+    // as an upper bound at the rate so far.
+    let budget = run_budget(&scene, &config);
+    let budget_ms = (budget * 1e3).ceil().max(1.0) as u64;
+    let overall = bars.add(ProgressBar::new(points.len() as u64 * budget_ms));
     overall.set_style(
-        ProgressStyle::with_template(
-            "{prefix} [{bar:30}] {pos}/{len} runs, {elapsed} ({eta} left)",
-        )
-        .unwrap_or_else(|_| ProgressStyle::default_bar()),
+        ProgressStyle::with_template("{prefix} [{bar:30}] {msg}, {elapsed} (at most {eta} left)")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
     overall.set_prefix(format!("{scene_name} with {}", scene.solver));
+    let runs_done = std::sync::atomic::AtomicUsize::new(0);
+    let run_ended = |overall: &ProgressBar| {
+        let k = runs_done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+        overall.set_message(format!("{k}/{} runs", points.len()));
+    };
+    overall.set_message(format!("0/{} runs", points.len()));
     let mut writer = csv::Writer::from_writer(match out {
         Some(f) => CsvSink::File(f),
         None => CsvSink::Stdout(std::io::stdout()),
@@ -470,6 +480,8 @@ pub fn repose(args: ReposeArgs) -> Result<(), Failure> {
                 .iter()
                 .map(|c| format!("warning: {scene_name}, {}: {c}", p.label()))
                 .collect();
+            let done = result_line(&scene_name, &p.label(), &r, config.protocol, wall);
+            bars.suspend(|| eprintln!("{done}"));
             if let Some(reference) = &scene.reference_angle {
                 warnings.push(reference_line(
                     &scene_name,
@@ -503,6 +515,7 @@ pub fn repose(args: ReposeArgs) -> Result<(), Failure> {
     let mut write_error = None;
     std::thread::scope(|s| {
         let (points, scene, config, bars, overall) = (&points, &scene, &config, &bars, &overall);
+        let run_ended = &run_ended;
         let finished = &finished;
         let vtk = vtk.as_ref();
         let scene_name = &scene_name;
@@ -513,7 +526,8 @@ pub fn repose(args: ReposeArgs) -> Result<(), Failure> {
                 for (i, p) in points.iter().enumerate() {
                     let row =
                         run_point_recorded(scene, config, *p, dir, scene_name).and_then(finished);
-                    overall.inc(1);
+                    overall.inc(budget_ms);
+                    run_ended(overall);
                     let _ = tx.send((i, row));
                 }
                 return;
@@ -523,8 +537,9 @@ pub fn repose(args: ReposeArgs) -> Result<(), Failure> {
                     .par_iter()
                     .enumerate()
                     .for_each_with(tx, |tx, (i, p)| {
-                        let row = run_point(scene, config, *p, bars, vtk).and_then(finished);
-                        overall.inc(1);
+                        let row = run_point(scene, config, *p, bars, vtk, (overall, budget_ms))
+                            .and_then(finished);
+                        run_ended(overall);
                         // The receiver lives until every sender is gone.
                         let _ = tx.send((i, row));
                     })
@@ -588,6 +603,42 @@ pub fn repose(args: ReposeArgs) -> Result<(), Failure> {
         f.commit().map_err(|e| Failure::runtime(e.to_string()))?;
     }
     Ok(())
+}
+
+/// The line printed on stderr as each run ends: its angle, protocol, phases (with
+/// "time cap" where a phase was cut short) and wall-clock time, e.g. `repose_spheres,
+/// μ = 0.3, seed 7: 21.30° ± 1.52° (wall_removal); packing 4.1 s settled, slumping
+/// 30.0 s time cap; 48.2 s`.
+fn result_line(
+    scene_name: &str,
+    label: &str,
+    r: &ReposeResult,
+    protocol: Protocol,
+    wall: f64,
+) -> String {
+    let phase = |name: &str, p: &impulse_lab::repose::PhaseReport| {
+        format!(
+            "{name} {:.1} s {}",
+            p.duration,
+            if p.settled { "settled" } else { "time cap" }
+        )
+    };
+    let m = &r.measurement;
+    format!(
+        "{scene_name}, {label}: {:.2}° ± {:.2}° ({}); {}, {}; {wall:.1} s",
+        m.angle_deg,
+        m.error_deg,
+        protocol.name(),
+        phase("packing", &r.packing),
+        phase(
+            if protocol == Protocol::Drum {
+                "turning"
+            } else {
+                "slumping"
+            },
+            &r.slumping
+        ),
+    )
 }
 
 /// The line printed (on stderr, beside the run's warnings) after each run of a scene
@@ -854,12 +905,31 @@ fn statepoint_row(path: &Path) -> Result<csv::StringRecord, Failure> {
 }
 
 /// One experiment: (point, result, number of bodies, wall-clock seconds).
+/// The most simulated time one run of `scene` under `config` can take (s;
+/// [`ReposeTracker::run_cap`]), the drum's period from the scene's drum.
+fn run_budget(scene: &Scene, config: &ReposeConfig) -> f64 {
+    let period = scene
+        .build_world()
+        .ok()
+        .and_then(|w| {
+            let (_, drum) = impulse_lab::repose::experiment::DrumGeometry::of_world(&w).ok()?;
+            let omega = (config.drum_froude * w.gravity.norm() / drum.radius).sqrt();
+            Some(std::f64::consts::TAU / omega)
+        })
+        .unwrap_or(f64::INFINITY);
+    impulse_lab::repose::ReposeTracker::run_cap(config, period)
+}
+
+/// One run of the sweep. `overall` is the sweep's bar and this run's share of it (ms of
+/// simulated time, [`run_budget`]): the run advances it as it steps and fills its share
+/// when it ends.
 fn run_point(
     scene: &Scene,
     config: &ReposeConfig,
     p: Point,
     bars: &MultiProgress,
     vtk: Option<&VtkOut>,
+    (overall, share_ms): (&ProgressBar, u64),
 ) -> Result<(Point, ReposeResult, usize, f64), Failure> {
     let label = p.label();
     let start = Instant::now();
@@ -893,6 +963,8 @@ fn run_point(
         .map(|d| impulse_lab::vtk::VtkSeries::new(d.dir()));
     let mut vtk_error = None;
     let mut last_frame = None;
+    // Of this run's share of the overall bar, what it has reported (ms).
+    let mut reported_ms = 0u64;
     if let Some(s) = series.as_mut() {
         s.frame(&exp.world).map_err(verr)?;
         last_frame = Some(exp.world.step_index);
@@ -909,6 +981,12 @@ fn run_point(
                 }
             }
             if e.world.step_index % 60 == 0 {
+                let run_cap = share_ms as f64 * 1e-3;
+                let done_ms =
+                    ((run_cap - e.tracker.progress(&e.world).left_at_most()).max(0.0) * 1e3) as u64;
+                let done_ms = done_ms.min(share_ms);
+                overall.inc(done_ms.saturating_sub(reported_ms));
+                reported_ms = reported_ms.max(done_ms);
                 // Packing fills the bar's first half, slumping the second.
                 let done = match e.phase() {
                     impulse_lab::repose::Phase::Packing => 0,
@@ -935,6 +1013,7 @@ fn run_point(
         .map_err(|e| Failure::runtime(format!("{label}: {e}")));
     bar.finish_and_clear();
     bars.remove(&bar);
+    overall.inc(share_ms.saturating_sub(reported_ms));
     let result = result?;
     if let Some(e) = vtk_error {
         return Err(verr(e));

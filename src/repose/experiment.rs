@@ -294,6 +294,35 @@ pub fn drum_turn_of(g: &crate::math::Vec3) -> f64 {
     g.x.atan2(-g.z)
 }
 
+/// Where a run stands in simulated time ([`ReposeTracker::progress`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RunProgress {
+    /// What the run is doing: "packing", "tilting", "turning", ...
+    pub stage: &'static str,
+    /// Simulated time the stage has taken (s).
+    pub elapsed: f64,
+    /// The most simulated time the stage can take (s).
+    pub cap: f64,
+    /// The most simulated time the stages after it can take (s).
+    pub later: f64,
+}
+
+impl RunProgress {
+    /// The stage's share done of its cap, in [0, 1].
+    pub fn fraction(&self) -> f64 {
+        if self.cap > 0.0 {
+            (self.elapsed / self.cap).clamp(0.0, 1.0)
+        } else {
+            1.0
+        }
+    }
+
+    /// The most simulated time the run can still take (s).
+    pub fn left_at_most(&self) -> f64 {
+        (self.cap - self.elapsed).max(0.0) + self.later
+    }
+}
+
 /// The drum protocol's state after packing.
 #[derive(Clone, Debug, PartialEq)]
 pub struct DrumState {
@@ -875,6 +904,82 @@ impl ReposeTracker {
 
     pub fn phase(&self) -> Phase {
         self.phase
+    }
+
+    /// Where the run stands in simulated time: its current stage, the time the stage has
+    /// taken and the most it can take, and the most the stages after it can take. A
+    /// stage ends at its cap or earlier (a pile that settles, a tilt that fails), so
+    /// [`RunProgress::left_at_most`] bounds the simulated time still to run.
+    pub fn progress(&self, world: &World) -> RunProgress {
+        let cap = self.config.max_time;
+        let tilt_cap = 90.0 / self.config.tilt_rate;
+        let drum_cap = self.drum.as_ref().map_or(cap, |d| {
+            ((DRUM_STARTUP_TURNS + self.config.drum_turns) * d.period()).min(cap)
+        });
+        let elapsed = self.phase_time(world);
+        let protocol = self.config.protocol;
+        match self.phase {
+            Phase::Packing => RunProgress {
+                stage: "packing",
+                elapsed,
+                cap,
+                later: match protocol {
+                    Protocol::Wall | Protocol::Cylinder => cap,
+                    Protocol::Tilt => tilt_cap + cap,
+                    Protocol::Drum => drum_cap,
+                },
+            },
+            Phase::Slumping => match (protocol, &self.tilt) {
+                (Protocol::Drum, _) => RunProgress {
+                    stage: "turning",
+                    elapsed,
+                    cap: drum_cap,
+                    later: 0.0,
+                },
+                (Protocol::Tilt, Some(t)) if t.failed_at.is_none() => RunProgress {
+                    stage: "tilting",
+                    elapsed,
+                    cap: tilt_cap,
+                    later: cap,
+                },
+                (Protocol::Tilt, _) => RunProgress {
+                    stage: "settling after the avalanche",
+                    elapsed,
+                    cap,
+                    later: 0.0,
+                },
+                (Protocol::Cylinder, _) => RunProgress {
+                    stage: "cylinder lifted, slumping",
+                    elapsed,
+                    cap,
+                    later: 0.0,
+                },
+                (Protocol::Wall, _) => RunProgress {
+                    stage: "wall removed, slumping",
+                    elapsed,
+                    cap,
+                    later: 0.0,
+                },
+            },
+            Phase::Done => RunProgress {
+                stage: "done",
+                elapsed: 0.0,
+                cap: 0.0,
+                later: 0.0,
+            },
+        }
+    }
+
+    /// The most simulated time a whole run of `config` can take (s): packing, then the
+    /// protocol's stages at their caps ([`ReposeTracker::progress`]). `drum_period` is
+    /// the drum's period 2π/Ω (only read under [`Protocol::Drum`]).
+    pub fn run_cap(config: &ReposeConfig, drum_period: f64) -> f64 {
+        let cap = config.max_time;
+        cap + match config.protocol {
+            Protocol::Wall | Protocol::Cylinder => cap,
+            Protocol::Tilt => 90.0 / config.tilt_rate + cap,
+            Protocol::Drum => ((DRUM_STARTUP_TURNS + config.drum_turns) * drum_period).min(cap),
+        }
     }
 
     /// The run's friction coefficient μ, in force once the wall is removed.

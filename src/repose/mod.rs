@@ -17,6 +17,6 @@ pub mod plot;
 
 pub use experiment::{
     Phase, PhaseReport, Protocol, ReposeConfig, ReposeError, ReposeExperiment, ReposeResult,
-    ReposeTracker,
+    ReposeTracker, RunProgress,
 };
 pub use measure::{COLUMNS, ROWS, ReposeGrid, ReposeMeasurement};

@@ -9,7 +9,9 @@
 //! computes exactly the figure the text states. `impulse-lab lesson NAME` runs the check
 //! headless; `tests/lessons.rs` runs every lesson. [`Lesson::run_check_observed`] shows
 //! every state the check steps through, so `tests/lesson_view.rs` can check that the
-//! lesson's camera keeps its subject bodies in view until the figure is measured.
+//! lesson's camera keeps its subject bodies in view until the figure is measured; the
+//! same test steps the lesson's scene for the lesson's whole run ([`Lesson::duration`])
+//! and keeps every moving body inside the scene's region of interest in view.
 //!
 //! Files are loaded like scenes: syntax and type errors come from `ron` with their
 //! position, later errors are located by [`SourceMap`], so every error names file, line,
@@ -29,8 +31,8 @@ use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-/// A lesson file (module doc). Every field is required except `compare`, `camera` and
-/// `start`.
+/// A lesson file (module doc). Every field is required except `compare`, `camera`,
+/// `start` and `duration`.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(rename = "Lesson", deny_unknown_fields)]
 pub struct Lesson {
@@ -55,6 +57,12 @@ pub struct Lesson {
     /// Default: running at 1×.
     #[serde(default)]
     pub start: StartHint,
+    /// How long the lesson's run lasts (s, at least the scene's time step): the moment
+    /// it is about and what follows while the class watches. The lesson's camera keeps
+    /// every moving body inside the scene's region of interest in view for this long
+    /// (`tests/lesson_view.rs`). Default: the scene's `duration`.
+    #[serde(default)]
+    pub duration: Option<f64>,
     /// The machine-checkable figure.
     pub check: Check,
     #[serde(skip)]
@@ -345,6 +353,11 @@ impl Lesson {
         crate::scene::load_scene(&path)
     }
 
+    /// The lesson's run length (s): its `duration`, else the scene's.
+    pub fn run_duration(&self, scene: &Scene) -> f64 {
+        self.duration.unwrap_or(scene.duration)
+    }
+
     /// The compare-mode preset (empty: none).
     pub fn compare_solvers(&self) -> Vec<SolverKind> {
         self.compare.iter().filter_map(|s| s.parse().ok()).collect()
@@ -421,6 +434,17 @@ impl Lesson {
             ));
         }
         let scene = self.load_scene()?;
+        if let Some(d) = self.duration
+            && !(d.is_finite() && d >= scene.dt)
+        {
+            return Err(self.error(
+                &root.field("duration"),
+                format!(
+                    "must be finite and at least the scene's time step ({} s), got {d}",
+                    scene.dt
+                ),
+            ));
+        }
         if let Some(body) = self.camera.as_ref().and_then(|c| c.follow) {
             let bodies = scene.expand_bodies()?;
             let at = root.field("camera").field("follow");

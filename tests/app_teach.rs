@@ -10,6 +10,7 @@ use common::assert_same_state;
 
 use bevy::prelude::*;
 use impulse_lab::app::compare::{CompareMode, CompareView};
+use impulse_lab::app::interaction::RegionFraming;
 use impulse_lab::app::lessons::Lessons;
 use impulse_lab::app::microscope::{Microscope, MicroscopeRequest};
 use impulse_lab::app::present::Presentation;
@@ -260,6 +261,49 @@ fn compare_mode_steps_each_run_exactly_as_alone() {
     app.update();
     let cm = app.world().resource::<CompareMode>();
     assert_eq!(cm.comparison.as_ref().unwrap().steps(), 0);
+}
+
+/// `gui --compare` without a lesson opens as a lesson does: paused at step 0 however the
+/// app was running (Play starts the runs together), with the camera held on the scene's
+/// region of interest; a lesson's compare preset keeps the lesson's own start and camera.
+#[test]
+fn a_compare_start_opens_paused_on_the_region_of_interest() {
+    let options = AppOptions {
+        compare: vec![SolverKind::Etm, SolverKind::Sqm, SolverKind::Smm],
+        ..AppOptions::default()
+    };
+    let sim = Simulation::load(&scene_path("pour_mixed"), None).unwrap();
+    let mut app = headless_app(sim);
+    app.world_mut().resource_mut::<SimControl>().paused = false;
+    app.init_resource::<RegionFraming>();
+    app.add_plugins(teach_plugins(&options));
+    app.update();
+    app.update();
+    assert!(app.world().resource::<CompareMode>().is_on());
+    assert!(app.world().resource::<SimControl>().paused, "opens paused");
+    assert_eq!(app.world().resource::<Simulation>().world.step_index, 0);
+    let scene = scene::load_scene(Path::new(&scene_path("pour_mixed"))).unwrap();
+    let (region, radius) = app
+        .world()
+        .resource::<RegionFraming>()
+        .region
+        .clone()
+        .expect("the camera frames the region of interest");
+    assert_eq!(region, scene.region_of_interest().unwrap());
+    assert!(
+        radius > 0.0,
+        "the bodies' largest bounding radius: {radius}"
+    );
+
+    // A lesson with a compare preset: its start hint and camera, no region framing.
+    app.world_mut().resource_mut::<RegionFraming>().region = None;
+    app.world_mut().resource_mut::<Lessons>().request = Some("box_on_box".into());
+    app.update();
+    app.update();
+    assert!(app.world().resource::<CompareMode>().is_on());
+    let control = app.world().resource::<SimControl>();
+    assert!(control.paused && control.time_scale == 0.05 && control.pause_at_impact);
+    assert!(app.world().resource::<RegionFraming>().region.is_none());
 }
 
 /// Per-run parameters: each run uses its own e and μ (and the app's world, run 0's twin,

@@ -192,14 +192,22 @@ fn malformed_lesson_names_file_line_and_field() {
         ),
         // Camera: a radius that is no length; following a body the scene lacks.
         (
-            edited("radius: 1.0", "radius: -1.0"),
+            edited("radius: 1.6", "radius: -1.0"),
             "camera.radius",
             "camera:",
         ),
         (
-            edited("radius: 1.0", "radius: 1.0, follow: 7"),
+            edited("radius: 1.6", "radius: 1.6, follow: 7"),
             "camera.follow",
             "camera:",
+        ),
+        // A run shorter than a time step.
+        (
+            std::fs::read_to_string(lesson_path("box_on_box"))
+                .unwrap()
+                .replacen("duration: 0.5", "duration: 0.0", 1),
+            "duration",
+            "duration:",
         ),
     ];
     for (text, field, needle) in cases {
@@ -234,7 +242,7 @@ fn malformed_lesson_names_file_line_and_field() {
     // Following the static box.
     let text = std::fs::read_to_string(lesson_path("box_on_box"))
         .unwrap()
-        .replacen("radius: 1.4)", "radius: 1.4, follow: 0)", 1);
+        .replacen("follow: 1)", "follow: 0)", 1);
     let e = parse_lesson(&text, "box.ron").unwrap_err();
     assert_eq!(e.field, "camera.follow");
     assert!(e.message.contains("static"), "{e}");

@@ -70,6 +70,12 @@ fn valid_fixture_parses_with_every_feature() {
     let reference = scene.reference_angle.as_ref().expect("reference_angle");
     assert_eq!(reference.angle_deg, 19.7);
     assert_eq!(reference.source, "Zhou et al. 2002");
+    let region = scene
+        .region_of_interest
+        .as_ref()
+        .expect("region_of_interest");
+    assert_eq!(region.max.0, [12.0, 6.0, 9.0]);
+    assert_eq!(scene.region_of_interest().unwrap(), *region);
     assert_eq!(scene.params.restitution, 0.3);
     // Not given in the file: SolverParams' default.
     assert_eq!(scene.params.max_iterations, 100);
@@ -94,6 +100,7 @@ fn defaults_apply_to_a_minimal_scene() {
     assert!(scene.bodies.is_empty() && scene.containers.is_empty());
     assert_eq!(scene.pack_friction, None);
     assert_eq!(scene.reference_angle, None);
+    assert_eq!(scene.region_of_interest, None);
 }
 
 #[test]
@@ -546,6 +553,17 @@ fn solver_parameters_out_of_range_are_rejected() {
         "source: \"Zhou et al. 2002\"",
         "source: \" \"",
         "reference_angle.source",
+    );
+    let msg = expect_error(
+        "max: (12.0, 6.0, 9.0)",
+        "max: (12.0, 6.0, -1.0)",
+        "region_of_interest",
+    );
+    assert!(msg.contains("below max"), "{msg}");
+    expect_error(
+        "max: (12.0, 6.0, 9.0)",
+        "max: (12.0, inf, 9.0)",
+        "region_of_interest.max",
     );
 }
 

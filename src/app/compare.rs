@@ -19,6 +19,11 @@
 //! body, a spawned one, parameters changed in the solver panel) are not copied into the
 //! runs: the comparison always shows the scene as written.
 //!
+//! Starting: a start without a lesson (`gui --compare`, the teaching panel) opens
+//! paused at step 0, like a lesson, with the camera framing the scene's region of
+//! interest for the view's shape ([`start_comparison`]); a lesson's preset keeps the
+//! lesson's run controls and camera.
+//!
 //! Display ([`CompareView`]): the app's world (= run 0) is drawn by the render plugin.
 //! Overlay: runs 1 and 2 drawn over it as wire outlines in [`RUN_COLORS`], with a
 //! legend over the view.
@@ -29,7 +34,7 @@
 //! run in one plot (same colours) and the divergence from run 0 (largest position
 //! difference and its body, orientation difference, total-energy difference).
 
-use super::interaction::OrbitCamera;
+use super::interaction::{CameraFollow, OrbitCamera, RegionFraming, largest_moving_radius};
 use super::render::{ContainerVisual, shape_mesh};
 use super::sets::{SimulationStage, SimulationSystems, UiSystems};
 use super::simulation::{EnergyHistory, SimControl, Simulation};
@@ -65,6 +70,10 @@ pub struct CompareMode {
     pub comparison: Option<Comparison>,
     /// Start compare mode with these solvers on the next update.
     pub request: Option<Vec<SolverKind>>,
+    /// The request comes from a lesson, which sets the run controls and the camera
+    /// itself; otherwise the start pauses the run and frames the scene's region of
+    /// interest (module doc). Cleared by each start.
+    pub lesson_start: bool,
     /// The last error (compare mode stops on one).
     pub error: Option<String>,
     /// Bumped whenever the comparison is rebuilt or stopped (the ghosts are respawned).
@@ -151,16 +160,23 @@ impl Plugin for ComparePlugin {
     }
 }
 
-/// Start a requested comparison (before this frame's steps).
+/// Start a requested comparison (before this frame's steps). Without a lesson it
+/// opens as a lesson does: paused at step 0, so that Play starts the runs together, and
+/// with the camera on the scene's region of interest ([`RegionFraming`], which holds
+/// every body inside the region in each view: the overlaid one and the narrow
+/// side-by-side viewports alike).
 pub fn start_comparison(
     mut cm: ResMut<CompareMode>,
     mut sim: ResMut<Simulation>,
     mut control: ResMut<SimControl>,
     mut history: ResMut<EnergyHistory>,
+    framing: Option<ResMut<RegionFraming>>,
+    follow: Option<ResMut<CameraFollow>>,
 ) {
     let Some(solvers) = cm.request.take() else {
         return;
     };
+    let from_lesson = std::mem::take(&mut cm.lesson_start);
     if let Err(e) = start(&mut cm, &mut sim, solvers) {
         cm.stop();
         cm.error = Some(e);
@@ -168,6 +184,19 @@ pub fn start_comparison(
     }
     history.restart(sim.last_sample);
     control.clear_backlog();
+    if from_lesson {
+        return;
+    }
+    control.paused = true;
+    control.impact_paused = None;
+    if let Some(mut framing) = framing
+        && let Ok(region) = sim.scene.region_of_interest()
+    {
+        framing.frame(region, largest_moving_radius(&sim.world));
+        if let Some(mut f) = follow {
+            f.stop();
+        }
+    }
 }
 
 /// Rebuild the comparison after a reset or load, and step it to the app world's step

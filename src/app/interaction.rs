@@ -20,6 +20,7 @@ use super::view::{CameraPreset, ViewRect, to_core, to_render};
 use crate::body::RigidBody;
 use crate::collision::raycast;
 use crate::math::{Quat as DQuat, Vec3 as DVec3};
+use crate::scene::Region;
 use crate::shapes::Shape;
 use bevy::input::mouse::{AccumulatedMouseMotion, AccumulatedMouseScroll, MouseScrollUnit};
 use bevy::prelude::*;
@@ -328,6 +329,7 @@ impl Plugin for LabInteractionPlugin {
             .init_resource::<CameraFollow>()
             .init_resource::<ViewRect>()
             .init_resource::<ProvisionalFraming>()
+            .init_resource::<RegionFraming>()
             .add_systems(Startup, spawn_camera)
             .add_systems(
                 Update,
@@ -337,6 +339,7 @@ impl Plugin for LabInteractionPlugin {
                     frame_all_at_step,
                     carry_out_requests,
                     follow_selection,
+                    fit_region_framing,
                     apply_camera,
                 )
                     .chain()
@@ -438,6 +441,83 @@ pub fn scene_spheres(world: &crate::World) -> Vec<(Vec3, f32)> {
         out.push((0.5 * (lo + hi), MIN_FRAMED_RADIUS));
     }
     out
+}
+
+/// The camera that holds a scene's region of interest ([`crate::scene::region`]) in a
+/// perspective view of vertical field of view `fov_y` (rad) and `aspect` =
+/// width/height, from the direction a scene opens with: every body whose centre lies in
+/// the region, a sphere of the largest moving body's bounding radius `radius` (m) about
+/// each of the region's eight corners, is inside the view ([`OrbitCamera::fit_spheres`]:
+/// the box's corners bound every point of it, and the side planes are convex).
+pub fn region_orbit(region: &Region, radius: f32, fov_y: f32, aspect: f32) -> OrbitCamera {
+    let home = OrbitCamera::framing(Vec3::ZERO, 1.0);
+    let spheres: Vec<(Vec3, f32)> = region
+        .corners()
+        .iter()
+        .map(|c| (to_render(c), radius))
+        .collect();
+    OrbitCamera::fit_spheres(&spheres, fov_y, aspect, home.yaw, home.pitch)
+}
+
+/// The largest bounding radius of a moving body of `world` (m; 0 without one).
+pub fn largest_moving_radius(world: &crate::World) -> f32 {
+    world
+        .bodies
+        .iter()
+        .filter(|b| !b.is_static())
+        .map(|b| b.shape.bounding_radius() as f32)
+        .fold(0.0, f32::max)
+}
+
+/// A framing of a region of interest that the camera keeps ([`region_orbit`]), fitted
+/// again whenever the 3D view's shape changes (panels, side-by-side viewports), until
+/// the user orbits, pans or zooms. Compare mode sets it when it starts without a lesson.
+#[derive(Resource, Debug, Default)]
+pub struct RegionFraming {
+    /// The region and the bodies' largest bounding radius (m); `None`: no such framing.
+    pub region: Option<(Region, f32)>,
+    /// The view's aspect and the camera state last set for it.
+    applied: Option<(f32, (Vec3, f32, f32, f32))>,
+}
+
+impl RegionFraming {
+    /// Frame `region` for bodies of bounding radius up to `radius` from the next frame.
+    pub fn frame(&mut self, region: Region, radius: f32) {
+        self.region = Some((region, radius));
+        self.applied = None;
+    }
+}
+
+/// Fit the held region framing to the 3D view's shape (see [`RegionFraming`]).
+fn fit_region_framing(
+    mut framing: ResMut<RegionFraming>,
+    mut cameras: Query<(&Camera, &mut OrbitCamera, Option<&Projection>)>,
+    window: Single<&Window, With<PrimaryWindow>>,
+) {
+    let Some((region, radius)) = framing.region.clone() else {
+        return;
+    };
+    let Ok((cam, mut orbit, projection)) = cameras.single_mut() else {
+        return;
+    };
+    let aspect = cam
+        .viewport
+        .as_ref()
+        .map_or(window.width() / window.height().max(1.0), |v| {
+            v.physical_size.x as f32 / v.physical_size.y.max(1) as f32
+        });
+    if let Some((was, placed)) = framing.applied {
+        if placed != orbit_state(&orbit) {
+            // The user moved the camera: it is theirs now.
+            framing.region = None;
+            return;
+        }
+        if was == aspect {
+            return;
+        }
+    }
+    *orbit = region_orbit(&region, radius, fov_of(projection), aspect);
+    framing.applied = Some((aspect, orbit_state(&orbit)));
 }
 
 /// The vertical field of view of a camera's projection (Bevy's default without one).

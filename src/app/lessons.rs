@@ -211,6 +211,7 @@ pub fn apply_lesson_request(
         let solvers = l.compare_solvers();
         if solvers.len() >= 2 {
             compare.request = Some(solvers);
+            compare.lesson_start = true;
         } else {
             compare.stop();
         }

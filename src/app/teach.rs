@@ -250,8 +250,8 @@ fn toolbar(ui: &mut egui::Ui, t: &mut TeachParams, active: bool) {
 }
 
 /// How the lesson starts the run, in words ("Starts paused (space plays), 0.1× (slow
-/// motion), pauses at the next impact, camera follows body 1"); `None` for a plain
-/// start.
+/// motion), pauses at the next impact, camera follows body 1, a run of 0.5 s"); `None`
+/// for a plain start.
 fn start_summary(l: &crate::lesson::Lesson) -> Option<String> {
     let s = &l.start;
     let mut parts = Vec::new();
@@ -268,6 +268,9 @@ fn start_summary(l: &crate::lesson::Lesson) -> Option<String> {
     }
     if let Some(b) = l.camera.as_ref().and_then(|c| c.follow) {
         parts.push(format!("camera follows body {b}"));
+    }
+    if let Some(d) = l.duration {
+        parts.push(format!("a run of {d} s"));
     }
     if parts.is_empty() {
         return None;

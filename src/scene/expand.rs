@@ -263,6 +263,20 @@ impl Scene {
                 );
             }
         }
+        if let Some(region) = &self.region_of_interest {
+            let at = r.field("region_of_interest");
+            let min_ok = errs.add(self.finite3(&at.field("min"), &region.min));
+            let max_ok = errs.add(self.finite3(&at.field("max"), &region.max));
+            if min_ok && max_ok && (0..3).any(|k| region.min.0[k] >= region.max.0[k]) {
+                errs.push(
+                    &at,
+                    format!(
+                        "min {} must be below max {} on every axis",
+                        region.min, region.max
+                    ),
+                );
+            }
+        }
         if let RotationIntegrator::Theta { theta } = self.rotation
             && !(theta.is_finite() && (0.0..=1.0).contains(&theta))
         {

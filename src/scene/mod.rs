@@ -28,6 +28,7 @@ mod error;
 pub(crate) mod expand;
 pub mod locate;
 mod overlap;
+pub mod region;
 pub mod resume;
 pub mod save;
 mod spec;
@@ -126,6 +127,18 @@ pub struct Scene {
         skip_serializing_if = "Option::is_none"
     )]
     pub reference_angle: Option<ReferenceAngle>,
+    /// The region of interest (m, world frame): the box where the scene's teaching
+    /// moments happen; a moving body inside it stays in the app's view, one that has
+    /// left it need not ([`region`]). Written bare: `region_of_interest: (min: (-2, -2,
+    /// 0), max: (2, 2, 3))`, min below max on every axis. Default: the containers' and
+    /// the bodies' initial bounds grown by the largest moving body's bounding diameter
+    /// ([`Scene::region_of_interest`]).
+    #[serde(
+        default,
+        with = "spec::bare_option",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub region_of_interest: Option<Region>,
     /// Whether loading rejects bodies that certainly overlap (module doc). A saved state
     /// ([`save::state_scene`]) writes `overlap_check: false`: its resting contacts
     /// overlap by what the solver left. Default: true.
@@ -339,6 +352,7 @@ impl Scene {
             seed: 0,
             pack_friction: None,
             reference_angle: None,
+            region_of_interest: None,
             containers: Vec::new(),
             bodies: Vec::new(),
             generators: Vec::new(),

@@ -59,6 +59,7 @@ pub fn state_scene(
     scene.seed = base.seed;
     scene.pack_friction = base.pack_friction;
     scene.reference_angle = base.reference_angle.clone();
+    scene.region_of_interest = base.region_of_interest.clone();
     scene.overlap_check = false;
     let resume = ResumeSpec::of_world(world);
     scene.resume = Some(resume.clone());

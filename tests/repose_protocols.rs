@@ -665,3 +665,47 @@ fn two_protocols_at_one_point_stay_apart_through_merge() {
         assert_eq!(own.lines().nth(1), Some(line), "{file}");
     }
 }
+
+/// The progress the app's panel and the CLI's bar show ([`ReposeTracker::progress`]):
+/// under the tilt protocol the stages come in order (packing, tilting, settling after
+/// the avalanche, done); the time left is at most the whole run's cap at the start
+/// (packing 3 s, tilting at most 90°/(1°/s) = 90 s, settling 3 s) and never grows from
+/// one step to the next, since each step either spends simulated time of the current
+/// stage or ends it early.
+#[test]
+fn progress_runs_through_the_stages_and_the_time_left_never_grows() {
+    let config = ReposeConfig {
+        protocol: Protocol::Tilt,
+        tilt_rate: 1.0,
+        max_time: 3.0,
+        ..Default::default()
+    };
+    let run_cap = impulse_lab::repose::ReposeTracker::run_cap(&config, f64::INFINITY);
+    assert_eq!(run_cap, 3.0 + 90.0 + 3.0);
+    let mut exp = ReposeExperiment::new(cube_world(SolverKind::Sqm, 0.3), config).unwrap();
+    let start = exp.tracker.progress(&exp.world);
+    assert_eq!(start.stage, "packing");
+    assert_eq!((start.elapsed, start.cap, start.later), (0.0, 3.0, 93.0));
+    assert_eq!(start.left_at_most(), run_cap);
+    let mut stages = vec![start.stage];
+    let mut left = start.left_at_most();
+    let mut grew = None;
+    exp.run(|e| {
+        let p = e.tracker.progress(&e.world);
+        assert!((0.0..=1.0).contains(&p.fraction()));
+        if p.left_at_most() > left + 1e-9 && grew.is_none() {
+            grew = Some((e.world.step_index, left, p.left_at_most()));
+        }
+        left = p.left_at_most();
+        if stages.last() != Some(&p.stage) {
+            stages.push(p.stage);
+        }
+    })
+    .unwrap();
+    assert_eq!(grew, None, "the time left grew (step, before, after)");
+    assert_eq!(
+        stages,
+        ["packing", "tilting", "settling after the avalanche", "done"]
+    );
+    assert_eq!(exp.tracker.progress(&exp.world).left_at_most(), 0.0);
+}

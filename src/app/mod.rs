@@ -77,8 +77,8 @@ pub struct AppOptions {
     pub automation: capture::Automation,
     /// Record an MP4 of the 3D view into this file from the start (stops at exit).
     pub record: Option<PathBuf>,
-    /// Start the angle-of-repose experiment at once (scenes with a divider).
-    pub repose: bool,
+    /// Start the angle-of-repose experiment at once under this protocol.
+    pub repose: Option<crate::repose::Protocol>,
     /// Open this lesson (name or path) at startup.
     pub lesson: Option<String>,
     /// Start in presentation mode.
@@ -111,7 +111,7 @@ impl Default for AppOptions {
             size: (1280, 800),
             automation: capture::Automation::default(),
             record: None,
-            repose: false,
+            repose: None,
             lesson: None,
             present: false,
             view: ViewOptions::default(),
@@ -148,8 +148,12 @@ pub struct ViewOptions {
 /// here, before any window opens.
 pub fn build_app(options: &AppOptions) -> Result<App, String> {
     let mut sim = Simulation::load(&options.scene, options.solver)?;
-    if options.repose {
-        let config = crate::repose::ReposeConfig::for_scene(&sim.scene);
+    if let Some(protocol) = options.repose {
+        let mut config = crate::repose::ReposeConfig {
+            protocol,
+            ..crate::repose::ReposeConfig::for_scene(&sim.scene)
+        };
+        config.fit_cap_to_drum(&sim.world);
         sim.start_repose(config)
             .map_err(|e| format!("{}: {e}", options.scene))?;
     }

@@ -12,7 +12,7 @@
 use super::simulation::{SimControl, Simulation};
 use super::view::to_render;
 use crate::math::Vec3 as DVec3;
-use crate::repose::{Phase, ROWS, ReposeConfig, ReposeTracker};
+use crate::repose::{Phase, Protocol, ROWS, ReposeConfig, ReposeTracker};
 use bevy::prelude::*;
 use bevy_egui::egui;
 
@@ -61,35 +61,167 @@ impl Simulation {
     }
 }
 
+/// Which protocols the open scene can run, and why not (checked once per run).
+#[derive(Clone, Default)]
+struct Protocols {
+    run: Option<u64>,
+    /// Per protocol of [`PROTOCOLS`]: `Ok` or why it cannot run here.
+    ready: Vec<Result<(), String>>,
+    /// The protocol chosen (index into [`PROTOCOLS`]).
+    chosen: usize,
+}
+
+/// The protocols in the order the panel offers them.
+const PROTOCOLS: [(Protocol, &str, &str); 4] = [
+    (
+        Protocol::Wall,
+        "wall removal",
+        "Pack behind the divider, remove it, let the pile slump and settle, measure (paper 000 §7.5)",
+    ),
+    (
+        Protocol::Tilt,
+        "tilting base",
+        "Pack behind the divider, tilt the box at 1°/s until the surface avalanches: the static angle (MercuryDPM's protocol)",
+    ),
+    (
+        Protocol::Cylinder,
+        "lifted cylinder",
+        "Pack in the cylinder, lift it off, measure the conical heap (LIGGGHTS' protocol)",
+    ),
+    (
+        Protocol::Drum,
+        "rotating drum",
+        "Pack in the drum inscribed in the box, turn it, average the free surface's dynamic angle over the turns",
+    ),
+];
+
+/// The experiment's settings for `protocol` on `sim`'s scene (the CLI's defaults).
+fn config_for(sim: &Simulation, protocol: Protocol, world: &crate::World) -> ReposeConfig {
+    let mut config = ReposeConfig {
+        protocol,
+        ..ReposeConfig::for_scene(&sim.scene)
+    };
+    config.fit_cap_to_drum(world);
+    config
+}
+
+impl Protocols {
+    /// Check every protocol on the scene's initial state, once per run.
+    fn refresh(&mut self, sim: &Simulation) {
+        if self.run == Some(sim.run) {
+            return;
+        }
+        self.run = Some(sim.run);
+        if let Some(t) = &sim.repose
+            && let Some(k) = PROTOCOLS
+                .iter()
+                .position(|(p, _, _)| *p == t.config.protocol)
+        {
+            self.chosen = k;
+        }
+        self.ready = match sim.scene.build_world() {
+            Ok(world) => PROTOCOLS
+                .iter()
+                .map(|(p, _, _)| {
+                    let mut w = world.clone();
+                    let config = config_for(sim, *p, &w);
+                    ReposeTracker::new(&mut w, config)
+                        .map(|_| ())
+                        .map_err(|e| e.to_string())
+                })
+                .collect(),
+            Err(e) => vec![Err(e.to_string()); PROTOCOLS.len()],
+        };
+        if self.ready.get(self.chosen).is_none_or(|r| r.is_err())
+            && let Some(k) = self.ready.iter().position(Result::is_ok)
+        {
+            self.chosen = k;
+        }
+    }
+}
+
+/// "at most 3 min 20 s" for `seconds`.
+fn duration_text(seconds: f64) -> String {
+    if !seconds.is_finite() {
+        return "unknown".into();
+    }
+    let s = seconds.round() as u64;
+    match s {
+        0..60 => format!("{s} s"),
+        60..3600 => format!("{} min {} s", s / 60, s % 60),
+        _ => format!("{} h {} min", s / 3600, (s % 3600) / 60),
+    }
+}
+
 /// The panel's section (inside the left panel).
 pub fn section(ui: &mut egui::Ui, sim: &mut Simulation, control: &mut SimControl) {
-    if let Err(why) = &sim.repose_grid {
+    let id = egui::Id::new("repose_protocols");
+    let mut protocols: Protocols = ui.data(|d| d.get_temp(id)).unwrap_or_default();
+    protocols.refresh(sim);
+    if !protocols.ready.iter().any(Result::is_ok) {
+        let why = protocols
+            .ready
+            .first()
+            .and_then(|r| r.clone().err())
+            .unwrap_or_default();
         ui.label(format!("Not available for this scene: {why}"));
+        ui.data_mut(|d| d.insert_temp(id, protocols));
         return;
     }
+    ui.horizontal_wrapped(|ui| {
+        ui.label("Protocol");
+        let (_, name, _) = PROTOCOLS[protocols.chosen];
+        egui::ComboBox::from_id_salt("repose_protocol")
+            .selected_text(name)
+            .show_ui(ui, |ui| {
+                for (k, (_, name, help)) in PROTOCOLS.iter().enumerate() {
+                    let response = ui.add_enabled(
+                        protocols.ready[k].is_ok(),
+                        egui::Button::selectable(protocols.chosen == k, *name),
+                    );
+                    let response = match &protocols.ready[k] {
+                        Ok(()) => response.on_hover_text(*help),
+                        Err(why) => response
+                            .on_disabled_hover_text(format!("{help}. Not for this scene: {why}")),
+                    };
+                    if response.clicked() {
+                        protocols.chosen = k;
+                    }
+                }
+            })
+            .response
+            .on_hover_text(PROTOCOLS[protocols.chosen].2);
+    });
+    let protocol = PROTOCOLS[protocols.chosen].0;
     ui.horizontal(|ui| {
         if ui
             .button("▶ Run experiment")
             .on_hover_text(
-                "Reset the scene, let it pack and settle, remove the wall, let it slump and settle, measure (paper 000 §7.5)",
+                "Reset the scene and run the chosen protocol: pack and settle, bring the pile to its slope, settle, measure",
             )
             .clicked()
         {
-            match sim.start_repose(ReposeConfig::for_scene(&sim.scene)) {
+            let config = config_for(sim, protocol, &sim.world);
+            match sim.start_repose(config) {
                 Ok(()) => control.paused = false,
                 Err(e) => sim.error = Some(e),
             }
         }
-        let packing = sim.repose.as_ref().is_some_and(|t| t.phase() == Phase::Packing);
+        let packing_behind_wall = sim.repose.as_ref().is_some_and(|t| {
+            t.phase() == Phase::Packing && t.config.protocol == Protocol::Wall
+        });
         if ui
-            .add_enabled(packing, egui::Button::new("Remove wall now"))
+            .add_enabled(packing_behind_wall, egui::Button::new("Remove wall now"))
             .on_hover_text("End the packing phase now: the divider goes and the pile slumps")
             .clicked()
         {
             sim.remove_repose_wall();
         }
         if ui
-            .button("Measure now")
+            .add_enabled(
+                sim.repose.is_some() || sim.repose_grid.is_ok(),
+                egui::Button::new("Measure now"),
+            )
             .on_hover_text("The 8 × 16 measurement of the pile as it stands")
             .clicked()
             && let Err(e) = sim.measure_repose_now()
@@ -97,22 +229,46 @@ pub fn section(ui: &mut egui::Ui, sim: &mut Simulation, control: &mut SimControl
             sim.error = Some(e);
         }
     });
+    ui.data_mut(|d| d.insert_temp(id, protocols));
     if let Some(t) = &sim.repose {
         let c = &t.config;
-        let time = t.phase_time(&sim.world);
-        ui.label(match t.phase() {
-            Phase::Packing if t.pack_friction() != t.friction() => format!(
-                "Phase: packing behind the wall ({time:.1} s) at μ = {}; the run's μ = {} comes with the wall's removal",
+        let progress = t.progress(&sim.world);
+        let mut stage = format!("{} ({})", progress.stage, t.config.protocol.name());
+        if t.phase() == Phase::Packing && t.pack_friction() != t.friction() {
+            stage += &format!(
+                " at μ = {}; the run's μ = {} comes after packing",
                 t.pack_friction(),
                 t.friction()
-            ),
-            Phase::Packing => format!("Phase: packing behind the wall ({time:.1} s)"),
-            Phase::Slumping => format!("Phase: wall removed, slumping ({time:.1} s)"),
-            Phase::Done => "Phase: done, measured".to_string(),
-        });
+            );
+        }
+        if t.tilt().is_some() {
+            stage += &format!(", tilt {:.1}°", t.tilt_deg(&sim.world));
+        }
+        if t.drum().is_some() && t.phase() == Phase::Slumping {
+            stage += &format!(", {:.2} turns", t.drum_turns(&sim.world));
+        }
+        ui.label(format!("Phase: {stage}"));
         if t.phase() != Phase::Done {
+            ui.add(egui::ProgressBar::new(progress.fraction() as f32).text(format!(
+                "{:.1} s of at most {:.1} s",
+                progress.elapsed, progress.cap
+            )))
+            .on_hover_text(
+                "Simulated time of this stage against its cap; a settle stage ends earlier once the pile rests",
+            );
+            let rate = control.stats.real_time_factor;
+            let left = progress.left_at_most();
+            ui.label(if rate > 0.0 && !control.paused {
+                format!(
+                    "At most {:.0} s of simulated time left: {} at ×{rate:.2} real time",
+                    left,
+                    duration_text(left / rate)
+                )
+            } else {
+                format!("At most {left:.0} s of simulated time left (paused)")
+            });
             ui.label(format!(
-                "K/ΔU = {:.1e} (settled below {:.0e} for {} s; cap {} s)",
+                "K/ΔU = {:.1e} (settled below {:.0e} for {} s; cap {:.0} s)",
                 t.ke_ratio(&sim.world),
                 c.ke_ratio,
                 c.hold,
@@ -191,5 +347,39 @@ fn draw_measurement(sim: Res<Simulation>, mut gizmos: Gizmos) {
             gizmos.line(c - d, c + d, point);
             gizmos.sphere(Isometry3d::from_translation(c), size, point);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The panel offers the protocols each bundled repose scene can run, as the CLI's
+    /// set-up decides: the box with a divider takes wall removal and the tilt, not the
+    /// cylinder lift; the drum scene only the drum. The choice moves to one the scene
+    /// can run.
+    #[test]
+    fn the_panel_offers_the_protocols_the_scene_can_run() {
+        let ready = |name: &str| {
+            let sim = Simulation::load(name, None).unwrap();
+            let mut p = Protocols::default();
+            p.refresh(&sim);
+            let ok: Vec<bool> = p.ready.iter().map(Result::is_ok).collect();
+            (ok, PROTOCOLS[p.chosen].0)
+        };
+        let (spheres, chosen) = ready("repose_spheres");
+        assert_eq!(spheres[..3], [true, true, false]);
+        assert_eq!(chosen, Protocol::Wall);
+        let (drum, chosen) = ready("repose_drum");
+        assert_eq!(drum, [false, false, false, true]);
+        assert_eq!(chosen, Protocol::Drum);
+    }
+
+    #[test]
+    fn durations_read_as_minutes_and_hours() {
+        assert_eq!(duration_text(42.4), "42 s");
+        assert_eq!(duration_text(200.0), "3 min 20 s");
+        assert_eq!(duration_text(7260.0), "2 h 1 min");
+        assert_eq!(duration_text(f64::INFINITY), "unknown");
     }
 }

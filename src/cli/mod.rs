@@ -119,6 +119,10 @@ struct GuiArgs {
     /// Start the angle-of-repose experiment at once (scenes with a removable wall).
     #[arg(long)]
     repose: bool,
+    /// With --repose: the protocol, wall, tilt, cylinder or drum (as `repose
+    /// --protocol`; default wall)
+    #[arg(long, value_name = "PROTOCOL", requires = "repose")]
+    protocol: Option<String>,
     /// Open this lesson (a name from `impulse-lab lessons`, or a file); its scene
     /// replaces SCENE.
     #[arg(long)]
@@ -401,12 +405,21 @@ fn gui(args: GuiArgs) -> Result<(), Failure> {
         )));
     }
     let loaded = load(&scene)?;
+    let protocol = match &args.protocol {
+        Some(p) => impulse_lab::repose::Protocol::parse(p).map_err(Failure::invalid)?,
+        None => Default::default(),
+    };
     if args.repose {
-        // Not a repose scene (no removable wall): say so before any window opens.
+        // Not a scene for the protocol (no removable wall, no drum): say so before any
+        // window opens.
         let mut world = loaded
             .build_world()
             .map_err(|e| Failure::invalid(e.to_string()))?;
-        impulse_lab::repose::ReposeTracker::new(&mut world, Default::default())
+        let config = impulse_lab::repose::ReposeConfig {
+            protocol,
+            ..Default::default()
+        };
+        impulse_lab::repose::ReposeTracker::new(&mut world, config)
             .map_err(|e| Failure::invalid(format!("--repose: {scene}: {e}")))?;
     }
     if let Some(path) = &args.record {
@@ -438,7 +451,7 @@ fn gui(args: GuiArgs) -> Result<(), Failure> {
             script: args.script.unwrap_or_default(),
         },
         record: args.record,
-        repose: args.repose,
+        repose: args.repose.then_some(protocol),
         lesson: args.lesson,
         present: args.present,
         view: impulse_lab::app::ViewOptions {

@@ -360,12 +360,8 @@ pub fn repose(args: ReposeArgs) -> Result<(), Failure> {
     let world = scene
         .build_world()
         .map_err(|e| Failure::invalid(e.to_string()))?;
-    if args.max_time.is_none()
-        && config.protocol == Protocol::Drum
-        && let Ok((_, drum)) = DrumGeometry::of_world(&world)
-    {
-        let turning = config.drum_phase_time(drum.radius, world.gravity.norm());
-        config.max_time = config.max_time.max(1.05 * turning);
+    if args.max_time.is_none() {
+        config.fit_cap_to_drum(&world);
     }
     ReposeExperiment::new(world, config.clone())
         .map_err(|e| Failure::invalid(format!("{}: {e}", args.scene)))?;
@@ -912,7 +908,7 @@ fn run_budget(scene: &Scene, config: &ReposeConfig) -> f64 {
         .build_world()
         .ok()
         .and_then(|w| {
-            let (_, drum) = impulse_lab::repose::experiment::DrumGeometry::of_world(&w).ok()?;
+            let (_, drum) = DrumGeometry::of_world(&w).ok()?;
             let omega = (config.drum_froude * w.gravity.norm() / drum.radius).sqrt();
             Some(std::f64::consts::TAU / omega)
         })

@@ -451,6 +451,18 @@ impl ReposeConfig {
         (DRUM_STARTUP_TURNS + self.drum_turns) * std::f64::consts::TAU / omega
     }
 
+    /// Under [`Protocol::Drum`], raise the cap [`ReposeConfig::max_time`] to 5 % over
+    /// the drum phase's own length in `world`'s drum ([`DrumGeometry::of_world`]), so
+    /// that a default cap never cuts the turns short; otherwise unchanged.
+    pub fn fit_cap_to_drum(&mut self, world: &World) {
+        if self.protocol == Protocol::Drum
+            && let Ok((_, drum)) = DrumGeometry::of_world(world)
+        {
+            let turning = self.drum_phase_time(drum.radius, world.gravity.norm());
+            self.max_time = self.max_time.max(1.05 * turning);
+        }
+    }
+
     /// The packing μ as a user writes it (`repose --pack-friction`, the diagnostics in
     /// `examples/`): `run` → `None` (pack at the run's own μ), a number → `Some(μ)`.
     /// The range (finite, ≥ 0) is [`ReposeConfig::validate`]'s to check.

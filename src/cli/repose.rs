@@ -144,6 +144,10 @@ fn plot_runs<'a>(rows: impl Iterator<Item = Vec<&'a str>>) -> Vec<PlotRun> {
             friction: num(3),
             angle_deg: num(7),
             error_deg: num(8),
+            capped: ["packing_settled", "slumping_settled"].iter().any(|name| {
+                let i = columns().iter().position(|c| c == name);
+                i.and_then(|i| r.get(i)) == Some(&"false")
+            }),
         }
     })
     .collect()

@@ -20,15 +20,20 @@ pub struct PlotRun {
     pub friction: f64,
     pub angle_deg: f64,
     pub error_deg: f64,
+    /// A phase of the run reached its time cap: the pile was still moving when it was
+    /// measured (the CSV's `packing_settled` or `slumping_settled` is false).
+    pub capped: bool,
 }
 
-/// One point of a series: μ, mean angle, mean paper error, number of runs.
+/// One point of a series: μ, mean angle, mean paper error, number of runs, and how
+/// many of them reached a time cap (drawn as an open marker).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct PlotPoint {
     pub friction: f64,
     pub angle_deg: f64,
     pub error_deg: f64,
     pub runs: usize,
+    pub capped: usize,
 }
 
 /// The runs grouped per (shape, solver), each series sorted by μ, runs at the same μ
@@ -43,12 +48,14 @@ pub fn series(runs: &[PlotRun]) -> BTreeMap<(String, String), Vec<PlotPoint>> {
                 p.angle_deg += r.angle_deg;
                 p.error_deg += r.error_deg;
                 p.runs += 1;
+                p.capped += usize::from(r.capped);
             }
             None => s.push(PlotPoint {
                 friction: r.friction,
                 angle_deg: r.angle_deg,
                 error_deg: r.error_deg,
                 runs: 1,
+                capped: usize::from(r.capped),
             }),
         }
     }
@@ -159,24 +166,12 @@ pub fn render(runs: &[PlotRun], width: u32, height: u32) -> Result<Vec<u8>, Stri
                     .legend(move |(x, y)| {
                         DashedPathElement::new(vec![(x, y), (x + 24, y)], 6, 4, style)
                     });
-                chart
-                    .draw_series(
-                        xy.iter()
-                            .map(|&(x, y)| TriangleMarker::new((x, y), 6, colour.filled())),
-                    )
-                    .map_err(e)?;
             } else {
                 chart
                     .draw_series(LineSeries::new(xy.clone(), style))
                     .map_err(e)?
                     .label(label)
                     .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 24, y)], style));
-                chart
-                    .draw_series(
-                        xy.iter()
-                            .map(|&(x, y)| Circle::new((x, y), 5, colour.filled())),
-                    )
-                    .map_err(e)?;
             }
             chart
                 .draw_series(points.iter().map(|p| {
@@ -190,6 +185,45 @@ pub fn render(runs: &[PlotRun], width: u32, height: u32) -> Result<Vec<u8>, Stri
                     )
                 }))
                 .map_err(e)?;
+            // Markers over the error bars: an open one (a capped run) is filled white,
+            // so its inside reads empty.
+            for p in points {
+                let at = (p.friction, p.angle_deg);
+                let open = p.capped > 0;
+                let size = if open { 7 } else { 5 };
+                let fill = if open {
+                    WHITE.filled()
+                } else {
+                    colour.filled()
+                };
+                if dashed {
+                    chart
+                        .draw_series([TriangleMarker::new(at, size + 1, fill)])
+                        .map_err(e)?;
+                    if open {
+                        chart
+                            .draw_series([TriangleMarker::new(at, size + 1, style)])
+                            .map_err(e)?;
+                    }
+                } else {
+                    chart
+                        .draw_series([Circle::new(at, size, fill)])
+                        .map_err(e)?;
+                    if open {
+                        chart
+                            .draw_series([Circle::new(at, size, style)])
+                            .map_err(e)?;
+                    }
+                }
+            }
+        }
+        if pts().any(|p| p.capped > 0) {
+            root.draw(&Text::new(
+                "open marker: a run reached its time cap (the pile was still moving)",
+                (76, height as i32 - 18),
+                ("sans-serif", 14).into_font().color(&BLACK),
+            ))
+            .map_err(e)?;
         }
         chart
             .configure_series_labels()
@@ -231,6 +265,7 @@ mod tests {
             friction: mu,
             angle_deg: a,
             error_deg: e,
+            capped: false,
         }
     }
 
@@ -278,5 +313,40 @@ mod tests {
         assert!(count(shape_colour("cross", 0)) > 200);
         assert!(count(BLACK) > 500);
         assert!(render(&[], w, h).is_err());
+    }
+
+    /// A point one of whose runs reached its time cap is drawn open (the marker's
+    /// inside is left white where the settled run's marker is filled), and the figure
+    /// says what that means (more black: the note).
+    #[test]
+    fn capped_runs_are_drawn_open() {
+        let settled = [
+            run("sphere", "sqm", 0.0, 3.0, 0.5),
+            run("sphere", "sqm", 0.5, 15.0, 1.0),
+        ];
+        let mut capped = settled.clone();
+        capped[1].capped = true;
+        let (w, h) = (640, 420);
+        let (filled, open) = (
+            render(&settled, w, h).unwrap(),
+            render(&capped, w, h).unwrap(),
+        );
+        let c = shape_colour("sphere", 0);
+        let is = |p: &[u8], c: RGBColor| (p[0], p[1], p[2]) == (c.0, c.1, c.2);
+        let emptied = filled
+            .chunks(3)
+            .zip(open.chunks(3))
+            .filter(|(f, o)| is(f, c) && is(o, WHITE))
+            .count();
+        assert!(emptied >= 40, "{emptied} pixels of the marker left white");
+        // Text is anti-aliased: its pixels are dark rather than black.
+        let dark = |rgb: &[u8]| rgb.chunks(3).filter(|p| p.iter().all(|&v| v < 128)).count();
+        let (note, no_note) = (dark(&open), dark(&filled));
+        assert!(
+            note > no_note + 100,
+            "dark pixels {note} with the note, {no_note} without"
+        );
+        let points = series(&capped);
+        assert_eq!(points[&("sphere".into(), "sqm".into())][1].capped, 1);
     }
 }

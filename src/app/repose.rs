@@ -324,8 +324,37 @@ pub fn section(ui: &mut egui::Ui, sim: &mut Simulation, control: &mut SimControl
     }
 }
 
-/// The eight fitted lines and the highest point of every cell.
+/// The drum of [`Protocol::Drum`] as an outline: its two end rims and eight lines along
+/// its axis. The world holds the drum as 24 planes (a prism), which the renderer does
+/// not draw; the simulation runs in the drum's frame, so the outline stands still while
+/// gravity turns.
+fn draw_drum(sim: &Simulation, gizmos: &mut Gizmos) {
+    let Some(drum) = sim.repose.as_ref().and_then(|t| t.drum()) else {
+        return;
+    };
+    let g = &drum.geometry;
+    let colour = Color::srgb(0.35, 0.45, 0.6);
+    let point = |a: f64, y: f64| {
+        to_render(&(g.center + DVec3::new(g.radius * a.cos(), y, g.radius * a.sin())))
+    };
+    const SEGMENTS: usize = 48;
+    for k in 0..SEGMENTS {
+        let (a, b) = (
+            std::f64::consts::TAU * k as f64 / SEGMENTS as f64,
+            std::f64::consts::TAU * (k + 1) as f64 / SEGMENTS as f64,
+        );
+        for y in [-g.half_length, g.half_length] {
+            gizmos.line(point(a, y), point(b, y), colour);
+        }
+        if k % (SEGMENTS / 8) == 0 {
+            gizmos.line(point(a, -g.half_length), point(a, g.half_length), colour);
+        }
+    }
+}
+
+/// The drum's outline, the eight fitted lines and the highest point of every cell.
 fn draw_measurement(sim: Res<Simulation>, mut gizmos: Gizmos) {
+    draw_drum(&sim, &mut gizmos);
     let Some(m) = &sim.repose_measurement else {
         return;
     };

@@ -5,7 +5,8 @@
 //! - A quantity is read from the run's traces, one value per step: the energy samples
 //!   ([`EnergySample`], every ledger column and the contact count) or the probe samples
 //!   the physics thread records beside them ([`ProbeSample`]: the method's iterations
-//!   and contact-pass sweeps, and the probed body's height, speed and spin).
+//!   and contact-pass sweeps, the repose experiment's slope every
+//!   [`ProbeSample::SLOPE_EVERY`] steps, and the probed body's height, speed and spin).
 //! - The probed body is the selected one, else the first dynamic body; its trace starts
 //!   when it is first probed, and a curve only uses the samples of the body it names.
 //! - Pinning keeps a copy of the run's traces under a label naming the method and the
@@ -29,8 +30,9 @@ pub enum Source {
     Ledger,
     /// A function of an energy sample and PE₀ (the potential energy of the first sample).
     Energy(fn(&EnergySample, f64) -> f64),
-    /// A function of a probe sample (the run's effort).
-    Probe(fn(&ProbeSample) -> f64),
+    /// A function of a probe sample (the run's effort, the pile's slope), where the
+    /// sample has it.
+    Probe(fn(&ProbeSample) -> Option<f64>),
     /// A function of the probed body's record.
     Body(fn(&super::sim_state::BodyProbe) -> f64),
 }
@@ -136,13 +138,19 @@ pub const QUANTITIES: &[Quantity] = &[
         id: "iterations",
         label: "solver iterations",
         unit: "",
-        source: Source::Probe(|p| f64::from(p.iterations)),
+        source: Source::Probe(|p| Some(f64::from(p.iterations))),
     },
     Quantity {
         id: "contact_sweeps",
         label: "contact-pass sweeps",
         unit: "",
-        source: Source::Probe(|p| f64::from(p.contact_sweeps)),
+        source: Source::Probe(|p| Some(f64::from(p.contact_sweeps))),
+    },
+    Quantity {
+        id: "repose_slope",
+        label: "repose slope",
+        unit: "°",
+        source: Source::Probe(|p| p.slope_deg),
     },
     Quantity {
         id: "body_height",
@@ -384,10 +392,13 @@ pub fn points(
             .into_iter()
             .map(|s| [s.time, f(s, trace.pe0)])
             .collect(),
-        Source::Probe(f) => thin(within(&trace.probes, |s| s.time, range).iter())
-            .into_iter()
-            .map(|s| [s.time, f(s)])
-            .collect(),
+        Source::Probe(f) => {
+            let some: Vec<[f64; 2]> = within(&trace.probes, |s| s.time, range)
+                .iter()
+                .filter_map(|s| f(s).map(|v| [s.time, v]))
+                .collect();
+            thin(some.iter()).into_iter().copied().collect()
+        }
         Source::Body(f) => {
             let of_body: Vec<[f64; 2]> = within(&trace.probes, |s| s.time, range)
                 .iter()
@@ -553,6 +564,41 @@ mod tests {
         // A run at 0.03 s with a 0.055 s window: its first 0.055 s (a pinned run's too).
         let first = points(kinetic, &trace, shown_range(0.0, 0.03, 0.055), None);
         assert_eq!(first.len(), 6);
+    }
+
+    /// The repose slope is measured every `SLOPE_EVERY` steps while an experiment runs,
+    /// as the experiment's own measurement of the pile as it stands; the plot draws
+    /// those samples only.
+    #[test]
+    fn the_slope_is_the_experiments_measurement_every_few_steps() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/repose_tiny.ron"
+        );
+        let mut sim = Simulation::load(path, None).unwrap();
+        let none = ProbeSample::of(&sim, None);
+        assert_eq!(none.slope_deg, None, "no experiment, no slope");
+        sim.start_repose(crate::repose::ReposeConfig::for_scene(&sim.scene))
+            .unwrap();
+        let mut trace = RunTrace::default();
+        for _ in 0..2 * ProbeSample::SLOPE_EVERY {
+            sim.step().unwrap();
+            let p = ProbeSample::of(&sim, None);
+            let measured = sim.repose.as_ref().unwrap().measure_now(&sim.world);
+            if sim
+                .world
+                .step_index
+                .is_multiple_of(ProbeSample::SLOPE_EVERY)
+            {
+                assert_eq!(p.slope_deg, Some(measured.unwrap().angle_deg));
+            } else {
+                assert_eq!(p.slope_deg, None);
+            }
+            trace.probes.push(p);
+        }
+        let slope = &QUANTITIES[quantity_by_id("repose_slope").unwrap()];
+        let drawn = points(slope, &trace, shown_range(0.0, 1.0, 0.0), None);
+        assert_eq!(drawn.len(), 2);
     }
 
     #[test]

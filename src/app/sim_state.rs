@@ -424,6 +424,9 @@ pub struct ProbeSample {
     pub contact_sweeps: u32,
     /// The probed body after the step, if one is probed and exists.
     pub body: Option<BodyProbe>,
+    /// The pile's slope (°, the repose experiment's measurement as it stands), every
+    /// [`ProbeSample::SLOPE_EVERY`] steps while an experiment runs.
+    pub slope_deg: Option<f64>,
 }
 
 /// One body's motion after a step.
@@ -441,8 +444,20 @@ pub struct BodyProbe {
 }
 
 impl ProbeSample {
-    /// The record of `world`'s last step, with body `body` probed (if it exists).
-    pub fn of(world: &World, body: Option<usize>) -> Self {
+    /// Steps between two measurements of the pile's slope (0.1 s at the repose scenes'
+    /// dt of 1/600 s; a measurement visits every body once).
+    pub const SLOPE_EVERY: u64 = 60;
+
+    /// The record of `sim`'s last step, with body `body` probed (if it exists).
+    pub fn of(sim: &Simulation, body: Option<usize>) -> Self {
+        let world = &sim.world;
+        let slope_deg = sim
+            .repose
+            .as_ref()
+            .filter(|_| world.step_index.is_multiple_of(Self::SLOPE_EVERY))
+            .and_then(|t| t.measure_now(world).ok())
+            .map(|m| m.angle_deg)
+            .filter(|a| a.is_finite());
         let up = if world.gravity.norm() > 0.0 {
             -world.gravity / world.gravity.norm()
         } else {
@@ -461,6 +476,7 @@ impl ProbeSample {
                     speed: b.velocity.norm(),
                     spin: b.angular_velocity.norm(),
                 }),
+            slope_deg,
         }
     }
 }

@@ -257,7 +257,7 @@ impl Core {
             Ok(sample) => {
                 self.samples.push(sample);
                 self.probes
-                    .push(ProbeSample::of(&self.sim.world, self.probe_body));
+                    .push(ProbeSample::of(&self.sim, self.probe_body));
                 if let Err(e) = self.history.after_step(&self.sim, sample) {
                     self.history_error = Some(e);
                 }

@@ -1504,24 +1504,20 @@ fn render_stats_overlay(
         return Ok(());
     }
     let ctx = contexts.ctx_mut()?;
-    // The view's top-right corner in logical pixels (egui's points).
+    // The view's bottom-right corner in logical pixels (egui's points): the top of the
+    // view holds the status messages and, side by side, each run's name.
     let scale = window.scale_factor();
-    let right_gap = camera
-        .iter()
-        .find_map(|c| c.viewport.as_ref())
-        .map_or(0.0, |v| {
-            window.physical_width() as f32 - (v.physical_position.x + v.physical_size.x) as f32
-        })
-        / scale;
-    let top = camera
-        .iter()
-        .find_map(|c| c.viewport.as_ref())
-        .map_or(0.0, |v| v.physical_position.y as f32)
-        / scale;
+    let viewport = camera.iter().find_map(|c| c.viewport.as_ref());
+    let right_gap = viewport.map_or(0.0, |v| {
+        window.physical_width() as f32 - (v.physical_position.x + v.physical_size.x) as f32
+    }) / scale;
+    let bottom_gap = viewport.map_or(0.0, |v| {
+        window.physical_height() as f32 - (v.physical_position.y + v.physical_size.y) as f32
+    }) / scale;
     egui::Area::new("render_stats".into())
         .anchor(
-            egui::Align2::RIGHT_TOP,
-            egui::vec2(-right_gap - 6.0, top + 6.0),
+            egui::Align2::RIGHT_BOTTOM,
+            egui::vec2(-right_gap - 6.0, -bottom_gap - 6.0),
         )
         .show(ctx, |ui| {
             egui::Frame::popup(ui.style()).show(ui, |ui| {

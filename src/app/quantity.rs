@@ -199,10 +199,23 @@ pub const PIN_COLORS: [SeriesColor; 7] = [
 pub struct RunTrace {
     /// Names the run in the legend.
     pub label: String,
+    /// The scene's name (a pinned run of another scene says so in the legend).
+    pub scene: String,
     pub samples: Vec<EnergySample>,
     pub probes: Vec<ProbeSample>,
     /// The potential energy of the run's first sample.
     pub pe0: f64,
+}
+
+impl PinnedRun {
+    /// " (scene NAME)" when the run is of another scene than `current`, else "".
+    pub fn scene_note(&self, current: &str) -> String {
+        if self.trace.scene == current {
+            String::new()
+        } else {
+            format!(" ({})", self.trace.scene)
+        }
+    }
 }
 
 /// A pinned run.
@@ -268,8 +281,8 @@ impl Plots {
     }
 }
 
-/// The label of the run `sim` holds: scene, method and the values of e, μ and λ where
-/// the method reads them.
+/// The label of the run `sim` holds: the method and the values of e, μ and λ where it
+/// reads them.
 pub fn run_label(sim: &Simulation) -> String {
     let kind: SolverKind = sim.world.solver_kind();
     let read = kind.parameters();
@@ -360,6 +373,7 @@ fn probe_selected_body(
 pub fn current_trace(sim: &Simulation, history: &EnergyHistory) -> RunTrace {
     RunTrace {
         label: run_label(sim),
+        scene: sim.scene.name.clone(),
         samples: history.samples.iter().copied().collect(),
         probes: history.probes.iter().copied().collect(),
         pe0: history.samples.front().map_or(0.0, |s| s.potential),
@@ -455,7 +469,12 @@ pub fn run_curves(
     for pin in pins.iter().filter(|p| p.shown) {
         let b = trace_body(&pin.trace);
         curves.push(Curve {
-            name: format!("{}{}", pin.trace.label, body_suffix(b)),
+            name: format!(
+                "{}{}{}",
+                pin.trace.label,
+                pin.scene_note(&current.scene),
+                body_suffix(b)
+            ),
             color: PIN_COLORS[pin.color % PIN_COLORS.len()].resolve(visuals),
             style: Style::Solid,
             points: points(q, &pin.trace, range, b),
@@ -549,6 +568,7 @@ mod tests {
             samples: (0..=10).map(|k| sample(k, k as f64)).collect(),
             probes: vec![probe(1, 0, 1.0), probe(2, 3, 2.0), probe(3, 3, 3.0)],
             pe0: 0.0,
+            ..Default::default()
         };
         let all = shown_range(0.0, 0.1, 0.0);
         let height = &QUANTITIES[quantity_by_id("body_height").unwrap()];
@@ -622,6 +642,35 @@ mod tests {
             format!("#{}: e = {}", MAX_PINS + 2, MAX_PINS + 1)
         );
         assert_eq!(last.color, (MAX_PINS + 1) % PIN_COLORS.len());
+    }
+
+    /// A run pinned on another scene says which in the legend; one of the same scene
+    /// does not repeat it.
+    #[test]
+    fn a_pin_of_another_scene_names_it() {
+        let mut plots = Plots::default();
+        plots.pin(RunTrace {
+            label: "jolt, e = 0.3".into(),
+            scene: "Pour: mixed".into(),
+            ..Default::default()
+        });
+        let pin = &plots.pins[0];
+        assert_eq!(pin.scene_note("Pour: mixed"), "");
+        assert_eq!(pin.scene_note("Bounce: a dropped ball"), " (Pour: mixed)");
+        let current = RunTrace {
+            scene: "Bounce: a dropped ball".into(),
+            ..Default::default()
+        };
+        let kinetic = &QUANTITIES[quantity_by_id("kinetic").unwrap()];
+        let curves = run_curves(
+            kinetic,
+            &current,
+            None,
+            &plots.pins,
+            0.0,
+            &egui::Visuals::dark(),
+        );
+        assert_eq!(curves[0].name, "#1: jolt, e = 0.3 (Pour: mixed)");
     }
 
     #[test]

@@ -164,7 +164,20 @@ pub fn section(ui: &mut egui::Ui, sim: &mut Simulation, control: &mut SimControl
             .first()
             .and_then(|r| r.clone().err())
             .unwrap_or_default();
-        ui.label(format!("Not available for this scene: {why}"));
+        ui.label(format!(
+            "No repose protocol can run on this scene (wall removal: {why})"
+        ))
+        .on_hover_text(
+            PROTOCOLS
+                .iter()
+                .zip(&protocols.ready)
+                .map(|((_, name, _), r)| match r {
+                    Ok(()) => format!("{name}: ready"),
+                    Err(e) => format!("{name}: {e}"),
+                })
+                .collect::<Vec<_>>()
+                .join("\n"),
+        );
         ui.data_mut(|d| d.insert_temp(id, protocols));
         return;
     }

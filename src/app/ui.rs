@@ -1154,7 +1154,8 @@ fn pinned_legend(ui: &mut egui::Ui, p: &mut PanelParams) {
                     visuals.weak_text_color()
                 },
             );
-            let mut text = egui::RichText::new(&run.trace.label).small();
+            let name = format!("{}{}", run.trace.label, run.scene_note(&p.sim.scene.name));
+            let mut text = egui::RichText::new(name).small();
             if !run.shown {
                 text = text.weak().strikethrough();
             }

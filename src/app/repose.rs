@@ -153,9 +153,26 @@ fn duration_text(seconds: f64) -> String {
     }
 }
 
+/// Where the panel keeps [`Protocols`] (egui's memory).
+const PROTOCOLS_ID: &str = "repose_protocols";
+
+/// Whether the panel has something to offer on `sim`: an experiment running, or a
+/// protocol the scene can run (checked once per run).
+pub fn offered(ctx: &egui::Context, sim: &Simulation) -> bool {
+    if sim.repose.is_some() {
+        return true;
+    }
+    let id = egui::Id::new(PROTOCOLS_ID);
+    let mut protocols: Protocols = ctx.data(|d| d.get_temp(id)).unwrap_or_default();
+    protocols.refresh(sim);
+    let any = protocols.ready.iter().any(Result::is_ok);
+    ctx.data_mut(|d| d.insert_temp(id, protocols));
+    any
+}
+
 /// The panel's section (inside the left panel).
 pub fn section(ui: &mut egui::Ui, sim: &mut Simulation, control: &mut SimControl) {
-    let id = egui::Id::new("repose_protocols");
+    let id = egui::Id::new(PROTOCOLS_ID);
     let mut protocols: Protocols = ui.data(|d| d.get_temp(id)).unwrap_or_default();
     protocols.refresh(sim);
     if !protocols.ready.iter().any(Result::is_ok) {

@@ -465,17 +465,8 @@ fn left_panel(ui: &mut egui::Ui, p: &mut PanelParams) {
             .default_open(true)
             .show(ui, |ui| container_section(ui, p));
     }
-    // A box (wall removal, tilt, drum) or a cylinder (lifted cylinder), or an
-    // experiment running (the drum replaces the box by its planes): the section says
-    // which protocols the scene can run.
-    if p.sim.repose_grid.is_ok()
-        || p.sim.repose.is_some()
-        || p.sim
-            .world
-            .containers
-            .iter()
-            .any(|c| matches!(c, Container::Box { .. } | Container::Cylinder { .. }))
-    {
+    // Only where an experiment runs or the scene can run a protocol.
+    if super::repose::offered(ui.ctx(), &p.sim) {
         egui::CollapsingHeader::new("Angle of repose")
             .default_open(true)
             .show(ui, |ui| {

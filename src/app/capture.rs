@@ -380,12 +380,7 @@ fn dump_lines(dump: &mut TextDump, outputs: &Query<&bevy_egui::EguiFullOutput>) 
             lines(&clipped.shape, &mut out);
         }
     }
-    let written = (|| -> Result<(), String> {
-        let mut f = crate::output::OutputFile::create(&path).map_err(|e| e.to_string())?;
-        std::io::Write::write_all(&mut f, out.as_bytes()).map_err(|e| e.to_string())?;
-        f.commit().map_err(|e| e.to_string())
-    })();
-    match written {
+    match crate::output::write_file(&path, out.as_bytes()) {
         Ok(()) => info!("script: lines written to {}", path.display()),
         Err(e) => error!("script: lines {}: {e}", path.display()),
     }
@@ -430,12 +425,7 @@ fn dump_texts(mut dump: ResMut<TextDump>, outputs: Query<&bevy_egui::EguiFullOut
             texts(&clipped.shape, clipped.clip_rect, &mut out);
         }
     }
-    let written = (|| -> Result<(), String> {
-        let mut f = crate::output::OutputFile::create(&path).map_err(|e| e.to_string())?;
-        std::io::Write::write_all(&mut f, out.as_bytes()).map_err(|e| e.to_string())?;
-        f.commit().map_err(|e| e.to_string())
-    })();
-    match written {
+    match crate::output::write_file(&path, out.as_bytes()) {
         Ok(()) => info!("script: texts written to {}", path.display()),
         Err(e) => error!("script: texts {}: {e}", path.display()),
     }

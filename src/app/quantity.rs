@@ -22,6 +22,7 @@ use crate::dynamics::solver::{Param, SolverKind};
 use crate::energy::EnergySample;
 use bevy::prelude::*;
 use bevy_egui::egui;
+use std::collections::VecDeque;
 
 /// Where a quantity's values come from.
 #[derive(Clone, Copy)]
@@ -194,17 +195,40 @@ pub const PIN_COLORS: [SeriesColor; 7] = [
     SeriesColor::Rgb([240, 228, 66], [150, 130, 0]),
 ];
 
-/// A run's traces, as the plots read them.
+/// A pinned run's traces: a copy of the run's [`EnergyHistory`] when it was pinned.
 #[derive(Clone, Debug, Default)]
 pub struct RunTrace {
     /// Names the run in the legend.
     pub label: String,
     /// The scene's name (a pinned run of another scene says so in the legend).
     pub scene: String,
-    pub samples: Vec<EnergySample>,
-    pub probes: Vec<ProbeSample>,
+    pub samples: VecDeque<EnergySample>,
+    pub probes: VecDeque<ProbeSample>,
     /// The potential energy of the run's first sample.
     pub pe0: f64,
+}
+
+/// A run's traces as the plots read them, borrowed: a pinned run's ([`RunTrace::view`])
+/// or the current run's, straight from its [`EnergyHistory`] ([`current_view`]).
+#[derive(Clone, Copy, Debug)]
+pub struct Trace<'a> {
+    pub label: &'a str,
+    pub scene: &'a str,
+    pub samples: &'a VecDeque<EnergySample>,
+    pub probes: &'a VecDeque<ProbeSample>,
+    pub pe0: f64,
+}
+
+impl RunTrace {
+    pub fn view(&self) -> Trace<'_> {
+        Trace {
+            label: &self.label,
+            scene: &self.scene,
+            samples: &self.samples,
+            probes: &self.probes,
+            pe0: self.pe0,
+        }
+    }
 }
 
 impl PinnedRun {
@@ -268,6 +292,15 @@ impl Plots {
         if self.layout.first() == Some(&0) {
             self.layout[0] = quantity_by_id("kinetic").unwrap_or(0);
         }
+    }
+
+    /// Pin the run of `sim` and `history` ([`Plots::pin`]); returns the status line
+    /// that says so.
+    pub fn pin_current(&mut self, sim: &Simulation, history: &EnergyHistory) -> String {
+        let trace = current_trace(sim, history);
+        let said = format!("pinned: {}", trace.label);
+        self.pin(trace);
+        said
     }
 
     /// Show quantity `q` in plot `k` (one past the last adds a plot, up to
@@ -338,12 +371,8 @@ fn handle_plot_requests(
     for request in requests.read() {
         match request {
             PlotRequest::Pin => {
-                let trace = current_trace(&sim, &history);
-                status.write(StatusMessage::from((
-                    format!("pinned: {}", trace.label),
-                    true,
-                )));
-                plots.pin(trace);
+                let said = plots.pin_current(&sim, &history);
+                status.write(StatusMessage::from((said, true)));
             }
             PlotRequest::Show { plot, quantity } => match quantity_by_id(quantity) {
                 Some(q) => plots.show(*plot, q),
@@ -369,13 +398,28 @@ fn probe_selected_body(
     }
 }
 
-/// The current run's traces from `history`, named by `sim`.
+/// A copy of the current run's traces from `history`, named by `sim` (to pin it).
 pub fn current_trace(sim: &Simulation, history: &EnergyHistory) -> RunTrace {
     RunTrace {
         label: run_label(sim),
         scene: sim.scene.name.clone(),
-        samples: history.samples.iter().copied().collect(),
-        probes: history.probes.iter().copied().collect(),
+        samples: history.samples.clone(),
+        probes: history.probes.clone(),
+        pe0: history.samples.front().map_or(0.0, |s| s.potential),
+    }
+}
+
+/// The current run's traces in `history`, borrowed, named `label` ([`run_label`]).
+pub fn current_view<'a>(
+    label: &'a str,
+    sim: &'a Simulation,
+    history: &'a EnergyHistory,
+) -> Trace<'a> {
+    Trace {
+        label,
+        scene: &sim.scene.name,
+        samples: &history.samples,
+        probes: &history.probes,
         pe0: history.samples.front().map_or(0.0, |s| s.potential),
     }
 }
@@ -389,33 +433,30 @@ pub fn probed_body(sim: &Simulation, selected: Option<usize>) -> Option<usize> {
 
 /// The points of quantity `q` over `trace` with times in `range`; body quantities use
 /// the samples of body `body` only.
-pub fn points(
-    q: &Quantity,
-    trace: &RunTrace,
-    range: [f64; 2],
-    body: Option<usize>,
-) -> Vec<[f64; 2]> {
-    fn within<T>(items: &[T], time: impl Fn(&T) -> f64, [a, b]: [f64; 2]) -> &[T] {
+pub fn points(q: &Quantity, trace: &Trace, range: [f64; 2], body: Option<usize>) -> Vec<[f64; 2]> {
+    fn within<T>(
+        items: &VecDeque<T>,
+        time: impl Fn(&T) -> f64,
+        [a, b]: [f64; 2],
+    ) -> std::collections::vec_deque::Iter<'_, T> {
         let first = items.partition_point(|s| time(s) < a);
         let end = items.partition_point(|s| time(s) <= b);
-        &items[first..end.max(first)]
+        items.range(first..end.max(first))
     }
     match q.source {
         Source::Ledger => Vec::new(),
-        Source::Energy(f) => thin(within(&trace.samples, |s| s.time, range).iter())
+        Source::Energy(f) => thin(within(trace.samples, |s| s.time, range))
             .into_iter()
             .map(|s| [s.time, f(s, trace.pe0)])
             .collect(),
         Source::Probe(f) => {
-            let some: Vec<[f64; 2]> = within(&trace.probes, |s| s.time, range)
-                .iter()
+            let some: Vec<[f64; 2]> = within(trace.probes, |s| s.time, range)
                 .filter_map(|s| f(s).map(|v| [s.time, v]))
                 .collect();
             thin(some.iter()).into_iter().copied().collect()
         }
         Source::Body(f) => {
-            let of_body: Vec<[f64; 2]> = within(&trace.probes, |s| s.time, range)
-                .iter()
+            let of_body: Vec<[f64; 2]> = within(trace.probes, |s| s.time, range)
                 .filter_map(|s| {
                     s.body
                         .filter(|b| Some(b.index) == body)
@@ -440,7 +481,7 @@ pub fn shown_range(t0: f64, t1: f64, window: f64) -> [f64; 2] {
 }
 
 /// The body a pinned run's body quantities show: the one it probed last.
-pub fn trace_body(trace: &RunTrace) -> Option<usize> {
+pub fn trace_body(trace: &Trace) -> Option<usize> {
     trace
         .probes
         .iter()
@@ -452,14 +493,14 @@ pub fn trace_body(trace: &RunTrace) -> Option<usize> {
 /// current run's time window ([`shown_range`]).
 pub fn run_curves(
     q: &Quantity,
-    current: &RunTrace,
+    current: &Trace,
     body: Option<usize>,
     pins: &[PinnedRun],
     window: f64,
     visuals: &egui::Visuals,
 ) -> Vec<Curve> {
-    let t0 = current.samples.first().map_or(0.0, |s| s.time);
-    let t1 = current.samples.last().map_or(t0, |s| s.time);
+    let t0 = current.samples.front().map_or(0.0, |s| s.time);
+    let t1 = current.samples.back().map_or(t0, |s| s.time);
     let range = shown_range(t0, t1, window);
     let body_suffix = |b: Option<usize>| match (q.source, b) {
         (Source::Body(_), Some(i)) => format!(" (body {i})"),
@@ -467,17 +508,18 @@ pub fn run_curves(
     };
     let mut curves = Vec::new();
     for pin in pins.iter().filter(|p| p.shown) {
-        let b = trace_body(&pin.trace);
+        let trace = pin.trace.view();
+        let b = trace_body(&trace);
         curves.push(Curve {
             name: format!(
                 "{}{}{}",
                 pin.trace.label,
-                pin.scene_note(&current.scene),
+                pin.scene_note(current.scene),
                 body_suffix(b)
             ),
             color: PIN_COLORS[pin.color % PIN_COLORS.len()].resolve(visuals),
             style: Style::Solid,
-            points: points(q, &pin.trace, range, b),
+            points: points(q, &trace, range, b),
         });
     }
     curves.push(Curve {
@@ -566,23 +608,26 @@ mod tests {
         let trace = RunTrace {
             label: "run".into(),
             samples: (0..=10).map(|k| sample(k, k as f64)).collect(),
-            probes: vec![probe(1, 0, 1.0), probe(2, 3, 2.0), probe(3, 3, 3.0)],
+            probes: [probe(1, 0, 1.0), probe(2, 3, 2.0), probe(3, 3, 3.0)].into(),
             pe0: 0.0,
             ..Default::default()
         };
         let all = shown_range(0.0, 0.1, 0.0);
         let height = &QUANTITIES[quantity_by_id("body_height").unwrap()];
         assert_eq!(
-            points(height, &trace, all, Some(3)),
+            points(height, &trace.view(), all, Some(3)),
             vec![[0.02, 2.0], [0.03, 3.0]]
         );
-        assert_eq!(points(height, &trace, all, Some(0)), vec![[0.01, 1.0]]);
+        assert_eq!(
+            points(height, &trace.view(), all, Some(0)),
+            vec![[0.01, 1.0]]
+        );
         let kinetic = &QUANTITIES[quantity_by_id("kinetic").unwrap()];
         // The last 0.025 s of a run at 0.1 s.
-        let last = points(kinetic, &trace, shown_range(0.0, 0.1, 0.025), None);
+        let last = points(kinetic, &trace.view(), shown_range(0.0, 0.1, 0.025), None);
         assert_eq!(last, vec![[0.08, 8.0], [0.09, 9.0], [0.1, 10.0]]);
         // A run at 0.03 s with a 0.055 s window: its first 0.055 s (a pinned run's too).
-        let first = points(kinetic, &trace, shown_range(0.0, 0.03, 0.055), None);
+        let first = points(kinetic, &trace.view(), shown_range(0.0, 0.03, 0.055), None);
         assert_eq!(first.len(), 6);
     }
 
@@ -614,10 +659,10 @@ mod tests {
             } else {
                 assert_eq!(p.slope_deg, None);
             }
-            trace.probes.push(p);
+            trace.probes.push_back(p);
         }
         let slope = &QUANTITIES[quantity_by_id("repose_slope").unwrap()];
-        let drawn = points(slope, &trace, shown_range(0.0, 1.0, 0.0), None);
+        let drawn = points(slope, &trace.view(), shown_range(0.0, 1.0, 0.0), None);
         assert_eq!(drawn.len(), 2);
     }
 
@@ -664,7 +709,7 @@ mod tests {
         let kinetic = &QUANTITIES[quantity_by_id("kinetic").unwrap()];
         let curves = run_curves(
             kinetic,
-            &current,
+            &current.view(),
             None,
             &plots.pins,
             0.0,

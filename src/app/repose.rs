@@ -140,19 +140,6 @@ impl Protocols {
     }
 }
 
-/// "at most 3 min 20 s" for `seconds`.
-fn duration_text(seconds: f64) -> String {
-    if !seconds.is_finite() {
-        return "unknown".into();
-    }
-    let s = seconds.round() as u64;
-    match s {
-        0..60 => format!("{s} s"),
-        60..3600 => format!("{} min {} s", s / 60, s % 60),
-        _ => format!("{} h {} min", s / 3600, (s % 3600) / 60),
-    }
-}
-
 /// Where the panel keeps [`Protocols`] (egui's memory).
 const PROTOCOLS_ID: &str = "repose_protocols";
 
@@ -292,7 +279,7 @@ pub fn section(ui: &mut egui::Ui, sim: &mut Simulation, control: &mut SimControl
                 format!(
                     "At most {:.0} s of simulated time left: {} at ×{rate:.2} real time",
                     left,
-                    duration_text(left / rate)
+                    super::timeline::duration(left / rate)
                 )
             } else {
                 format!("At most {left:.0} s of simulated time left (paused)")
@@ -432,13 +419,5 @@ mod tests {
         let (drum, chosen) = ready("repose_drum");
         assert_eq!(drum, [false, false, false, true]);
         assert_eq!(chosen, Protocol::Drum);
-    }
-
-    #[test]
-    fn durations_read_as_minutes_and_hours() {
-        assert_eq!(duration_text(42.4), "42 s");
-        assert_eq!(duration_text(200.0), "3 min 20 s");
-        assert_eq!(duration_text(7260.0), "2 h 1 min");
-        assert_eq!(duration_text(f64::INFINITY), "unknown");
     }
 }

@@ -1008,7 +1008,8 @@ fn energy_plot(ui: &mut egui::Ui, p: &mut PanelParams, timeline: &super::timelin
     pinned_legend(ui, p);
     let width = p.present.line_width(1.5);
     let n = p.plots.layout.len().clamp(1, MAX_PLOTS);
-    let current = super::quantity::current_trace(&p.sim, &p.history);
+    let label = super::quantity::run_label(&p.sim);
+    let current = super::quantity::current_view(&label, &p.sim, &p.history);
     let body = p.control.probe_body;
     let spacing = ui.spacing().item_spacing.y;
     for k in 0..n {
@@ -1107,11 +1108,10 @@ fn plot_pickers(ui: &mut egui::Ui, plots: &mut Vec<usize>) {
     }
 }
 
-/// Pin the current run ([`super::quantity::Plots::pin`]).
+/// Pin the current run ([`super::quantity::Plots::pin_current`]).
 fn pin_current_run(p: &mut PanelParams) {
-    let trace = super::quantity::current_trace(&p.sim, &p.history);
-    p.state.message = Some((format!("pinned: {}", trace.label), true));
-    p.plots.pin(trace);
+    let said = p.plots.pin_current(&p.sim, &p.history);
+    p.state.message = Some((said, true));
 }
 
 /// The runs' legend, shown while runs are pinned: one entry per pinned run (click:
@@ -1178,7 +1178,8 @@ fn export_shown(p: &mut PanelParams, visuals: &egui::Visuals) {
     let result = if only_ledger {
         export_csv(&path, &visible(&p.history, p.state.plot_window))
     } else {
-        let current = super::quantity::current_trace(&p.sim, &p.history);
+        let label = super::quantity::run_label(&p.sim);
+        let current = super::quantity::current_view(&label, &p.sim, &p.history);
         let samples = visible(&p.history, p.state.plot_window);
         let plots: Vec<_> = p
             .plots

@@ -281,7 +281,10 @@ pub fn catch_next_impact(
     Ok(None)
 }
 
-fn pack(world: &World, time: f64) -> ImpactRecord {
+/// The record of the step `world` just took with `record_trace` on, which started at
+/// time `time` (what [`record_step`] returns; for a caller that steps the world its own
+/// way, e.g. with applied forces).
+pub fn pack(world: &World, time: f64) -> ImpactRecord {
     let frame = &world.trace_frame;
     let rows = world.trace.clone();
     let contacts: Vec<ImpactContact> = frame

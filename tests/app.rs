@@ -6,8 +6,9 @@
 
 mod common;
 
-use common::app::{sim, step_app};
+use common::app::{command, sim, step_app};
 use common::{assert_same_state, body_state, json_body_state};
+use impulse_lab::app::messages::{ReposeCommand, SimCommand};
 
 use bevy::prelude::*;
 use bevy::time::TimeUpdateStrategy;
@@ -92,9 +93,7 @@ fn switching_solver_mid_run_keeps_body_states() {
     let mut app = headless_app(sim("etm_box_on_box"));
     step_app(&mut app, 40);
     let before = app.world().resource::<Simulation>().world.bodies.clone();
-    app.world_mut()
-        .resource_mut::<Simulation>()
-        .set_solver(SolverKind::Smm);
+    command(&mut app, SimCommand::Solver(SolverKind::Smm));
     let after = &app.world().resource::<Simulation>().world;
     assert_eq!(after.solver_kind(), SolverKind::Smm);
     assert_eq!(after.step_index, 40);
@@ -126,11 +125,11 @@ fn reset_restores_the_initial_state_and_keeps_the_chosen_solver() {
     let mut app = headless_app(sim("pour_mixed"));
     let initial = app.world().resource::<Simulation>().world.bodies.clone();
     step_app(&mut app, 60);
-    {
-        let mut s = app.world_mut().resource_mut::<Simulation>();
-        s.set_solver(SolverKind::Sqm);
-        s.world.params.friction = 0.7;
-    }
+    let mut params = app.world().resource::<Simulation>().world.params.clone();
+    params.friction = 0.7;
+    app.world_mut()
+        .write_message(SimCommand::Solver(SolverKind::Sqm));
+    command(&mut app, SimCommand::Params(params));
     let moved = &app.world().resource::<Simulation>().world.bodies;
     assert!(
         moved
@@ -139,7 +138,7 @@ fn reset_restores_the_initial_state_and_keeps_the_chosen_solver() {
             .any(|(a, b)| a.position != b.position),
         "nothing moved in 60 steps"
     );
-    app.world_mut().resource_mut::<SimControl>().reset_requested = true;
+    app.world_mut().write_message(SimCommand::Reset);
     app.update();
     let s = app.world().resource::<Simulation>();
     assert_eq!(s.world.step_index, 0);
@@ -373,21 +372,20 @@ fn repose_experiment_in_the_app_matches_the_batch_run() {
 
     // Reset leaves the experiment.
     let mut app = app;
-    app.world_mut().resource_mut::<SimControl>().reset_requested = true;
+    app.world_mut().write_message(SimCommand::Reset);
     app.update();
     let sim = app.world().resource::<Simulation>();
     assert!(sim.repose.is_none() && sim.repose_measurement.is_none());
     assert!(divider(&app), "reset restores the wall");
 
     // A reset while packing keeps the run's μ, not the packing one.
-    app.world_mut()
-        .resource_mut::<Simulation>()
-        .start_repose(config)
-        .unwrap();
+    command(&mut app, SimCommand::Repose(ReposeCommand::Start(config)));
+    // The experiment starts the run playing: hold it, and take the steps.
+    app.world_mut().resource_mut::<SimControl>().paused = true;
     step_app(&mut app, 3);
     assert_eq!(phase(&app), Phase::Packing);
     assert_eq!(friction(&app), 0.5);
-    app.world_mut().resource_mut::<SimControl>().reset_requested = true;
+    app.world_mut().write_message(SimCommand::Reset);
     app.update();
     assert_eq!(
         friction(&app),

@@ -443,3 +443,320 @@ fn checker_finds_cycles_in_a_small_graph() {
     );
     assert_eq!(layered["b"].keys().collect::<Vec<_>>(), vec!["a"]);
 }
+
+// ---------------------------------------------------------------------------------------
+// Commands in, a snapshot out; modes as States (docs/architecture.md, "Commands and
+// modes").
+
+/// Whether `attrs` hold `#[derive(.., name, ..)]`.
+fn derives(attrs: &[syn::Attribute], name: &str) -> bool {
+    attrs.iter().any(|a| {
+        a.path().is_ident("derive")
+            && a.parse_args_with(
+                syn::punctuated::Punctuated::<syn::Path, syn::Token![,]>::parse_terminated,
+            )
+            .is_ok_and(|paths| {
+                paths
+                    .iter()
+                    .any(|p| p.segments.last().is_some_and(|s| s.ident == name))
+            })
+    })
+}
+
+/// Names of fields that poll a request: `request`, `…_request(s)`, `…_requested`, and the
+/// flags the app polled before its requests became messages.
+fn is_request_flag(field: &str) -> bool {
+    const POLLED: [&str; 9] = [
+        "seek",
+        "steps_now",
+        "pending_steps",
+        "lesson_start",
+        "reframe",
+        "frame_all",
+        "frame_selection",
+        "follow_selection",
+        "spawn_now",
+    ];
+    let words: Vec<&str> = field.split('_').collect();
+    words
+        .iter()
+        .any(|w| matches!(*w, "request" | "requests" | "requested"))
+        || POLLED.contains(&field)
+}
+
+/// Whether `ty` is `bool` or `Option<…>` (what a polled flag is).
+fn is_flag_type(ty: &syn::Type) -> bool {
+    match ty {
+        syn::Type::Path(p) => p
+            .path
+            .segments
+            .last()
+            .is_some_and(|s| s.ident == "bool" || s.ident == "Option"),
+        _ => false,
+    }
+}
+
+/// What one file breaks of the rules: (module, item) pairs.
+#[derive(Default, Debug)]
+struct Findings {
+    /// Message types declared.
+    messages: Vec<String>,
+    /// `Resource.field` flags that poll a request.
+    flags: Vec<String>,
+    /// Systems (outside the simulation plugin) that may change the snapshot.
+    snapshot_writers: Vec<String>,
+    /// Identifiers of the old mirror diff.
+    mirror: Vec<String>,
+    /// `States` enums and their variants.
+    states: Vec<(String, Vec<String>)>,
+    /// Schedules `OnEnter(X::…)` / `OnExit(X::…)` used, as "OnEnter(X)".
+    transitions: Vec<String>,
+}
+
+struct RuleVisitor<'a> {
+    module: &'a str,
+    found: &'a mut Findings,
+}
+
+impl<'ast> Visit<'ast> for RuleVisitor<'_> {
+    fn visit_item_struct(&mut self, s: &'ast syn::ItemStruct) {
+        if derives(&s.attrs, "Message") {
+            self.found.messages.push(s.ident.to_string());
+        }
+        if derives(&s.attrs, "Resource") {
+            for f in &s.fields {
+                if let Some(name) = &f.ident
+                    && is_request_flag(&name.to_string())
+                    && is_flag_type(&f.ty)
+                {
+                    self.found
+                        .flags
+                        .push(format!("{}: {}.{name}", self.module, s.ident));
+                }
+            }
+        }
+        syn::visit::visit_item_struct(self, s);
+    }
+
+    fn visit_item_enum(&mut self, e: &'ast syn::ItemEnum) {
+        if derives(&e.attrs, "Message") {
+            self.found.messages.push(e.ident.to_string());
+        }
+        if derives(&e.attrs, "States") {
+            self.found.states.push((
+                e.ident.to_string(),
+                e.variants.iter().map(|v| v.ident.to_string()).collect(),
+            ));
+        }
+        syn::visit::visit_item_enum(self, e);
+    }
+
+    fn visit_ident(&mut self, ident: &'ast proc_macro2::Ident) {
+        if ident == "Published" || ident == "apply_edits" {
+            self.found.mirror.push(format!("{}: {ident}", self.module));
+        }
+    }
+
+    fn visit_path_segment(&mut self, seg: &'ast syn::PathSegment) {
+        let name = seg.ident.to_string();
+        // `ResMut<Simulation>`, `ResMut<'w, Simulation>`, `resource_mut::<Simulation>`.
+        if (name == "ResMut" || name == "resource_mut" || name == "get_resource_mut")
+            && let syn::PathArguments::AngleBracketed(args) = &seg.arguments
+            && args.args.iter().any(|a| {
+                matches!(a, syn::GenericArgument::Type(syn::Type::Path(p))
+                    if p.path.segments.last().is_some_and(|s| s.ident == "Simulation"))
+            })
+        {
+            self.found
+                .snapshot_writers
+                .push(format!("{}: {name}<Simulation>", self.module));
+        }
+        syn::visit::visit_path_segment(self, seg);
+    }
+
+    fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
+        if m.method == "resource_mut"
+            && let Some(t) = &m.turbofish
+            && t.args.iter().any(|a| {
+                matches!(a, syn::GenericArgument::Type(syn::Type::Path(p))
+                    if p.path.segments.last().is_some_and(|s| s.ident == "Simulation"))
+            })
+        {
+            self.found
+                .snapshot_writers
+                .push(format!("{}: resource_mut::<Simulation>", self.module));
+        }
+        syn::visit::visit_expr_method_call(self, m);
+    }
+
+    fn visit_expr_call(&mut self, c: &'ast syn::ExprCall) {
+        if let syn::Expr::Path(f) = &*c.func
+            && let Some(last) = f.path.segments.last()
+            && (last.ident == "OnEnter" || last.ident == "OnExit")
+            && let Some(syn::Expr::Path(arg)) = c.args.first()
+            && arg.path.segments.len() >= 2
+        {
+            let state = &arg.path.segments[arg.path.segments.len() - 2].ident;
+            self.found
+                .transitions
+                .push(format!("{}({state})", last.ident));
+        }
+        syn::visit::visit_expr_call(self, c);
+    }
+}
+
+fn findings(files: &[(String, String)]) -> Findings {
+    let mut found = Findings::default();
+    for (module, source) in files {
+        let file = syn::parse_file(source).unwrap_or_else(|e| panic!("src/app/{module}: {e}"));
+        let mut v = RuleVisitor {
+            module,
+            found: &mut found,
+        };
+        v.visit_file(&file);
+    }
+    found
+}
+
+/// The modules that own the world: the simulation plugin (the physics thread publishes
+/// the snapshot) and the offline recorder of `impulse-lab record`, which runs its own
+/// world without a physics thread (`record::record`, no simulation plugin).
+const SNAPSHOT_OWNERS: [&str; 2] = ["simulation", "record"];
+
+fn check_commands_and_modes(found: &Findings) -> Vec<String> {
+    let mut broken = Vec::new();
+    if !found.messages.is_empty() {
+        for f in &found.flags {
+            broken.push(format!(
+                "{f} polls a request as a flag field: the app has messages for requests \
+                 ({}); write one instead",
+                found.messages.join(", ")
+            ));
+        }
+    }
+    for w in &found.snapshot_writers {
+        if !SNAPSHOT_OWNERS
+            .iter()
+            .any(|m| w.starts_with(&format!("{m}: ")))
+        {
+            broken.push(format!(
+                "{w}: the Simulation resource is the physics thread's read-only snapshot; \
+                 change the world with a SimCommand"
+            ));
+        }
+    }
+    for m in &found.mirror {
+        broken.push(format!("{m}: the mirror diff is gone, use SimCommand"));
+    }
+    let modes = found.states.iter().find(|(name, _)| name == "LabMode");
+    match modes {
+        None => broken.push("no `LabMode` States enum in src/app".into()),
+        Some((_, variants)) => {
+            for v in ["Sandbox", "Compare", "Lesson"] {
+                if !variants.iter().any(|x| x == v) {
+                    broken.push(format!("LabMode has no variant {v}"));
+                }
+            }
+        }
+    }
+    for t in ["OnEnter(LabMode)", "OnExit(LabMode)"] {
+        if !found.transitions.iter().any(|x| x == t) {
+            broken.push(format!(
+                "no system runs in {t}: modes set up on entering them"
+            ));
+        }
+    }
+    for needed in ["SimCommand", "ViewRequest", "CaptureRequest", "OpenLesson"] {
+        if !found.messages.iter().any(|m| m == needed) {
+            broken.push(format!("no message {needed}"));
+        }
+    }
+    broken
+}
+
+#[test]
+fn the_world_changes_by_commands_and_modes_are_states() {
+    let files = app_files();
+    let found = findings(&files);
+    // The checker sees the real code.
+    assert!(found.messages.len() >= 5, "{found:?}");
+    assert!(
+        found
+            .snapshot_writers
+            .iter()
+            .any(|w| w.starts_with("simulation: ")),
+        "the checker does not see the simulation plugin's ResMut<Simulation>: {found:?}"
+    );
+    let broken = check_commands_and_modes(&found);
+    assert!(broken.is_empty(), "{}", broken.join("\n"));
+}
+
+/// The rules catch each way of breaking them.
+#[test]
+fn command_checker_catches_flags_writers_and_missing_modes() {
+    let good = (
+        "messages".to_string(),
+        "#[derive(Message)] pub enum SimCommand { Reset } #[derive(Message)] pub enum ViewRequest {} \
+         #[derive(Message)] pub enum CaptureRequest {} #[derive(Message)] pub struct OpenLesson(String);\
+         #[derive(States, Default)] pub enum LabMode { #[default] Sandbox, Compare, Lesson }\
+         fn p(app: &mut App) { app.add_systems(OnEnter(LabMode::Compare), f).add_systems(OnExit(LabMode::Lesson), g); }"
+            .to_string(),
+    );
+    assert!(check_commands_and_modes(&findings(std::slice::from_ref(&good))).is_empty());
+    for (bad, expect) in [
+        (
+            "#[derive(Resource)] struct SimControl { reset_requested: bool }",
+            "SimControl.reset_requested",
+        ),
+        (
+            "#[derive(Resource, Default)] pub struct CompareMode { pub request: Option<Vec<u8>> }",
+            "CompareMode.request",
+        ),
+        (
+            "#[derive(Debug, Resource)] struct TimelineView { seek: Option<u64> }",
+            "TimelineView.seek",
+        ),
+        (
+            "#[derive(Resource)] struct Requests { frame_all: bool }",
+            "Requests.frame_all",
+        ),
+        ("fn s(mut sim: ResMut<Simulation>) {}", "ResMut<Simulation>"),
+        (
+            "fn s(p: P<'_>) {} struct P<'w> { sim: ResMut<'w, Simulation> }",
+            "ResMut<Simulation>",
+        ),
+        (
+            "fn s(app: &mut App) { app.world_mut().resource_mut::<Simulation>().error = None; }",
+            "resource_mut::<Simulation>",
+        ),
+        ("struct Published { run: u64 }", "Published"),
+    ] {
+        let files = [good.clone(), ("ui".to_string(), bad.to_string())];
+        let broken = check_commands_and_modes(&findings(&files));
+        assert!(
+            broken.iter().any(|b| b.contains(expect)),
+            "not caught: {bad}\n{broken:?}"
+        );
+    }
+    // A field that is state, not a request, passes.
+    let files = [
+        good.clone(),
+        (
+            "ui".to_string(),
+            "#[derive(Resource)] struct M { record: Option<u8>, paused: bool, requests_sent: u64 }"
+                .to_string(),
+        ),
+    ];
+    assert!(check_commands_and_modes(&findings(&files)).is_empty());
+    // No modes: caught.
+    let files = [(
+        "messages".to_string(),
+        "#[derive(Message)] pub enum SimCommand {}".to_string(),
+    )];
+    let broken = check_commands_and_modes(&findings(&files));
+    assert!(broken.iter().any(|b| b.contains("LabMode")), "{broken:?}");
+    assert!(
+        broken.iter().any(|b| b.contains("OnEnter(LabMode)")),
+        "{broken:?}"
+    );
+}

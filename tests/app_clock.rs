@@ -11,6 +11,7 @@ use bevy::prelude::*;
 use common::app::{sim, step_app};
 use common::{assert_same_state, body_state, json_body_state};
 use impulse_lab::app::headless_app;
+use impulse_lab::app::messages::SimCommand;
 use impulse_lab::app::simulation::{
     EnergyHistory, SimControl, Simulation, SimulationSystems, StartupSteps,
 };
@@ -151,7 +152,7 @@ fn startup_steps_are_taken_before_the_first_frame() {
     app.world_mut().resource_mut::<SimControl>().frame_budget = Duration::ZERO;
     app.update();
     assert_eq!(shown(&app).world.step_index, N, "first frame");
-    assert_eq!(app.world().resource::<SimControl>().pending_steps, 0);
+    assert_eq!(app.world().resource::<SimControl>().pending_steps(), 0);
     let mut reference = core_world("pour_mixed");
     for _ in 0..N {
         reference.step().unwrap();
@@ -178,7 +179,7 @@ fn scrubbing_back_and_resuming_equals_a_run_that_never_went_back() {
     let mut app = headless_app(sim("pour_mixed"));
     step_app(&mut app, 400);
     let at_400 = shown(&app).world.bodies.clone();
-    app.world_mut().resource_mut::<TimelineView>().seek = Some(200);
+    app.world_mut().write_message(SimCommand::Seek(200));
     app.update();
     let mut reference = core_world("pour_mixed");
     for _ in 0..200 {
@@ -199,10 +200,10 @@ fn scrubbing_back_and_resuming_equals_a_run_that_never_went_back() {
     );
     assert!(view.in_past());
     // Forward again through the stored states: the same state as before.
-    app.world_mut().resource_mut::<TimelineView>().seek = Some(400);
+    app.world_mut().write_message(SimCommand::Seek(400));
     app.update();
     assert_same_state(&at_400, &shown(&app).world.bodies, "back at 400");
-    app.world_mut().resource_mut::<TimelineView>().seek = Some(200);
+    app.world_mut().write_message(SimCommand::Seek(200));
     app.update();
 
     // Resume from 200: the states after it go, and the run goes on to 500.
@@ -254,7 +255,7 @@ fn the_history_keeps_to_its_memory_cap() {
     );
     assert!(view.capacity_secs >= 120.0, "{} s", view.capacity_secs);
     let cap = (view.keyframes / 3 * per_keyframe + 601 * sample) * 8 / 7;
-    app.world_mut().resource_mut::<TimelineView>().cap_request = Some(cap);
+    app.world_mut().write_message(SimCommand::HistoryCap(cap));
     app.update();
     let view = app.world().resource::<TimelineView>().clone();
     assert_eq!(view.cap, cap);
@@ -262,7 +263,7 @@ fn the_history_keeps_to_its_memory_cap() {
     let (first, last) = view.range.unwrap();
     assert_eq!(last, 600);
     assert!(first > 0, "the oldest keyframes went");
-    app.world_mut().resource_mut::<TimelineView>().seek = Some(first - 1);
+    app.world_mut().write_message(SimCommand::Seek(first - 1));
     app.update();
     assert_eq!(shown(&app).world.step_index, first);
 }
@@ -282,7 +283,8 @@ fn a_saved_state_continues_with_impulse_lab_run_as_in_the_app() {
     let mut app = headless_app(sim("pour_mixed"));
     step_app(&mut app, 300);
     let saved = shown(&app).world.bodies.clone();
-    app.world_mut().resource_mut::<TimelineView>().save_request = Some(path.clone());
+    app.world_mut()
+        .write_message(SimCommand::SaveState(path.clone()));
     app.update();
     let message = app.world().resource::<TimelineView>().message.clone();
     assert!(matches!(message, Some((_, true))), "{message:?}");
@@ -319,7 +321,7 @@ fn a_saved_state_continues_with_impulse_lab_run_as_in_the_app() {
     }
 
     // Reset returns to the saved state; the app continues from it to the same end.
-    app.world_mut().resource_mut::<SimControl>().reset_requested = true;
+    app.world_mut().write_message(SimCommand::Reset);
     app.update();
     assert_eq!(shown(&app).world.step_index, 300);
     assert_same_state(&saved, &shown(&app).world.bodies, "after reset");
@@ -348,10 +350,12 @@ fn compare_mode_scrubs_every_run() {
     };
     let mut app = headless_app(sim("etm_box_flat"));
     app.add_plugins(teach_plugins(&options));
+    // Compare mode is asked for in the first frame and entered in the second.
+    app.update();
     app.update();
     step_app(&mut app, 250);
     app.update();
-    app.world_mut().resource_mut::<TimelineView>().seek = Some(100);
+    app.world_mut().write_message(SimCommand::Seek(100));
     app.update();
     let check = |app: &App, steps: u64| {
         assert_eq!(shown(app).world.step_index, steps);

@@ -11,9 +11,10 @@ use bevy::prelude::*;
 use common::app::sim;
 use impulse_lab::app::colorbar::{ColorBarPlugin, ColorScale, ramp_position};
 use impulse_lab::app::headless_app;
+use impulse_lab::app::messages::SimCommand;
 use impulse_lab::app::plot::{PlotMarkers, PlotMarkersPlugin};
 use impulse_lab::app::render::{ColorMode, DisplaySettings};
-use impulse_lab::app::simulation::{SimControl, Simulation};
+use impulse_lab::app::simulation::Simulation;
 use impulse_lab::dynamics::solver::SolverKind;
 
 /// Take `n` steps, then one more frame for the systems that follow the stepping.
@@ -39,11 +40,9 @@ fn plot_markers_record_method_parameter_and_reset_where_they_happen() {
     step_app(&mut app, 30);
     let t1 = app.world().resource::<Simulation>().world.time;
     assert!(t1 > 0.0);
-    app.world_mut()
-        .resource_mut::<Simulation>()
-        .world
-        .params
-        .friction = 0.9;
+    let mut params = app.world().resource::<Simulation>().world.params.clone();
+    params.friction = 0.9;
+    app.world_mut().write_message(SimCommand::Params(params));
     app.update();
     step_app(&mut app, 600);
     let t2 = app.world().resource::<Simulation>().world.time;
@@ -54,9 +53,7 @@ fn plot_markers_record_method_parameter_and_reset_where_they_happen() {
             .find(|k| *k != s.world.solver_kind())
             .unwrap()
     };
-    app.world_mut()
-        .resource_mut::<Simulation>()
-        .set_solver(other);
+    app.world_mut().write_message(SimCommand::Solver(other));
     app.update();
     let m = labels(&app);
     assert_eq!(m.len(), 2, "{m:?}");
@@ -67,7 +64,7 @@ fn plot_markers_record_method_parameter_and_reset_where_they_happen() {
     );
     assert_eq!(m[1].0, t2);
     assert!(m[1].1.ends_with(&other.name().to_uppercase()), "{m:?}");
-    app.world_mut().resource_mut::<SimControl>().reset_requested = true;
+    app.world_mut().write_message(SimCommand::Reset);
     app.update();
     assert_eq!(labels(&app), [(0.0, "reset".to_string())]);
 }

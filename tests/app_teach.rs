@@ -12,7 +12,8 @@ use bevy::prelude::*;
 use impulse_lab::app::compare::{CompareMode, CompareView};
 use impulse_lab::app::interaction::RegionFraming;
 use impulse_lab::app::lessons::Lessons;
-use impulse_lab::app::microscope::{Microscope, MicroscopeRequest};
+use impulse_lab::app::messages::{MicroscopeRequest, OpenLesson, SimCommand, StartComparison};
+use impulse_lab::app::microscope::Microscope;
 use impulse_lab::app::present::Presentation;
 use impulse_lab::app::simulation::{EnergyHistory, SimControl, Simulation};
 use impulse_lab::app::{AppOptions, headless_app, teach_plugins};
@@ -36,9 +37,10 @@ fn app_with(scene_name: &str, options: &AppOptions) -> App {
 }
 
 fn step_app(app: &mut App, n: u64) {
-    app.world_mut().resource_mut::<SimControl>().pending_steps += n;
+    app.world_mut().write_message(SimCommand::Step(n));
+    app.update();
     for _ in 0..100_000 {
-        if app.world().resource::<SimControl>().pending_steps == 0 {
+        if app.world().resource::<SimControl>().pending_steps() == 0 {
             // One more frame so that systems after the stepping (compare) catch up.
             app.update();
             return;
@@ -72,7 +74,8 @@ fn choosing_a_lesson_loads_its_scene_and_presets_solver_and_compare() {
             .iter()
             .all(|e| e.lesson.is_ok())
     );
-    app.world_mut().resource_mut::<Lessons>().request = Some("box_landing_flat".into());
+    app.world_mut()
+        .write_message(OpenLesson("box_landing_flat".into()));
     app.update();
     assert_eq!(scene_stem(&app), "etm_box_flat");
     let lessons = app.world().resource::<Lessons>();
@@ -97,13 +100,15 @@ fn choosing_a_lesson_loads_its_scene_and_presets_solver_and_compare() {
     );
 
     // A lesson without a compare preset leaves compare mode.
-    app.world_mut().resource_mut::<Lessons>().request = Some("rolling_sphere".into());
+    app.world_mut()
+        .write_message(OpenLesson("rolling_sphere".into()));
     app.update();
     assert_eq!(scene_stem(&app), "dda_rolling_sphere");
     assert!(!app.world().resource::<CompareMode>().is_on());
 
     // A lesson that does not exist: reported, the scene keeps running.
-    app.world_mut().resource_mut::<Lessons>().request = Some("no_such_lesson".into());
+    app.world_mut()
+        .write_message(OpenLesson("no_such_lesson".into()));
     app.update();
     assert_eq!(scene_stem(&app), "dda_rolling_sphere");
     let lessons = app.world().resource::<Lessons>();
@@ -140,7 +145,8 @@ fn lesson_option_opens_it_at_startup_and_its_check_runs() {
 fn microscope_catches_an_exact_etm_impact_and_keeps_the_history() {
     let mut app = app_with("etm_tetrahedra", &AppOptions::default());
     app.update();
-    app.world_mut().resource_mut::<Microscope>().request = Some(MicroscopeRequest::CatchNextImpact);
+    app.world_mut()
+        .write_message(MicroscopeRequest::CatchNextImpact);
     app.update();
     let m = app.world().resource::<Microscope>();
     let r = m.record.as_ref().expect("an impact was caught");
@@ -188,7 +194,7 @@ fn microscope_catches_an_exact_etm_impact_and_keeps_the_history() {
     assert_same_state(&sim.world.bodies, &alone.bodies, "caught world vs alone");
 
     // "This step" records exactly one step.
-    app.world_mut().resource_mut::<Microscope>().request = Some(MicroscopeRequest::ThisStep);
+    app.world_mut().write_message(MicroscopeRequest::ThisStep);
     app.update();
     assert_eq!(
         app.world().resource::<Simulation>().world.step_index,
@@ -219,6 +225,8 @@ fn compare_mode_steps_each_run_exactly_as_alone() {
         ..AppOptions::default()
     };
     let mut app = app_with("etm_box_flat", &options);
+    // Asked for in the first frame, entered (and built) in the second.
+    app.update();
     app.update();
     assert!(app.world().resource::<CompareMode>().is_on());
     assert_eq!(
@@ -257,7 +265,7 @@ fn compare_mode_steps_each_run_exactly_as_alone() {
     );
 
     // A reset rebuilds the comparison at step 0.
-    app.world_mut().resource_mut::<SimControl>().reset_requested = true;
+    app.world_mut().write_message(SimCommand::Reset);
     app.update();
     let cm = app.world().resource::<CompareMode>();
     assert_eq!(cm.comparison.as_ref().unwrap().steps(), 0);
@@ -297,7 +305,8 @@ fn a_compare_start_opens_paused_on_the_region_of_interest() {
 
     // A lesson with a compare preset: its start hint and camera, no region framing.
     app.world_mut().resource_mut::<RegionFraming>().region = None;
-    app.world_mut().resource_mut::<Lessons>().request = Some("box_on_box".into());
+    app.world_mut()
+        .write_message(OpenLesson("box_on_box".into()));
     app.update();
     app.update();
     assert!(app.world().resource::<CompareMode>().is_on());
@@ -321,11 +330,13 @@ fn compare_mode_with_own_parameters_per_run() {
     b.friction = 0.6;
     let solvers = vec![SolverKind::Sqm, SolverKind::Sqm];
     let mut app = app_with("etm_box_flat", &AppOptions::default());
-    {
-        let mut cm = app.world_mut().resource_mut::<CompareMode>();
-        cm.run_params = Some(vec![a.clone(), b.clone()]);
-        cm.request = Some(solvers.clone());
-    }
+    app.world_mut().write_message(StartComparison {
+        solvers: solvers.clone(),
+        run_params: Some(vec![a.clone(), b.clone()]),
+        lesson_scene: None,
+    });
+    // Asked for, entered, then built from the world opened as it entered.
+    app.update();
     app.update();
     assert!(app.world().resource::<CompareMode>().is_on());
     step_app(&mut app, STEPS);
@@ -402,7 +413,8 @@ fn presentation_mode_toggles_by_flag_and_keys() {
 #[test]
 fn a_lesson_starts_paused_in_slow_motion_and_pauses_at_the_impact() {
     let mut app = app_with("pour_mixed", &AppOptions::default());
-    app.world_mut().resource_mut::<Lessons>().request = Some("box_landing_flat".into());
+    app.world_mut()
+        .write_message(OpenLesson("box_landing_flat".into()));
     app.update();
     let control = app.world().resource::<SimControl>();
     assert!(control.paused);
@@ -447,4 +459,42 @@ fn a_lesson_starts_paused_in_slow_motion_and_pauses_at_the_impact() {
     let cm = app.world().resource::<CompareMode>();
     let c = cm.comparison.as_ref().unwrap();
     assert!(c.runs.iter().all(|r| r.world.step_index == landing));
+}
+
+/// The microscope's steps are the physics thread's, through `Simulation::step`: on a
+/// scene with a constant force (dda_rolling_sphere pushes body 0), a run with microscope
+/// steps in it is bit for bit the core's run, force included.
+#[test]
+fn microscope_steps_are_the_runs_steps_with_the_scenes_forces() {
+    let mut app = app_with("dda_rolling_sphere", &AppOptions::default());
+    app.update();
+    step_app(&mut app, 20);
+    for _ in 0..3 {
+        app.world_mut().write_message(MicroscopeRequest::ThisStep);
+        app.update();
+    }
+    app.world_mut()
+        .write_message(MicroscopeRequest::CatchNextImpact);
+    app.update();
+    step_app(&mut app, 20);
+    let sim = app.world().resource::<Simulation>();
+    let steps = sim.world.step_index;
+    assert_eq!(
+        steps, 44,
+        "20 + 3 recorded + 1 caught (the spheres touch the floor) + 20"
+    );
+    let sc = scene::load_scene(Path::new(&scene_path("dda_rolling_sphere"))).unwrap();
+    let mut alone = sc.build_world().unwrap();
+    assert!(!alone.forces.is_empty(), "the scene pushes a body");
+    alone.start_ledger();
+    for _ in 0..steps {
+        alone.step().unwrap();
+    }
+    assert_same_state(
+        &sim.world.bodies,
+        &alone.bodies,
+        "microscope steps vs the core",
+    );
+    let history = app.world().resource::<EnergyHistory>();
+    assert_eq!(history.samples.len() as u64, steps + 1);
 }

@@ -11,13 +11,16 @@
 //! and wheel messages, aimed at a panel's region: [`super::view::region`]), logs the
 //! camera, and writes the texts egui draws with their rectangles (`TextDump`).
 
-use super::interaction::{OrbitCamera, Requests};
+use super::interaction::OrbitCamera;
 pub use super::launch::Automation;
 use super::launch::ScriptAction;
-use super::messages::{PlotRequest, StatusMessage};
+use super::messages::{
+    CaptureRequest, MicroscopeRequest, OpenLesson, PlotRequest, SimCommand, StartComparison,
+    StatusMessage, ViewRequest,
+};
 use super::render::RenderSettings;
 use super::sets::{ExitSystems, SimulationSystems};
-use super::sim_state::{EnergyHistory, SceneWatcher, SimControl, Simulation};
+use super::sim_state::{LabMode, SimControl, Simulation};
 use bevy::diagnostic::FrameCount;
 use bevy::input::ButtonState;
 use bevy::input::mouse::{MouseButtonInput, MouseScrollUnit, MouseWheel};
@@ -222,11 +225,9 @@ fn run_script(
     pending: Res<Pending>,
     mut state: ResMut<CaptureState>,
     mut settings: ResMut<RenderSettings>,
-    mut sim: ResMut<Simulation>,
-    mut control: ResMut<SimControl>,
-    mut history: ResMut<EnergyHistory>,
-    mut watcher: ResMut<SceneWatcher>,
-    mut requests: ResMut<Requests>,
+    sim: Res<Simulation>,
+    mut sim_commands: MessageWriter<SimCommand>,
+    mut view: MessageWriter<ViewRequest>,
     mut contexts: EguiContexts,
     mut input: ResMut<ScriptedInput>,
     cameras: Query<&OrbitCamera>,
@@ -250,22 +251,24 @@ fn run_script(
             ScriptAction::ToggleQuality => {
                 let q = settings.quality.toggled();
                 settings.quality = q;
-                settings.requested = Some(q);
+                settings.chosen = true;
             }
             ScriptAction::Scene(name) => {
                 let path = crate::scene::resolve_scene(name);
-                match sim.open(&path) {
-                    Ok(()) => {
-                        watcher.track(Some(&path));
-                        history.restart(sim.last_sample);
-                        control.clear_backlog();
-                        requests.reframe = true;
+                match Simulation::from_file(&path) {
+                    Ok(next) => {
+                        sim_commands.write(SimCommand::Open(Box::new(next)));
+                        view.write(ViewRequest::Reframe);
                     }
                     Err(e) => error!("script: {e}"),
                 }
             }
-            ScriptAction::Solver(kind) => sim.set_solver(*kind),
-            ScriptAction::Reset => control.reset_requested = true,
+            ScriptAction::Solver(kind) => {
+                sim_commands.write(SimCommand::Solver(*kind));
+            }
+            ScriptAction::Reset => {
+                sim_commands.write(SimCommand::Reset);
+            }
             ScriptAction::Screenshot(path) => {
                 spawn_screenshot(&mut commands, path.clone(), &pending);
                 state.hold_until = frames.0 + 5;
@@ -290,7 +293,7 @@ fn run_script(
                 state.hold_until = frames.0 + 14;
             }
             ScriptAction::Lesson(name) => {
-                lessons.request = Some(name.clone());
+                plots.lessons.write(OpenLesson(name.clone()));
                 state.hold_until = frames.0 + 10;
             }
             ScriptAction::Check => lessons.start_check(),
@@ -304,8 +307,12 @@ fn run_script(
                 state.hold_until = frames.0 + 2;
             }
             ScriptAction::Set(field, value) => {
-                if let Err(e) = sim.world.params.set(field, value) {
-                    error!("script: set {field}: {e}");
+                let mut params = sim.world.params.clone();
+                match params.set(field, value) {
+                    Ok(()) => {
+                        sim_commands.write(SimCommand::Params(params));
+                    }
+                    Err(e) => error!("script: set {field}: {e}"),
                 }
             }
             ScriptAction::Pin => {
@@ -320,8 +327,32 @@ fn run_script(
                 state.hold_until = frames.0 + 2;
             }
             ScriptAction::Select(i) => plots.selection.body = Some(*i),
+            ScriptAction::Compare(solvers) => {
+                plots.modes.comparisons.write(StartComparison {
+                    solvers: solvers.clone(),
+                    run_params: None,
+                    lesson_scene: None,
+                });
+                state.hold_until = frames.0 + 4;
+            }
+            ScriptAction::Sandbox => {
+                plots.modes.next.set(LabMode::Sandbox);
+                state.hold_until = frames.0 + 2;
+            }
+            ScriptAction::Microscope => {
+                plots
+                    .modes
+                    .microscope
+                    .write(MicroscopeRequest::CatchNextImpact);
+                state.hold_until = frames.0 + 2;
+            }
+            ScriptAction::Seek(step) => {
+                sim_commands.write(SimCommand::Seek(*step));
+            }
+            ScriptAction::Play => plots.modes.control.paused = false,
+            ScriptAction::Pause => plots.modes.control.paused = true,
             ScriptAction::Steps(n) => {
-                control.steps_now += n;
+                sim_commands.write(SimCommand::StepNow(*n));
                 state.hold_until = frames.0 + 2;
             }
             ScriptAction::Camera => {
@@ -333,7 +364,7 @@ fn run_script(
                         c.distance,
                         c.yaw,
                         c.pitch,
-                        control.paused
+                        plots.modes.control.paused
                     );
                 }
             }
@@ -347,6 +378,17 @@ struct PlotScript<'w> {
     dump: ResMut<'w, TextDump>,
     requests: MessageWriter<'w, PlotRequest>,
     selection: ResMut<'w, super::view::Selection>,
+    lessons: MessageWriter<'w, OpenLesson>,
+    modes: ScriptModes<'w>,
+}
+
+/// What the script's mode and run actions write.
+#[derive(bevy::ecs::system::SystemParam)]
+struct ScriptModes<'w> {
+    comparisons: MessageWriter<'w, StartComparison>,
+    microscope: MessageWriter<'w, MicroscopeRequest>,
+    next: ResMut<'w, NextState<LabMode>>,
+    control: ResMut<'w, SimControl>,
 }
 
 /// Write the lines of this frame's egui output ([`TextDump`]), whole or not at all.
@@ -437,7 +479,7 @@ fn take_screenshots(
     automation: Res<Automation>,
     pending: Res<Pending>,
     mut state: ResMut<CaptureState>,
-    mut requests: ResMut<Requests>,
+    mut requests: MessageReader<CaptureRequest>,
     mut status: MessageWriter<StatusMessage>,
 ) {
     if let Some(path) = &automation.screenshot
@@ -447,7 +489,10 @@ fn take_screenshots(
         state.scripted_taken = true;
         spawn_screenshot(&mut commands, path.clone(), &pending);
     }
-    if std::mem::take(&mut requests.screenshot) {
+    for _ in requests
+        .read()
+        .filter(|r| **r == CaptureRequest::Screenshot)
+    {
         state.manual_count += 1;
         let stamp = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)

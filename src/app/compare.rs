@@ -19,10 +19,15 @@
 //! body, a spawned one, parameters changed in the solver panel) are not copied into the
 //! runs: the comparison always shows the scene as written.
 //!
-//! Starting: a start without a lesson (`gui --compare`, the teaching panel) opens
-//! paused at step 0, like a lesson, with the camera framing the scene's region of
-//! interest for the view's shape ([`start_comparison`]); a lesson's preset keeps the
-//! lesson's run controls and camera.
+//! Starting ([`StartComparison`], read by [`start_comparison`]): a start without a
+//! lesson (`gui --compare`, the teaching panel) enters [`LabMode::Compare`], whose
+//! `OnEnter` ([`enter_compare`]) opens the scene anew with the first solver, paused at
+//! step 0 like a lesson, with the camera framing the scene's region of interest for the
+//! view's shape; a lesson's comparison stays in [`LabMode::Lesson`] and keeps the
+//! lesson's world (opened with the first solver), run controls and camera. Either way
+//! the comparison is built from the state published next ([`step_comparison`]).
+//! Entering [`LabMode::Sandbox`] ("Stop comparing", closing the lesson, opening
+//! another scene) stops it.
 //!
 //! Display ([`CompareView`]): the app's world (= run 0) is drawn by the render plugin.
 //! Overlay: runs 1 and 2 drawn over it as wire outlines in [`RUN_COLORS`], with a
@@ -35,9 +40,11 @@
 //! difference and its body, orientation difference, total-energy difference).
 
 use super::interaction::{CameraFollow, OrbitCamera, RegionFraming, largest_moving_radius};
+use super::messages::{SimCommand, StartComparison};
 use super::render::{ContainerVisual, shape_mesh};
 use super::sets::{SimulationStage, SimulationSystems, UiSystems};
-use super::simulation::{EnergyHistory, SimControl, Simulation};
+use super::sim_state::LabMode;
+use super::simulation::{SimControl, Simulation};
 pub use super::view::{CompareCamera, MainViewCamera};
 use crate::compare::{Comparison, RunSpec};
 use crate::dynamics::solver::{SolverKind, SolverParams};
@@ -68,12 +75,6 @@ pub struct CompareMode {
     /// The solvers compared (empty: compare mode is off).
     pub solvers: Vec<SolverKind>,
     pub comparison: Option<Comparison>,
-    /// Start compare mode with these solvers on the next update.
-    pub request: Option<Vec<SolverKind>>,
-    /// The request comes from a lesson, which sets the run controls and the camera
-    /// itself; otherwise the start pauses the run and frames the scene's region of
-    /// interest (module doc). Cleared by each start.
-    pub lesson_start: bool,
     /// The last error (compare mode stops on one).
     pub error: Option<String>,
     /// Bumped whenever the comparison is rebuilt or stopped (the ghosts are respawned).
@@ -92,6 +93,38 @@ pub struct CompareMode {
 impl CompareMode {
     pub fn is_on(&self) -> bool {
         self.comparison.is_some()
+    }
+
+    /// Take the solvers and parameters of a start: the comparison is built from the
+    /// next state published on `scene` ([`step_comparison`]).
+    fn prepare(
+        &mut self,
+        start: &StartComparison,
+        scene: Option<std::path::PathBuf>,
+    ) -> Result<(), String> {
+        let n = start.solvers.len();
+        if !(2..=crate::compare::MAX_RUNS).contains(&n) {
+            return Err(format!(
+                "compare mode needs 2 to {} solvers, got {n}",
+                crate::compare::MAX_RUNS
+            ));
+        }
+        if let Some(p) = &start.run_params {
+            if p.len() != n {
+                return Err(format!("{} parameter sets for {n} solvers", p.len()));
+            }
+            for (i, p) in p.iter().enumerate() {
+                p.validate()
+                    .map_err(|(field, message)| format!("run {}: {field}: {message}", i + 1))?;
+            }
+        }
+        self.stop();
+        self.solvers = start.solvers.clone();
+        self.run_params = start.run_params.clone();
+        self.shared_params = None;
+        self.scene_path = scene;
+        self.error = None;
+        Ok(())
     }
 
     /// Leave compare mode.
@@ -142,13 +175,19 @@ pub struct ComparePlugin {
 impl Plugin for ComparePlugin {
     fn build(&self, app: &mut App) {
         app.insert_resource(CompareMode {
-            request: (!self.solvers.is_empty()).then(|| self.solvers.clone()),
             view: if self.split {
                 CompareView::Split
             } else {
                 CompareView::Overlay
             },
             ..default()
+        })
+        .add_message::<StartComparison>()
+        .add_systems(OnEnter(LabMode::Compare), enter_compare)
+        .add_systems(OnEnter(LabMode::Sandbox), |mut cm: ResMut<CompareMode>| {
+            if !cm.solvers.is_empty() {
+                cm.stop()
+            }
         })
         .add_systems(
             Update,
@@ -157,43 +196,97 @@ impl Plugin for ComparePlugin {
                 step_comparison.in_set(SimulationStage::AfterSync),
             ),
         );
+        if !self.solvers.is_empty() {
+            app.world_mut().write_message(StartComparison {
+                solvers: self.solvers.clone(),
+                run_params: None,
+                lesson_scene: None,
+            });
+        }
     }
 }
 
-/// Start a requested comparison (before this frame's steps). Without a lesson it
-/// opens as a lesson does: paused at step 0, so that Play starts the runs together, and
-/// with the camera on the scene's region of interest ([`RegionFraming`], which holds
-/// every body inside the region in each view: the overlaid one and the narrow
-/// side-by-side viewports alike).
+/// Take a comparison's start (module doc): a lesson's at once (its world is being
+/// opened this frame); otherwise enter [`LabMode::Compare`] (anew if already in it:
+/// `set` runs its `OnEnter` again).
 pub fn start_comparison(
+    mut starts: MessageReader<StartComparison>,
     mut cm: ResMut<CompareMode>,
-    mut sim: ResMut<Simulation>,
-    mut control: ResMut<SimControl>,
-    mut history: ResMut<EnergyHistory>,
-    framing: Option<ResMut<RegionFraming>>,
-    follow: Option<ResMut<CameraFollow>>,
+    mut next_mode: ResMut<NextState<LabMode>>,
+    sim: Res<Simulation>,
 ) {
-    let Some(solvers) = cm.request.take() else {
+    for start in starts.read() {
+        let scene = start.lesson_scene.clone().or(sim.scene_path.clone());
+        if let Err(e) = cm.prepare(start, scene) {
+            cm.stop();
+            cm.error = Some(e);
+            continue;
+        }
+        if start.lesson_scene.is_none() {
+            next_mode.set(LabMode::Compare);
+        }
+    }
+}
+
+/// The camera resources a comparison's start frames.
+#[derive(bevy::ecs::system::SystemParam)]
+pub struct ViewSetUp<'w> {
+    framing: Option<ResMut<'w, RegionFraming>>,
+    follow: Option<ResMut<'w, CameraFollow>>,
+}
+
+/// `OnEnter(LabMode::Compare)`: the set-up of a start without a lesson (module doc).
+pub fn enter_compare(
+    mut cm: ResMut<CompareMode>,
+    sim: Res<Simulation>,
+    mut commands: MessageWriter<SimCommand>,
+    mut control: ResMut<SimControl>,
+    mut view: ViewSetUp,
+) {
+    set_up(&mut cm, &sim, &mut commands, &mut control, &mut view);
+}
+
+/// Open the scene anew with the first solver (run 0's parameters), paused at step 0,
+/// the camera on the scene's region of interest ([`RegionFraming`], which holds every
+/// body inside the region in each view: the overlaid one and the narrow side-by-side
+/// viewports alike).
+fn set_up(
+    cm: &mut CompareMode,
+    sim: &Simulation,
+    commands: &mut MessageWriter<SimCommand>,
+    control: &mut SimControl,
+    view: &mut ViewSetUp,
+) {
+    let Some(&first) = cm.solvers.first() else {
         return;
     };
-    let from_lesson = std::mem::take(&mut cm.lesson_start);
-    if let Err(e) = start(&mut cm, &mut sim, solvers) {
-        cm.stop();
-        cm.error = Some(e);
-        return;
-    }
-    history.restart(sim.last_sample);
-    control.clear_backlog();
-    if from_lesson {
-        return;
+    // Shared parameters: those the app's world runs with now (the Solver panel's).
+    cm.shared_params = Some(sim.world.params.clone());
+    let next = Simulation::from_scene(sim.scene.clone(), sim.scene_path.clone(), Some(first)).map(
+        |mut next| {
+            if let Some(p) = cm.params_of(0) {
+                next.world.params = p;
+            }
+            next
+        },
+    );
+    match next {
+        Ok(next) => {
+            commands.write(SimCommand::Open(Box::new(next)));
+        }
+        Err(e) => {
+            cm.stop();
+            cm.error = Some(e);
+            return;
+        }
     }
     control.paused = true;
     control.impact_paused = None;
-    if let Some(mut framing) = framing
+    if let Some(framing) = view.framing.as_mut()
         && let Ok(region) = sim.scene.region_of_interest()
     {
         framing.frame(region, largest_moving_radius(&sim.world));
-        if let Some(mut f) = follow {
+        if let Some(f) = view.follow.as_mut() {
             f.stop();
         }
     }
@@ -205,12 +298,20 @@ pub fn step_comparison(
     mut cm: ResMut<CompareMode>,
     sim: Res<Simulation>,
     mut control: ResMut<SimControl>,
+    mode: Res<State<LabMode>>,
+    mut next_mode: ResMut<NextState<LabMode>>,
 ) {
-    if cm.comparison.is_none() {
+    if cm.solvers.is_empty() {
         return;
     }
-    if cm.scene_path != sim.scene_path {
+    let mut leave = |cm: &mut CompareMode| {
         cm.stop();
+        if *mode.get() == LabMode::Compare {
+            next_mode.set(LabMode::Sandbox);
+        }
+    };
+    if cm.scene_path != sim.scene_path {
+        leave(&mut cm);
         return;
     }
     let stale = cm.sim_generation != Some(sim.generation)
@@ -218,8 +319,10 @@ pub fn step_comparison(
             .comparison
             .as_ref()
             .is_some_and(|c| c.steps() > sim.world.step_index);
-    if stale && let Err(e) = cm.rebuild(&sim) {
-        cm.stop();
+    if (stale || cm.comparison.is_none())
+        && let Err(e) = cm.rebuild(&sim)
+    {
+        leave(&mut cm);
         cm.error = Some(e);
         return;
     }
@@ -237,50 +340,10 @@ pub fn step_comparison(
         taken += 1;
     }
     if let Some(e) = failed {
-        cm.stop();
+        leave(&mut cm);
         cm.error = Some(e);
         control.paused = true;
     }
-}
-
-/// Rebuild the app's world with the first solver and the comparison of all of them.
-fn start(
-    cm: &mut CompareMode,
-    sim: &mut Simulation,
-    solvers: Vec<SolverKind>,
-) -> Result<(), String> {
-    if !(2..=crate::compare::MAX_RUNS).contains(&solvers.len()) {
-        return Err(format!(
-            "compare mode needs 2 to {} solvers, got {}",
-            crate::compare::MAX_RUNS,
-            solvers.len()
-        ));
-    }
-    if let Some(p) = &cm.run_params
-        && p.len() != solvers.len()
-    {
-        return Err(format!(
-            "{} parameter sets for {} solvers",
-            p.len(),
-            solvers.len()
-        ));
-    }
-    // Shared parameters: those the app's world runs with now (the Solver panel's).
-    cm.shared_params = Some(sim.world.params.clone());
-    let mut next =
-        Simulation::from_scene(sim.scene.clone(), sim.scene_path.clone(), Some(solvers[0]))?;
-    next.generation = sim.generation + 1;
-    *sim = next;
-    cm.solvers = solvers;
-    // The app's world is run 0's twin, with run 0's parameters.
-    if let Some(p) = cm.params_of(0) {
-        p.validate()
-            .map_err(|(field, message)| format!("run 1: {field}: {message}"))?;
-        sim.world.params = p;
-    }
-    cm.error = None;
-    cm.scene_path = sim.scene_path.clone();
-    cm.rebuild(sim)
 }
 
 /// Draws runs 1 and 2 of the comparison as ghosts or in their own viewports (windowed

@@ -14,6 +14,7 @@
 //! `1`-`4` look from the front, side, top or at an isometric angle, `b` spawn a body at
 //! the cursor, F12 screenshot, F9 start/stop recording a video.
 
+use super::messages::{CaptureRequest, SimCommand, ViewRequest};
 use super::simulation::{GrabSpring, SimControl, Simulation, SimulationSystems};
 pub use super::view::Selection;
 use super::view::{CameraPreset, ViewRect, to_core, to_render};
@@ -232,10 +233,12 @@ enum Drag {
         moved: bool,
     },
     Pan,
-    /// Dragging a grabbed body along the plane through the grab point facing the camera.
+    /// Dragging a grabbed body along the plane through the grab point facing the camera
+    /// with the mouse spring `spring` (sent to the physics thread whenever it moves).
     Grab {
         plane_point: Vec3,
         plane_normal: Vec3,
+        spring: GrabSpring,
     },
 }
 
@@ -298,26 +301,6 @@ impl CameraFollow {
     }
 }
 
-/// Requests from keys or buttons that other plugins carry out.
-#[derive(Resource, Debug, Default)]
-pub struct Requests {
-    /// Take a screenshot of the window.
-    pub screenshot: bool,
-    /// Spawn a body at the cursor.
-    pub spawn: bool,
-    /// Frame the scene anew (after a load).
-    pub reframe: bool,
-    /// Start or stop recording a video (F9, the record button).
-    pub record: bool,
-    /// Frame every body (`f`, `gui --frame-all`), or the selected body (shift+`f`).
-    pub frame_all: bool,
-    pub frame_selection: bool,
-    /// Look from a preset direction (keys 1-4: front, side, top, iso), keeping the target.
-    pub preset: Option<CameraPreset>,
-    /// Follow the selected body, or stop following (`t`).
-    pub follow_selection: bool,
-}
-
 pub struct LabInteractionPlugin;
 
 impl Plugin for LabInteractionPlugin {
@@ -325,7 +308,6 @@ impl Plugin for LabInteractionPlugin {
         app.init_resource::<Selection>()
             .init_resource::<SpawnSettings>()
             .init_resource::<PointerState>()
-            .init_resource::<Requests>()
             .init_resource::<CameraFollow>()
             .init_resource::<ViewRect>()
             .init_resource::<ProvisionalFraming>()
@@ -337,8 +319,6 @@ impl Plugin for LabInteractionPlugin {
                     keyboard_shortcuts,
                     mouse_input,
                     frame_all_at_step,
-                    carry_out_requests,
-                    follow_selection,
                     fit_region_framing,
                     apply_camera,
                 )
@@ -347,7 +327,9 @@ impl Plugin for LabInteractionPlugin {
             )
             .add_systems(
                 Update,
-                (follow_body, apply_camera).chain().after(SimulationSystems),
+                (carry_out_requests, follow_body, apply_camera)
+                    .chain()
+                    .after(SimulationSystems),
             );
     }
 }
@@ -584,7 +566,9 @@ fn keyboard_shortcuts(
     keys: Res<ButtonInput<KeyCode>>,
     wants: Res<EguiWantsInput>,
     mut control: ResMut<SimControl>,
-    mut requests: ResMut<Requests>,
+    mut commands: MessageWriter<SimCommand>,
+    mut view: MessageWriter<ViewRequest>,
+    mut capture: MessageWriter<CaptureRequest>,
     mut cameras: Query<&mut OrbitCamera>,
 ) {
     if wants.wants_keyboard_input() {
@@ -595,10 +579,10 @@ fn keyboard_shortcuts(
     }
     if keys.just_pressed(KeyCode::Period) {
         control.paused = true;
-        control.pending_steps += 1;
+        commands.write(SimCommand::Step(1));
     }
     if keys.just_pressed(KeyCode::KeyR) {
-        control.reset_requested = true;
+        commands.write(SimCommand::Reset);
     }
     if keys.just_pressed(KeyCode::KeyC) {
         for mut cam in &mut cameras {
@@ -606,19 +590,19 @@ fn keyboard_shortcuts(
         }
     }
     if keys.just_pressed(KeyCode::KeyB) {
-        requests.spawn = true;
+        view.write(ViewRequest::SpawnAtCursor);
     }
     if keys.just_pressed(KeyCode::KeyT) {
-        requests.follow_selection = true;
+        view.write(ViewRequest::FollowSelection);
     }
     if keys.just_pressed(KeyCode::KeyI) {
         control.pause_at_impact = !control.pause_at_impact;
     }
     if keys.just_pressed(KeyCode::KeyF) {
         if keys.any_pressed([KeyCode::ShiftLeft, KeyCode::ShiftRight]) {
-            requests.frame_selection = true;
+            view.write(ViewRequest::FrameSelection);
         } else {
-            requests.frame_all = true;
+            view.write(ViewRequest::FrameAll);
         }
     }
     for (key, preset) in [
@@ -628,14 +612,14 @@ fn keyboard_shortcuts(
         (KeyCode::Digit4, CameraPreset::Iso),
     ] {
         if keys.just_pressed(key) {
-            requests.preset = Some(preset);
+            view.write(ViewRequest::Preset(preset));
         }
     }
     if keys.just_pressed(KeyCode::F12) {
-        requests.screenshot = true;
+        capture.write(CaptureRequest::Screenshot);
     }
     if keys.just_pressed(KeyCode::F9) {
-        requests.record = true;
+        capture.write(CaptureRequest::ToggleRecording);
     }
 }
 
@@ -659,7 +643,8 @@ fn mouse_input(
     window: Single<&Window, With<PrimaryWindow>>,
     mut camera: Query<(&Camera, &GlobalTransform, &mut OrbitCamera)>,
     mut pointer: ResMut<PointerState>,
-    mut sim: ResMut<Simulation>,
+    sim: Res<Simulation>,
+    mut commands: MessageWriter<SimCommand>,
     mut selection: ResMut<Selection>,
     view: Res<ViewRect>,
 ) {
@@ -690,14 +675,16 @@ fn mouse_input(
                 Some((i, p)) => {
                     selection.body = Some(i);
                     let b = &sim.world.bodies[i];
-                    sim.grab = Some(GrabSpring {
+                    let spring = GrabSpring {
                         body: i,
                         local_point: b.orientation.inverse_transform_vector(&(p - b.position)),
                         target: p,
-                    });
+                    };
+                    commands.write(SimCommand::Grab(Some(spring)));
                     Drag::Grab {
                         plane_point: to_render(&p),
                         plane_normal: cam_transform.forward().into(),
+                        spring,
                     }
                 }
                 None => Drag::Orbit { moved: false },
@@ -738,20 +725,27 @@ fn mouse_input(
         Some(Drag::Grab {
             plane_point,
             plane_normal,
+            mut spring,
         }) => {
-            if let (Some((o, d)), Some(g)) = (ray, sim.grab.as_mut()) {
+            if let Some((o, d)) = ray {
                 let n = to_core(plane_normal);
                 let denom = d.dot(&n);
                 if denom.abs() > 1e-6 {
                     let t = (to_core(plane_point) - o).dot(&n) / denom;
-                    if t > 0.0 {
-                        g.target = o + t * d;
+                    if t > 0.0 && spring.target != o + t * d {
+                        spring.target = o + t * d;
+                        commands.write(SimCommand::Grab(Some(spring)));
+                        pointer.drag = Some(Drag::Grab {
+                            plane_point,
+                            plane_normal,
+                            spring,
+                        });
                     }
                 }
             }
             if !buttons.pressed(MouseButton::Left) {
                 // Release: the body keeps its velocity (a throw).
-                sim.grab = None;
+                commands.write(SimCommand::Grab(None));
                 pointer.drag = None;
             }
         }
@@ -788,26 +782,6 @@ fn zoom_point(sim: &Simulation, ray: Option<(DVec3, DVec3)>, orbit: &OrbitCamera
     }
     let t = (orbit.target - o).dot(*n) / denom;
     if t > 0.0 { o + t * d } else { orbit.target }
-}
-
-/// `t`: follow the selected body (looking at its centre), or stop following.
-fn follow_selection(
-    mut requests: ResMut<Requests>,
-    sim: Res<Simulation>,
-    selection: Res<Selection>,
-    mut follow: ResMut<CameraFollow>,
-) {
-    if !std::mem::take(&mut requests.follow_selection) {
-        return;
-    }
-    match selection.body {
-        Some(i) if follow.body != Some(i) => {
-            if let Some(b) = sim.world.bodies.get(i) {
-                follow.start(i, &sim, to_render(&b.position));
-            }
-        }
-        _ => follow.stop(),
-    }
 }
 
 /// Put the camera's target on the followed body ([`CameraFollow`]), after the step.
@@ -855,21 +829,24 @@ fn frame_all_at_step(
     mut commands: Commands,
     at: Option<Res<FrameAllAtStep>>,
     sim: Res<Simulation>,
-    mut requests: ResMut<Requests>,
+    mut view: MessageWriter<ViewRequest>,
 ) {
     if let Some(at) = at
         && sim.world.step_index >= at.0
     {
-        requests.frame_all = true;
+        view.write(ViewRequest::FrameAll);
         commands.remove_resource::<FrameAllAtStep>();
     }
 }
 
-/// Carry out reframe and spawn requests (from keys or the UI).
+/// Carry out the view's requests (keys, buttons, scripts, a scene opened) on the state
+/// just published: framing, presets, following, spawning at the cursor.
 #[allow(clippy::too_many_arguments)]
 fn carry_out_requests(
-    mut requests: ResMut<Requests>,
-    mut sim: ResMut<Simulation>,
+    mut requests: MessageReader<ViewRequest>,
+    sim: Res<Simulation>,
+    mut commands: MessageWriter<SimCommand>,
+    mut follow: ResMut<CameraFollow>,
     mut selection: ResMut<Selection>,
     spawn: Res<SpawnSettings>,
     window: Single<&Window, With<PrimaryWindow>>,
@@ -877,13 +854,27 @@ fn carry_out_requests(
     projection: Query<&Projection, With<OrbitCamera>>,
     mut provisional: ResMut<ProvisionalFraming>,
 ) {
-    if let Some(preset) = requests.preset.take()
-        && let Ok((_, _, mut orbit)) = camera.single_mut()
-    {
-        (orbit.yaw, orbit.pitch) = preset.direction().unwrap_or((orbit.home.2, orbit.home.3));
+    let asked: Vec<ViewRequest> = requests.read().copied().collect();
+    let has = |r: ViewRequest| asked.contains(&r);
+    for r in &asked {
+        if let ViewRequest::Preset(preset) = r
+            && let Ok((_, _, mut orbit)) = camera.single_mut()
+        {
+            (orbit.yaw, orbit.pitch) = preset.direction().unwrap_or((orbit.home.2, orbit.home.3));
+        }
     }
-    let frame_all = std::mem::take(&mut requests.frame_all);
-    let frame_selection = std::mem::take(&mut requests.frame_selection);
+    if has(ViewRequest::FollowSelection) {
+        match selection.body {
+            Some(i) if follow.body != Some(i) => {
+                if let Some(b) = sim.world.bodies.get(i) {
+                    follow.start(i, &sim, to_render(&b.position));
+                }
+            }
+            _ => follow.stop(),
+        }
+    }
+    let frame_all = has(ViewRequest::FrameAll);
+    let frame_selection = has(ViewRequest::FrameSelection);
     if (frame_all || frame_selection)
         && let Ok((cam, _, mut orbit)) = camera.single_mut()
     {
@@ -901,7 +892,7 @@ fn carry_out_requests(
             orbit.frame(lo, hi, fov, aspect);
         }
     }
-    let reframe = std::mem::take(&mut requests.reframe);
+    let reframe = has(ViewRequest::Reframe);
     if let Ok((cam, _, mut orbit)) = camera.single_mut() {
         // The 3D view's aspect, once the panels have given it a viewport.
         let view = cam
@@ -924,7 +915,7 @@ fn carry_out_requests(
     if reframe {
         selection.body = None;
     }
-    if std::mem::take(&mut requests.spawn) {
+    if has(ViewRequest::SpawnAtCursor) {
         let Ok((cam, cam_transform, _)) = camera.single() else {
             return;
         };
@@ -934,8 +925,9 @@ fn carry_out_requests(
         let shape = spawn.shape.shape(spawn.size);
         if let Some(p) = spawn_point(&sim, &shape, &o, &d) {
             let body = RigidBody::new(&shape, spawn.density, p, DQuat::identity());
-            let i = sim.add_body(body);
-            selection.body = Some(i);
+            // The physics thread appends it: its index is the next one.
+            selection.body = Some(sim.world.bodies.len());
+            commands.write(SimCommand::Spawn(Box::new(body)));
         }
     }
 }

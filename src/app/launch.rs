@@ -1,6 +1,7 @@
 //! How the app was launched: the automation flags of scripts and tests, and where its
 //! assets are. Read by the capture and recording plugins and the app's builders.
 
+use crate::dynamics::solver::SolverKind;
 use bevy::prelude::*;
 use std::path::PathBuf;
 
@@ -29,7 +30,7 @@ pub enum ScriptAction {
     /// Open a scene (a bundled scene's name or a file).
     Scene(String),
     /// Switch the collision method.
-    Solver(crate::dynamics::solver::SolverKind),
+    Solver(SolverKind),
     /// Reset the run (as `r` does).
     Reset,
     /// Write a screenshot of the window here.
@@ -68,14 +69,26 @@ pub enum ScriptAction {
     /// Take this many steps before the next frame is shown (as `--steps` does), paused
     /// or not.
     Steps(u64),
+    /// Start comparing these methods, as the teaching panel's "Start compare" does.
+    Compare(Vec<SolverKind>),
+    /// Back to the sandbox: leave compare mode or close the lesson.
+    Sandbox,
+    /// Catch the next impact in the collision microscope.
+    Microscope,
+    /// Show this step from the timeline, as the scrub bar does (pauses).
+    Seek(u64),
+    /// Play, or pause, the run.
+    Play,
+    Pause,
 }
 
 /// Parse a script: comma-separated `FRAME:ACTION` items, ACTION one of `quality` (toggle
 /// the render quality), `scene=NAME`, `solver=KIND`, `reset`, `shot=PATH` (screenshot),
 /// `panic`, `drag=REGION`, `wheel=REGION`, `camera` (log the camera), `lesson=NAME`,
 /// `check`, `wait`, `texts=PATH`, `lines=PATH`, `set=FIELD:VALUE`, `pin`,
-/// `plot=QUANTITY` or `plot=K:QUANTITY` (stacked plot K, 0 = top), `select=BODY` and
-/// `steps=N`; e.g.
+/// `plot=QUANTITY` or `plot=K:QUANTITY` (stacked plot K, 0 = top), `select=BODY`,
+/// `steps=N`, `compare=A+B[+C]`, `sandbox`, `microscope`, `seek=STEP`, `play` and
+/// `pause`; e.g.
 /// `30:quality,60:scene=pile_spheres_1080,90:solver=etm`. A drag or wheel takes the
 /// 12 frames after its own and holds the script 14; `lesson` and a finished `wait` hold
 /// it 10 frames (the panels lay out anew), `shot` 5, `texts` 2. The items are sorted by frame, and the app's
@@ -107,6 +120,20 @@ pub fn parse_script(s: &str) -> Result<Script, String> {
             ("texts", Some(a)) if !a.is_empty() => ScriptAction::Texts(a.into()),
             ("lines", Some(a)) if !a.is_empty() => ScriptAction::Lines(a.into()),
             ("pin", None) => ScriptAction::Pin,
+            ("sandbox", None) => ScriptAction::Sandbox,
+            ("microscope", None) => ScriptAction::Microscope,
+            ("play", None) => ScriptAction::Play,
+            ("pause", None) => ScriptAction::Pause,
+            ("seek", Some(a)) => ScriptAction::Seek(
+                a.parse()
+                    .map_err(|_| format!("'{item}': '{a}' is not a step"))?,
+            ),
+            ("compare", Some(a)) => ScriptAction::Compare(
+                a.split('+')
+                    .map(|k| k.trim().parse())
+                    .collect::<Result<_, _>>()
+                    .map_err(|e| format!("'{item}': {e}"))?,
+            ),
             ("set", Some(a)) => {
                 let (field, value) = a
                     .split_once(':')
@@ -143,7 +170,7 @@ pub fn parse_script(s: &str) -> Result<Script, String> {
             }
             _ => {
                 return Err(format!(
-                    "'{item}': unknown action (expected quality, scene=NAME, solver=KIND, reset, shot=PATH, panic, drag=REGION, wheel=REGION, camera, lesson=NAME, check, wait, texts=PATH, lines=PATH, set=FIELD:VALUE, pin, plot=QUANTITY, plot=K:QUANTITY, select=BODY or steps=N)"
+                    "'{item}': unknown action (expected quality, scene=NAME, solver=KIND, reset, shot=PATH, panic, drag=REGION, wheel=REGION, camera, lesson=NAME, check, wait, texts=PATH, lines=PATH, set=FIELD:VALUE, pin, plot=QUANTITY, plot=K:QUANTITY, select=BODY, steps=N, compare=A+B, sandbox, microscope, seek=STEP, play or pause)"
                 ));
             }
         };
@@ -164,5 +191,35 @@ pub fn asset_dir() -> String {
             .join("assets")
             .display()
             .to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scripts_parse_the_mode_and_timeline_actions() {
+        let s =
+            parse_script("9:sandbox,3:compare=etm+sqm+smm,5:microscope,7:seek=120,8:play,9:pause")
+                .unwrap();
+        assert_eq!(s.0.len(), 6);
+        // Sorted by frame (stable for equal frames).
+        assert!(matches!(&s.0[0], (3, ScriptAction::Compare(k))
+            if *k == [SolverKind::Etm, SolverKind::Sqm, SolverKind::Smm]));
+        assert!(matches!(s.0[1], (5, ScriptAction::Microscope)));
+        assert!(matches!(s.0[2], (7, ScriptAction::Seek(120))));
+        assert!(matches!(s.0[3], (8, ScriptAction::Play)));
+        assert!(matches!(s.0[4], (9, ScriptAction::Sandbox)));
+        assert!(matches!(s.0[5], (9, ScriptAction::Pause)));
+        for bad in [
+            "1:compare=etm+nope",
+            "1:seek=-3",
+            "1:seek=",
+            "1:sandbox=1",
+            "1:teleport",
+        ] {
+            assert!(parse_script(bad).is_err(), "{bad}");
+        }
     }
 }

@@ -1,12 +1,14 @@
 //! Lessons plugin: the bundled lessons (`lessons/*.ron`, [`crate::lesson`]) in the app.
 //!
-//! [`Lessons::request`] names a lesson (bundled name or path); [`apply_lesson_request`]
-//! then loads the lesson file, opens its scene through [`Simulation::open`] (a broken
-//! file leaves the current scene running and the error in [`Lessons::error`]), restarts
-//! the energy history, places the camera if the lesson has a hint, and, if the lesson
-//! presets compare solvers, switches the app's world to the first and asks compare mode
-//! ([`super::compare::CompareMode`]) for all of them. The lesson's start hint sets the
-//! run controls: paused, time scale, pause at the next impact.
+//! An [`OpenLesson`] message names a lesson (bundled name or path); [`open_lessons`]
+//! then loads the lesson file and its scene (a broken file leaves the current scene
+//! running and the error in [`Lessons::error`]), has the physics thread run the scene
+//! ([`SimCommand::Open`], with the first compare solver if the lesson presets some),
+//! places the camera if the lesson has a hint, asks for the lesson's comparison
+//! ([`StartComparison`]) or stops a running one, and enters [`LabMode::Lesson`]. The
+//! lesson's start hint sets the run controls: paused, time scale, pause at the next
+//! impact. Leaving the mode ("Close lesson", a comparison of the user's) closes the
+//! lesson ([`close_lesson`]).
 //!
 //! The lesson's camera ([`lesson_orbit`]): at the hint's eye looking at its target,
 //! backed off until the hint's radius fits the 3D view, whose shape changes with the
@@ -17,9 +19,11 @@
 //! background thread ([`Lessons::start_check`]), never on the app's world.
 
 use super::compare::CompareMode;
-use super::interaction::{CameraFollow, OrbitCamera, Requests};
+use super::interaction::{CameraFollow, OrbitCamera};
+use super::messages::{OpenLesson, SimCommand, StartComparison, ViewRequest};
 use super::sets::SimulationStage;
-use super::simulation::{EnergyHistory, SceneWatcher, SimControl, Simulation};
+use super::sim_state::LabMode;
+use super::simulation::{SimControl, Simulation};
 use super::view::to_render;
 use crate::lesson::{self, CameraHint, CheckOutcome, Lesson};
 use bevy::prelude::*;
@@ -65,9 +69,7 @@ pub struct Lessons {
     pub entries: Vec<LessonEntry>,
     /// The lesson open (its scene is the app's scene unless another was opened since).
     pub current: Option<Lesson>,
-    /// Open this lesson (name or path) on the next update.
-    pub request: Option<String>,
-    /// Why the last request failed.
+    /// Why the last lesson asked for did not open.
     pub error: Option<String>,
     /// The last check started.
     pub check: Option<CheckRun>,
@@ -135,16 +137,22 @@ pub struct LessonsPlugin {
 
 impl Plugin for LessonsPlugin {
     fn build(&self, app: &mut App) {
-        let mut lessons = Lessons::load_bundled();
-        lessons.request = self.open.clone();
-        app.insert_resource(lessons)
+        app.insert_resource(Lessons::load_bundled())
             .init_resource::<LessonCamera>()
+            .add_message::<OpenLesson>()
+            .add_systems(OnExit(LabMode::Lesson), close_lesson)
             .add_systems(
                 Update,
-                (apply_lesson_request, fit_lesson_camera)
+                (
+                    open_lessons,
+                    fit_lesson_camera.run_if(in_state(LabMode::Lesson)),
+                )
                     .chain()
                     .in_set(SimulationStage::Open),
             );
+        if let Some(name) = &self.open {
+            app.world_mut().write_message(OpenLesson(name.clone()));
+        }
     }
 }
 
@@ -156,34 +164,32 @@ pub struct LessonCamera {
     applied: Option<(f32, (f32, f32, f32))>,
 }
 
-/// Open the requested lesson (module doc).
+/// Open the lessons asked for (module doc).
 #[allow(clippy::too_many_arguments)]
-pub fn apply_lesson_request(
+pub fn open_lessons(
+    mut asked: MessageReader<OpenLesson>,
     mut lessons: ResMut<Lessons>,
-    mut sim: ResMut<Simulation>,
+    mut commands: MessageWriter<SimCommand>,
+    mut comparisons: MessageWriter<StartComparison>,
+    mut view: MessageWriter<ViewRequest>,
+    mut next_mode: ResMut<NextState<LabMode>>,
     mut control: ResMut<SimControl>,
-    mut history: ResMut<EnergyHistory>,
-    mut watcher: ResMut<SceneWatcher>,
     mut cameras: Query<(&mut OrbitCamera, Option<&Projection>)>,
     mut lesson_camera: ResMut<LessonCamera>,
     compare: Option<ResMut<CompareMode>>,
-    requests: Option<ResMut<Requests>>,
     follow: Option<ResMut<CameraFollow>>,
 ) {
-    let Some(name) = lessons.request.take() else {
+    let Some(OpenLesson(name)) = asked.read().last() else {
         return;
     };
-    let l = match open_lesson(&name, &mut sim) {
-        Ok(l) => l,
+    let (l, next) = match load(name) {
+        Ok(opened) => opened,
         Err(e) => {
             lessons.error = Some(e);
             return;
         }
     };
     lessons.error = None;
-    history.restart(sim.last_sample);
-    control.clear_backlog();
-    watcher.track(sim.scene_path.as_deref());
     let start = &l.start;
     control.paused = start.paused;
     control.time_scale = start.time_scale;
@@ -201,22 +207,34 @@ pub fn apply_lesson_request(
             *cam = lesson_orbit(hint, fov, aspect);
             lesson_camera.applied = Some((aspect, (cam.distance, cam.yaw, cam.pitch)));
             if let (Some(body), Some(f)) = (hint.follow, follow.as_mut()) {
-                f.start(body, &sim, cam.target);
+                f.start(body, &next, cam.target);
             }
         }
-    } else if let Some(mut r) = requests {
-        r.reframe = true;
+    } else {
+        view.write(ViewRequest::Reframe);
     }
-    if let Some(mut compare) = compare {
-        let solvers = l.compare_solvers();
-        if solvers.len() >= 2 {
-            compare.request = Some(solvers);
-            compare.lesson_start = true;
-        } else {
-            compare.stop();
-        }
+    let solvers = l.compare_solvers();
+    if solvers.len() >= 2 {
+        comparisons.write(StartComparison {
+            solvers,
+            run_params: None,
+            lesson_scene: next.scene_path.clone(),
+        });
+    } else if let Some(mut compare) = compare {
+        compare.stop();
     }
+    commands.write(SimCommand::Open(Box::new(next)));
     lessons.current = Some(l);
+    // Another lesson in the mode stays in it (the lesson just set up is not closed).
+    NextState::set_if_neq(&mut next_mode, LabMode::Lesson);
+}
+
+/// `OnExit(LabMode::Lesson)`: the lesson is closed (its text, check and camera go).
+pub fn close_lesson(mut lessons: ResMut<Lessons>, mut lesson_camera: ResMut<LessonCamera>) {
+    lessons.current = None;
+    lessons.check = None;
+    lesson_camera.hint = None;
+    lesson_camera.applied = None;
 }
 
 /// The vertical field of view and aspect of a camera's projection (Bevy's default
@@ -276,15 +294,15 @@ pub fn lesson_orbit(hint: &CameraHint, fov: f32, aspect: f32) -> OrbitCamera {
     cam
 }
 
-/// Load the lesson `name` and open its scene in `sim` (with the first compare solver,
+/// Load the lesson `name` and the world of its scene (with the first compare solver,
 /// if any).
-fn open_lesson(name: &str, sim: &mut Simulation) -> Result<Lesson, String> {
+fn load(name: &str) -> Result<(Lesson, Simulation), String> {
     let l = lesson::load_lesson(&lesson::resolve_lesson(name)).map_err(|e| e.to_string())?;
-    sim.open(&l.scene_path())?;
+    let mut sim = Simulation::from_file(&l.scene_path())?;
     if let Some(&first) = l.compare_solvers().first() {
         sim.set_solver(first);
     }
-    Ok(l)
+    Ok((l, sim))
 }
 
 /// The orbit camera at `eye` looking at `target` (z up); "camera home" returns there.

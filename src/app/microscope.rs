@@ -1,46 +1,33 @@
 //! Collision microscope in the app: one step's impact, iteration by iteration
 //! ([`crate::microscope`]).
 //!
-//! "Catch next impact" ([`MicroscopeRequest::CatchNextImpact`]) steps the app's world
-//! with [`catch_next_impact`], one step per call, until a step in which a contact (of the
-//! selected body, if one is selected) receives a solver impulse, at most
-//! [`Microscope::max_steps`] steps; "This step" ([`MicroscopeRequest::ThisStep`]) records
-//! the next step with [`record_step`]. Either way the run pauses and the record is kept
-//! in [`Microscope::record`].
-//!
-//! The energy history stays consistent: these steps bypass [`Simulation::step`], so
-//! after each of them the sample the world's step produced is rebuilt from the world's
-//! ledger, exactly as [`crate::World::step`] builds it ([`step_sample`]), and pushed to
-//! [`EnergyHistory`] and [`Simulation::last_sample`], as the simulation plugin does for
-//! its own steps. The mouse spring is released first (its force is not applied during
-//! these steps), and the world's `record_trace` flag is restored afterwards.
+//! "Catch next impact" ([`MicroscopeRequest::CatchNextImpact`]) steps the world until a
+//! step in which a contact (of the selected body, if one is selected) receives a solver
+//! impulse, at most [`Microscope::max_steps`] steps; "This step"
+//! ([`MicroscopeRequest::ThisStep`]) records the next step. The steps are the physics
+//! thread's ([`SimCommand::Microscope`]): taken through [`Simulation::step`] like every
+//! other step, with the scene's forces, recorded by the timeline and the energy trace;
+//! the mouse spring is let go first. The run pauses and the record comes back as a
+//! [`MicroscopeOutcome`], kept in [`Microscope::record`].
 //!
 //! The teaching panel shows the record; in the 3D view ([`MicroscopeRenderPlugin`]) an
 //! arrow at each contact point draws the cumulative impulse on body a up to the
 //! iteration chosen with the panel's slider ([`Microscope::iteration`]).
 
+pub use super::messages::MicroscopeRequest;
+use super::messages::{MicroscopeOutcome, SimCommand};
 use super::render::typical_size;
 use super::sets::{SimulationStage, SimulationSystems};
-use super::simulation::{EnergyHistory, SimControl, Simulation};
+use super::simulation::Simulation;
 use super::view::{Selection, to_render};
-use crate::energy::EnergySample;
-use crate::microscope::{ImpactRecord, catch_next_impact, record_step};
-use crate::world::World;
+use crate::microscope::ImpactRecord;
 use bevy::prelude::*;
-
-/// What the microscope is asked to do on the next update.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum MicroscopeRequest {
-    CatchNextImpact,
-    ThisStep,
-}
 
 /// The microscope's state.
 #[derive(Resource, Debug)]
 pub struct Microscope {
     /// Whether the panel is shown (and the arrows drawn).
     pub open: bool,
-    pub request: Option<MicroscopeRequest>,
     /// Most steps "catch next impact" takes. Default 3000.
     pub max_steps: u64,
     pub record: Option<ImpactRecord>,
@@ -56,7 +43,6 @@ impl Default for Microscope {
     fn default() -> Self {
         Microscope {
             open: false,
-            request: None,
             max_steps: 3000,
             record: None,
             iteration: 0,
@@ -95,101 +81,74 @@ impl Plugin for MicroscopePlugin {
     fn build(&self, app: &mut App) {
         app.insert_resource(Microscope {
             open: self.catch_at_start,
-            request: self
-                .catch_at_start
-                .then_some(MicroscopeRequest::CatchNextImpact),
             ..default()
         })
-        .add_systems(Update, run_microscope.in_set(SimulationStage::AfterSync));
+        .add_message::<MicroscopeRequest>()
+        .add_systems(
+            Update,
+            (
+                send_microscope_requests.in_set(SimulationStage::Mode),
+                take_microscope_outcomes.in_set(SimulationStage::AfterSync),
+            ),
+        );
+        if self.catch_at_start {
+            app.world_mut()
+                .write_message(MicroscopeRequest::CatchNextImpact);
+        }
     }
 }
 
-/// The sample [`World::step`] returned for the step just taken, rebuilt from the
-/// world's ledger and state (the same expression as the step's).
-pub fn step_sample(w: &World) -> EnergySample {
-    w.ledger.sample(
-        w.step_index,
-        w.time,
-        w.state_energy(w.last_report.elastic),
-        w.contacts.len(),
-    )
-}
-
-/// Carry out a microscope request (module doc).
-pub fn run_microscope(
+/// Hand the microscope's requests to the physics thread (module doc), for the
+/// selected body if one is selected.
+pub fn send_microscope_requests(
+    mut requests: MessageReader<MicroscopeRequest>,
     mut m: ResMut<Microscope>,
-    mut sim: ResMut<Simulation>,
-    mut control: ResMut<SimControl>,
-    mut history: ResMut<EnergyHistory>,
+    mut commands: MessageWriter<SimCommand>,
     selection: Option<Res<Selection>>,
 ) {
-    let Some(request) = m.request.take() else {
-        return;
-    };
-    m.open = true;
-    control.paused = true;
-    control.clear_backlog();
-    sim.grab = None;
-    sim.world.forces.clear();
     let body = selection.and_then(|s| s.body);
-    let trace_was = sim.world.record_trace;
-    let max = match request {
-        MicroscopeRequest::CatchNextImpact => m.max_steps.max(1),
-        MicroscopeRequest::ThisStep => 1,
-    };
-    let mut found = None;
-    let mut error = None;
-    for _ in 0..max {
-        let r = match request {
-            MicroscopeRequest::CatchNextImpact => catch_next_impact(&mut sim.world, body, 1),
-            MicroscopeRequest::ThisStep => record_step(&mut sim.world).map(Some),
-        };
-        let r = match r {
-            Ok(r) => r,
-            Err(e) => {
-                error = Some(e.at_step(sim.world.step_index + 1));
-                break;
+    for request in requests.read() {
+        m.open = true;
+        commands.write(SimCommand::Microscope {
+            catch: *request == MicroscopeRequest::CatchNextImpact,
+            body,
+            max_steps: m.max_steps,
+        });
+    }
+}
+
+/// Keep what the physics thread's microscope steps found (module doc).
+pub fn take_microscope_outcomes(
+    mut outcomes: MessageReader<MicroscopeOutcome>,
+    mut m: ResMut<Microscope>,
+) {
+    for outcome in outcomes.read() {
+        let who = outcome
+            .body
+            .map_or(String::new(), |b| format!(" of body {b}"));
+        match &outcome.result {
+            Err(e) => m.message = Some((e.clone(), false)),
+            Ok(Some(r)) => {
+                m.message = Some((
+                    format!(
+                        "step {}: {} contacts{who}, {} rows, {} iterations",
+                        r.step,
+                        r.contacts.len(),
+                        r.rows.len(),
+                        r.iterations.len()
+                    ),
+                    true,
+                ));
+                // Open at maximum compression when there is one, else at the end.
+                m.iteration = peak_iteration(r).unwrap_or(r.iterations.len().saturating_sub(1));
+                m.record = Some(r.clone());
             }
-        };
-        let s = step_sample(&sim.world);
-        sim.last_sample = s;
-        history.push(s);
-        if r.is_some() {
-            found = r;
-            break;
-        }
-    }
-    sim.world.record_trace = trace_was;
-    if let Some(e) = error {
-        m.message = Some((e.clone(), false));
-        sim.error = Some(e);
-        return;
-    }
-    match found {
-        Some(r) => {
-            let who = body.map_or(String::new(), |b| format!(" of body {b}"));
-            m.message = Some((
-                format!(
-                    "step {}: {} contacts{who}, {} rows, {} iterations",
-                    r.step,
-                    r.contacts.len(),
-                    r.rows.len(),
-                    r.iterations.len()
-                ),
-                true,
-            ));
-            // Open at maximum compression when there is one, else at the end.
-            m.iteration = peak_iteration(&r).unwrap_or(r.iterations.len().saturating_sub(1));
-            m.record = Some(r);
-        }
-        None => {
-            m.message = Some((
-                format!(
-                    "no impact{} in {max} steps",
-                    body.map_or(String::new(), |b| format!(" of body {b}"))
-                ),
-                false,
-            ));
+            Ok(None) => {
+                m.message = Some((
+                    format!("no impact{who} in {} steps", outcome.max_steps),
+                    false,
+                ));
+            }
         }
     }
 }

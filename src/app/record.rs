@@ -23,9 +23,9 @@
 //! successive pictures of the (not yet moving) world are identical, after at most
 //! [`MAX_WARMUP_FRAMES`].
 
-use super::interaction::{OrbitCamera, Requests, scene_center, scene_spheres};
+use super::interaction::{OrbitCamera, scene_center, scene_spheres};
 use super::launch::{Automation, asset_dir};
-use super::messages::StatusMessage;
+use super::messages::{CaptureRequest, SimCommand, StatusMessage};
 use super::render::{LabRenderPlugin, RenderQuality, RenderSettings, scaled_size, scene_extent};
 use super::sets::ExitSystems;
 use super::simulation::{LabSimulationPlugin, SimControl, Simulation};
@@ -741,7 +741,7 @@ fn start_scripted_recording(
     frames: Res<FrameCount>,
     mut at_start: ResMut<RecordAtStart>,
     mut recorder: ResMut<Recorder>,
-    mut requests: ResMut<Requests>,
+    mut requests: MessageWriter<CaptureRequest>,
 ) {
     // By frame 10 the panels have given the 3D camera its viewport (whole-window
     // recordings need the layout).
@@ -750,7 +750,7 @@ fn start_scripted_recording(
     {
         recorder.path = Some(path);
         if !recorder.is_recording() {
-            requests.record = true;
+            requests.write(CaptureRequest::ToggleRecording);
         }
     }
 }
@@ -801,7 +801,7 @@ fn stop(
 #[allow(clippy::too_many_arguments)]
 fn toggle_recording(
     mut commands: Commands,
-    mut requests: ResMut<Requests>,
+    mut requests: MessageReader<CaptureRequest>,
     mut recorder: ResMut<Recorder>,
     mut control: ResMut<SimControl>,
     mut status: MessageWriter<StatusMessage>,
@@ -810,7 +810,11 @@ fn toggle_recording(
     main: Query<&Transform, With<OrbitCamera>>,
     render: Res<RenderSettings>,
 ) {
-    if !std::mem::take(&mut requests.record) {
+    let toggles = requests
+        .read()
+        .filter(|r| **r == CaptureRequest::ToggleRecording)
+        .count();
+    if toggles % 2 == 0 {
         return;
     }
     if recorder.is_recording() {
@@ -919,7 +923,7 @@ const MAX_IN_FLIGHT: usize = 4;
 /// does. After it the recording is pipelined like `record`: a picture requested in
 /// `Last` is of the state this frame drew (the renderer extracts the world after
 /// `Last`), so the world may take the next frame's steps in the next frame
-/// ([`SimControl::steps_now`]: the frame waits for them) while the picture is read
+/// ([`SimCommand::StepNow`]: the frame waits for them) while the picture is read
 /// back. One video frame per app frame, in order; a picture the renderer never returns
 /// stops the recording with an error rather than leave a frame out.
 #[allow(clippy::too_many_arguments)]
@@ -928,7 +932,7 @@ fn capture_recording_frame(
     mut recorder: ResMut<Recorder>,
     mut control: ResMut<SimControl>,
     mut status: MessageWriter<StatusMessage>,
-    mut requests: ResMut<Requests>,
+    mut sim_commands: MessageWriter<SimCommand>,
     sim: Res<Simulation>,
 ) {
     let Some(active) = recorder.active.as_mut() else {
@@ -966,17 +970,13 @@ fn capture_recording_frame(
             match encode(active, frame, &caption_lines(&sim)) {
                 Err(e) => return fail(&mut commands, &mut recorder, &mut control, &mut status, e),
                 Ok(true) => {
-                    return finish(
-                        &mut commands,
-                        &mut recorder,
-                        &mut control,
-                        &mut status,
-                        &mut requests,
-                    );
+                    return finish(&mut commands, &mut recorder, &mut control, &mut status);
                 }
                 Ok(false) => {}
             }
-            control.steps_now += active.pacer.steps_after_frame(sim.world.dt);
+            sim_commands.write(SimCommand::StepNow(
+                active.pacer.steps_after_frame(sim.world.dt),
+            ));
             return;
         }
         if active.delay > 0 {
@@ -1008,13 +1008,7 @@ fn capture_recording_frame(
         match encode(active, frame, &caption) {
             Err(e) => return fail(&mut commands, &mut recorder, &mut control, &mut status, e),
             Ok(true) => {
-                return finish(
-                    &mut commands,
-                    &mut recorder,
-                    &mut control,
-                    &mut status,
-                    &mut requests,
-                );
+                return finish(&mut commands, &mut recorder, &mut control, &mut status);
             }
             Ok(false) => {}
         }
@@ -1023,7 +1017,7 @@ fn capture_recording_frame(
     // frame), unless the run is paused (the recording pauses with it).
     let requested = active.frames + active.in_flight.len() as u64;
     let more = active.total.is_none_or(|n| requested < n);
-    if more && !control.paused && control.steps_now == 0 && active.in_flight.len() < MAX_IN_FLIGHT {
+    if more && !control.paused && active.in_flight.len() < MAX_IN_FLIGHT {
         let slot = request_picture(&mut commands, &active.source);
         let caption = if active.caption {
             caption_lines(&sim)
@@ -1031,7 +1025,9 @@ fn capture_recording_frame(
             Vec::new()
         };
         active.in_flight.push_back((slot, 0, caption));
-        control.steps_now += active.pacer.steps_after_frame(sim.world.dt);
+        sim_commands.write(SimCommand::StepNow(
+            active.pacer.steps_after_frame(sim.world.dt),
+        ));
     }
 }
 
@@ -1084,9 +1080,7 @@ fn finish(
     recorder: &mut Recorder,
     control: &mut SimControl,
     status: &mut MessageWriter<StatusMessage>,
-    requests: &mut Requests,
 ) {
-    requests.record = false;
     stop(commands, recorder, control, status);
 }
 

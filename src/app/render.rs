@@ -144,8 +144,9 @@ pub fn scaled_size(w: u32, h: u32, scale: f32) -> (u32, u32) {
 #[derive(Resource, Debug, Clone)]
 pub struct RenderSettings {
     pub quality: RenderQuality,
-    /// Asked for (`--quality`, the toggle); `None` until chosen from the adapter.
-    pub requested: Option<RenderQuality>,
+    /// Whether the user chose the quality (`--quality`, the toggle); else it is picked
+    /// from the adapter once known.
+    pub chosen: bool,
     /// The adapter's name and whether it is a software (CPU) one, once known.
     pub adapter: Option<(String, bool)>,
     /// The render scale asked for (`--render-scale`, the UI); `None`: the quality's
@@ -258,7 +259,7 @@ impl Plugin for LabRenderPlugin {
         app.insert_resource(render_time)
             .insert_resource(RenderSettings {
                 quality: self.quality.unwrap_or_default(),
-                requested: self.quality,
+                chosen: self.quality.is_some(),
                 adapter: None,
                 scale: self.scale,
             })
@@ -301,7 +302,7 @@ fn choose_quality(
     // wgpu's `DeviceType::Cpu` (Bevy does not re-export the enum).
     let software = format!("{:?}", info.device_type) == "Cpu";
     settings.adapter = Some((info.name.clone(), software));
-    if settings.requested.is_none() {
+    if !settings.chosen {
         settings.quality = if software {
             RenderQuality::Fast
         } else {
@@ -1426,7 +1427,7 @@ fn toggle_quality_key(
     if !wants.wants_keyboard_input() && keys.just_pressed(KeyCode::F8) {
         let q = settings.quality.toggled();
         settings.quality = q;
-        settings.requested = Some(q);
+        settings.chosen = true;
     }
 }
 
@@ -1549,7 +1550,7 @@ fn render_stats_overlay(
                         .clicked()
                     {
                         settings.quality = q.toggled();
-                        settings.requested = Some(settings.quality);
+                        settings.chosen = true;
                     }
                     render_scale_choice(
                         ui,
@@ -1592,7 +1593,7 @@ mod tests {
         }
         let mut s = RenderSettings {
             quality: RenderQuality::Fast,
-            requested: None,
+            chosen: false,
             adapter: None,
             scale: None,
         };

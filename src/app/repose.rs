@@ -9,6 +9,7 @@
 //! eight least-squares lines (one per row of the grid, across the floor's long side) and
 //! the highest point found in each cell.
 
+use super::messages::{ReposeCommand, SimCommand};
 use super::simulation::{SimControl, Simulation};
 use super::view::to_render;
 use crate::math::Vec3 as DVec3;
@@ -24,40 +25,6 @@ impl Plugin for LabReposePlugin {
             Update,
             draw_measurement.after(super::simulation::SimulationSystems),
         );
-    }
-}
-
-impl Simulation {
-    /// Reset the scene (keeping the chosen solver and parameters) and start the
-    /// experiment from its initial state.
-    pub fn start_repose(&mut self, config: ReposeConfig) -> Result<(), String> {
-        self.reset()?;
-        let tracker = ReposeTracker::new(&mut self.world, config).map_err(|e| e.to_string())?;
-        self.repose = Some(tracker);
-        Ok(())
-    }
-
-    /// End packing now: the divider goes and the pile slumps.
-    pub fn remove_repose_wall(&mut self) {
-        if let Some(t) = &mut self.repose {
-            t.remove_wall(&mut self.world);
-            self.generation += 1;
-        }
-    }
-
-    /// Measure the pile as it stands (the experiment's grid, or one set up from the
-    /// scene's box if no experiment runs).
-    pub fn measure_repose_now(&mut self) -> Result<(), String> {
-        let m = match &self.repose {
-            Some(t) => t.measure_now(&self.world).map_err(|e| e.to_string())?,
-            None => {
-                // The grid of the scene's initial state (the divider may be gone now).
-                let grid = self.repose_grid.as_ref().map_err(Clone::clone)?;
-                crate::repose::measure::measure(grid, &self.world.bodies, |_| false)?
-            }
-        };
-        self.repose_measurement = Some(m);
-        Ok(())
     }
 }
 
@@ -158,7 +125,12 @@ pub fn offered(ctx: &egui::Context, sim: &Simulation) -> bool {
 }
 
 /// The panel's section (inside the left panel).
-pub fn section(ui: &mut egui::Ui, sim: &mut Simulation, control: &mut SimControl) {
+pub fn section(
+    ui: &mut egui::Ui,
+    sim: &Simulation,
+    control: &SimControl,
+    commands: &mut Vec<SimCommand>,
+) {
     let id = egui::Id::new(PROTOCOLS_ID);
     let mut protocols: Protocols = ui.data(|d| d.get_temp(id)).unwrap_or_default();
     protocols.refresh(sim);
@@ -219,10 +191,7 @@ pub fn section(ui: &mut egui::Ui, sim: &mut Simulation, control: &mut SimControl
             .clicked()
         {
             let config = config_for(sim, protocol, &sim.world);
-            match sim.start_repose(config) {
-                Ok(()) => control.paused = false,
-                Err(e) => sim.error = Some(e),
-            }
+            commands.push(SimCommand::Repose(ReposeCommand::Start(config)));
         }
         let packing_behind_wall = sim.repose.as_ref().is_some_and(|t| {
             t.phase() == Phase::Packing && t.config.protocol == Protocol::Wall
@@ -232,7 +201,7 @@ pub fn section(ui: &mut egui::Ui, sim: &mut Simulation, control: &mut SimControl
             .on_hover_text("End the packing phase now: the divider goes and the pile slumps")
             .clicked()
         {
-            sim.remove_repose_wall();
+            commands.push(SimCommand::Repose(ReposeCommand::RemoveWall));
         }
         if ui
             .add_enabled(
@@ -241,9 +210,8 @@ pub fn section(ui: &mut egui::Ui, sim: &mut Simulation, control: &mut SimControl
             )
             .on_hover_text("The 8 × 16 measurement of the pile as it stands")
             .clicked()
-            && let Err(e) = sim.measure_repose_now()
         {
-            sim.error = Some(e);
+            commands.push(SimCommand::Repose(ReposeCommand::MeasureNow));
         }
     });
     ui.data_mut(|d| d.insert_temp(id, protocols));

@@ -1,10 +1,11 @@
 //! The simulation's shared state: the [`Simulation`] resource (the published copy of
 //! the physics thread's world), run control ([`SimControl`]), the energy trace
-//! ([`EnergyHistory`]) and the scene-file watcher ([`SceneWatcher`]).
+//! ([`EnergyHistory`]), the scene-file watcher ([`SceneWatcher`]) and the app's modes
+//! ([`LabMode`]).
 //!
 //! Vocabulary shared by every plugin: the simulation plugin (`simulation.rs`) publishes
-//! and syncs it, the others read it or edit it (their edits reach the physics thread at
-//! the next frame).
+//! it; the others read it and change the world with
+//! [`super::messages::SimCommand`] messages (the snapshot is read-only to them).
 
 use crate::body::RigidBody;
 use crate::dynamics::solver::SolverKind;
@@ -56,12 +57,22 @@ pub struct Simulation {
     pub run: u64,
 }
 
+impl std::fmt::Debug for Simulation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Simulation")
+            .field("scene", &self.scene.name)
+            .field("run", &self.run)
+            .field("step", &self.world.step_index)
+            .finish_non_exhaustive()
+    }
+}
+
 /// A spring-damper from a material point of a body to a target point: the app's mouse
 /// grab. F = m (k (x_target − x_p) − c v_p) with k = ω₀², c = 2 ζ ω₀ (ω₀ = 2π·3 Hz,
 /// ζ = 0.7: stiff enough to follow the mouse, damped to stop without ringing), applied at
 /// the grabbed point so the body also turns; the acceleration is clamped to
 /// [`GrabSpring::MAX_ACCELERATION`]. The energy ledger books its work as external work.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct GrabSpring {
     pub body: usize,
     /// Grabbed point in the body frame (m).
@@ -135,14 +146,13 @@ impl Simulation {
         Self::from_scene(scene, Some(path), solver)
     }
 
-    /// Replace the running scene by the one in `path`. On failure the current scene keeps
-    /// running and the error (file, line, field) is returned.
-    pub fn open(&mut self, path: &Path) -> Result<(), String> {
+    /// The world of the scene file at `path` (to run with [`SimCommand::Open`]); the
+    /// error names the file, line and field.
+    ///
+    /// [`SimCommand::Open`]: super::messages::SimCommand::Open
+    pub fn from_file(path: &Path) -> Result<Self, String> {
         let scene = scene::load_scene(path).map_err(|e| e.to_string())?;
-        let mut next = Simulation::from_scene(scene, Some(path.to_path_buf()), None)?;
-        next.generation = self.generation + 1;
-        *self = next;
-        Ok(())
+        Simulation::from_scene(scene, Some(path.to_path_buf()), None)
     }
 
     /// Back to the scene's initial state. The solver, its parameters and the time step
@@ -216,6 +226,57 @@ impl Simulation {
     }
 }
 
+/// The angle-of-repose experiment on the world (`repose.rs` draws it).
+impl Simulation {
+    /// Reset the scene (keeping the chosen solver and parameters) and start the
+    /// experiment from its initial state.
+    pub fn start_repose(&mut self, config: ReposeConfig) -> Result<(), String> {
+        self.reset()?;
+        let tracker = ReposeTracker::new(&mut self.world, config).map_err(|e| e.to_string())?;
+        self.repose = Some(tracker);
+        Ok(())
+    }
+
+    /// End packing now: the divider goes and the pile slumps.
+    pub fn remove_repose_wall(&mut self) {
+        if let Some(t) = &mut self.repose {
+            t.remove_wall(&mut self.world);
+            self.generation += 1;
+        }
+    }
+
+    /// Measure the pile as it stands (the experiment's grid, or one set up from the
+    /// scene's box if no experiment runs).
+    pub fn measure_repose_now(&mut self) -> Result<(), String> {
+        let m = match &self.repose {
+            Some(t) => t.measure_now(&self.world).map_err(|e| e.to_string())?,
+            None => {
+                // The grid of the scene's initial state (the divider may be gone now).
+                let grid = self.repose_grid.as_ref().map_err(Clone::clone)?;
+                crate::repose::measure::measure(grid, &self.world.bodies, |_| false)?
+            }
+        };
+        self.repose_measurement = Some(m);
+        Ok(())
+    }
+}
+
+/// The app's mode, a Bevy `States`: what the teaching panel and the views are set up
+/// for. Entering and leaving a mode does its set-up (`OnEnter`/`OnExit` systems of the
+/// plugins: a comparison's fresh start in [`LabMode::Compare`], the lesson closed when
+/// [`LabMode::Lesson`] is left, the comparison stopped in [`LabMode::Sandbox`]);
+/// presentation and recording are settings of any mode (resources).
+#[derive(States, Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum LabMode {
+    /// The scene as the user runs it.
+    #[default]
+    Sandbox,
+    /// 2-3 methods in lockstep from the scene's initial state (the user's comparison).
+    Compare,
+    /// A lesson open: its scene, text, check, camera, and its comparison if it has one.
+    Lesson,
+}
+
 /// A wall of a box container: one of its four sides or one of its dividers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum WallRef {
@@ -229,19 +290,16 @@ pub struct SimControl {
     pub paused: bool,
     /// Simulated seconds per real second (1 = real time; down to 0.01 for slow motion).
     pub time_scale: f64,
-    /// Steps still to take for "step" / "step N" requests (taken even when paused).
-    pub pending_steps: u64,
-    /// Steps the next frame waits for however long they take, taken even when paused
-    /// (`--steps N`: the run is at step N when the first frame is shown).
-    pub steps_now: u64,
+    /// Steps requested ([`super::messages::SimCommand::Step`]) and not yet taken, as
+    /// the physics thread last published.
+    pub(super) pending: u64,
     /// Longest time a frame waits for the physics thread to take what is due (the
     /// thread goes on stepping while the frame renders). Default: 25 ms.
     pub frame_budget: Duration,
-    /// Rebuild the world from the scene before the next step (key `r`, reset button).
-    pub reset_requested: bool,
-    /// Real time does not advance the world; only `pending_steps` do. Set while a video
-    /// is recorded: the recorder schedules one frame interval of steps per captured
-    /// frame (see `record.rs`).
+    /// Real time does not advance the world; only requested steps
+    /// ([`super::messages::SimCommand::StepNow`]) do. Set while a video is recorded: the
+    /// recorder schedules one frame interval of steps per captured frame (see
+    /// `record.rs`).
     pub lockstep: bool,
     /// Pause the run at the next impact ([`crate::microscope::ImpactWatch`]): the physics
     /// thread stops the clock after the step (requested steps are still taken).
@@ -251,11 +309,6 @@ pub struct SimControl {
     /// The body whose motion the physics thread records after every step
     /// ([`ProbeSample::body`]), for the plot's body quantities.
     pub probe_body: Option<usize>,
-    /// `pending_steps` as last published by the physics thread (what was added since
-    /// are new requests).
-    pub(super) published_pending: u64,
-    /// Drop the clock's backlog and the pending steps at the next frame.
-    pub(super) clear_requested: bool,
     pub stats: RunStats,
 }
 
@@ -264,26 +317,21 @@ impl Default for SimControl {
         SimControl {
             paused: false,
             time_scale: 1.0,
-            pending_steps: 0,
-            steps_now: 0,
+            pending: 0,
             frame_budget: Duration::from_millis(25),
-            reset_requested: false,
             lockstep: false,
             pause_at_impact: false,
             impact_paused: None,
             probe_body: None,
-            published_pending: 0,
-            clear_requested: false,
             stats: RunStats::default(),
         }
     }
 }
 
 impl SimControl {
-    /// Forget the time backlog and the pending steps (after a reset or a load).
-    pub fn clear_backlog(&mut self) {
-        self.pending_steps = 0;
-        self.clear_requested = true;
+    /// Steps requested and not yet taken, as the physics thread last published.
+    pub fn pending_steps(&self) -> u64 {
+        self.pending
     }
 }
 
@@ -516,7 +564,7 @@ pub(super) fn modified_time(p: &Path) -> Option<SystemTime> {
 }
 
 /// Steps to take before the first frame is shown (`--steps N`), handed to
-/// [`SimControl::steps_now`] at the first frame (after a lesson or comparison set up in
+/// the physics thread as [`super::messages::SimCommand::StepNow`] at the first frame (after a lesson or comparison set up in
 /// that frame).
 #[derive(Resource, Debug, Clone, Copy)]
 pub struct StartupSteps(pub u64);

@@ -4,14 +4,16 @@
 //! **The physics clock.** The world advances in fixed steps of its own `dt` (never the
 //! frame time), on a physics thread that owns the authoritative [`Simulation`]. Every
 //! frame, [`advance_simulation`]
-//! 1. hands the app's edits to the thread, between two steps (see "edits" below);
+//! 1. hands the frame's commands to the thread, between two steps (see "commands"
+//!    below);
 //! 2. adds the real time elapsed since the last frame, times the time scale, to the
 //!    clock's backlog (what the thread did not take of the last frame's share is dropped:
 //!    a solver slower than the requested time scale runs in slow motion at the speed the
 //!    machine allows, and never falls ever further behind);
 //! 3. waits up to [`SimControl::frame_budget`] for the thread to take what is due
-//!    (requested single steps and "step N", and the clock's steps), and without a limit
-//!    for [`SimControl::steps_now`] (`--steps N`: taken before the first frame is shown);
+//!    (requested steps, [`SimCommand::Step`], and the clock's steps), and without a
+//!    limit for [`SimCommand::StepNow`] (`--steps N`: taken before the first frame is
+//!    shown);
 //! 4. publishes a copy of the thread's state as the [`Simulation`] resource that the
 //!    renderer, the panels and the other plugins read, and the steps' energy samples to
 //!    [`EnergyHistory`].
@@ -23,18 +25,19 @@
 //! budget, and the frame rate a large scene renders at says nothing about how fast it
 //! can be simulated.
 //!
-//! **Edits.** The app's systems change the published copy as before (solver, parameters,
-//! time step, sleeping, the mouse spring, reset, opening a scene, spawning, walls, the
-//! collision microscope's own steps). At the next frame the copy is compared with what
-//! was published: changed parameters, method, time step, sleep settings, trace request,
-//! repose measurement and spring are applied to the thread's world between two steps;
-//! a changed body set or world ([`Simulation::generation`], the step count) replaces the
-//! thread's world by the copy, dropping the steps the thread took in the meantime (they
-//! were never shown). Every step runs [`Simulation::step`], the same function and order
-//! as `impulse-lab run`, so a run in the app equals the CLI's bit for bit.
+//! **Commands in, a snapshot out.** No other plugin changes the world: they write
+//! [`SimCommand`] messages (reset, open a scene, method, parameters, time step, sleep,
+//! steps, seek, branch, save state, spawn, walls, the mouse spring, the repose
+//! experiment, the collision microscope), which [`advance_simulation`] hands to the
+//! thread between two steps, in the order written; the [`Simulation`] resource is the
+//! thread's state as published at the end of the frame's sync, read-only for every
+//! other system. Commands that change what the next step reads are stored as keyframes
+//! of the timeline at their step. Every step runs [`Simulation::step`], the same
+//! function and order as `impulse-lab run` (the collision microscope's steps too, with
+//! the impulse trace on), so a run in the app equals the CLI's bit for bit.
 //!
 //! **Timeline.** Every step is recorded in [`super::timeline::History`] (keyframes every
-//! N steps plus re-simulation, `crate::history`): the edits above are stored as
+//! N steps plus re-simulation, `crate::history`): the commands above are stored as
 //! keyframes at their step; seeking shows a past state (paused); a step taken from a
 //! past state keeps the old future as a branch, and since a keyframe holds all the
 //! state a step reads, either run continues bit for bit as one that never went back.
@@ -49,17 +52,16 @@
 //! hidden. Compare mode (`compare.rs`) keeps its own clock: its runs are stepped
 //! on the app's thread to the step count of this world.
 
+use super::messages::{MicroscopeOutcome, ReposeCommand, SimCommand};
 use super::sets::SimulationStage;
 pub use super::sets::SimulationSystems;
 use super::sim_state::modified_time;
 pub use super::sim_state::{
-    BodyProbe, EnergyHistory, GrabSpring, ProbeSample, RunStats, SceneWatcher, SimControl,
+    BodyProbe, EnergyHistory, GrabSpring, LabMode, ProbeSample, RunStats, SceneWatcher, SimControl,
     Simulation, StartupSteps, WallRef,
 };
 use super::timeline::{History, TimelineView};
-use crate::dynamics::solver::SolverKind;
 use crate::energy::EnergySample;
-use crate::repose::ReposeMeasurement;
 use bevy::prelude::*;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -73,6 +75,9 @@ pub struct LabSimulationPlugin {
 
 impl Plugin for LabSimulationPlugin {
     fn build(&self, app: &mut App) {
+        if !app.is_plugin_added::<bevy::state::app::StatesPlugin>() {
+            app.add_plugins(bevy::state::app::StatesPlugin);
+        }
         app.insert_resource(SimControl {
             paused: self.paused,
             ..default()
@@ -80,14 +85,22 @@ impl Plugin for LabSimulationPlugin {
         .init_resource::<EnergyHistory>()
         .init_resource::<SceneWatcher>()
         .init_resource::<TimelineView>()
+        .init_state::<LabMode>()
+        // The messages of `messages.rs` every plugin may write, whichever plugins the
+        // app has.
+        .add_message::<SimCommand>()
+        .add_message::<MicroscopeOutcome>()
+        .add_message::<super::messages::ViewRequest>()
+        .add_message::<super::messages::CaptureRequest>()
+        .add_message::<super::messages::OpenLesson>()
+        .add_message::<super::messages::StartComparison>()
+        .add_message::<super::messages::MicroscopeRequest>()
         .add_systems(Startup, start_history)
         .add_systems(
             Update,
             (
                 apply_startup_steps,
-                super::timeline::save_requested_state,
                 reload_changed_scene,
-                handle_reset,
                 advance_simulation,
             )
                 .chain()
@@ -97,9 +110,21 @@ impl Plugin for LabSimulationPlugin {
     }
 }
 
-fn apply_startup_steps(startup: Option<ResMut<StartupSteps>>, mut control: ResMut<SimControl>) {
+/// `--steps N`: taken once the modes asked for at startup are entered (a comparison
+/// opens its world as it enters).
+fn apply_startup_steps(
+    startup: Option<ResMut<StartupSteps>>,
+    next_mode: Res<NextState<LabMode>>,
+    mut commands: MessageWriter<SimCommand>,
+) {
+    if !matches!(*next_mode, NextState::Unchanged) {
+        return;
+    }
     if let Some(mut s) = startup {
-        control.steps_now += std::mem::take(&mut s.0);
+        let n = std::mem::take(&mut s.0);
+        if n > 0 {
+            commands.write(SimCommand::StepNow(n));
+        }
     }
 }
 
@@ -115,10 +140,9 @@ fn start_history(
 /// Reload the scene when its file changes; a broken file leaves the previous scene
 /// running and its error in [`SceneWatcher::error`].
 pub fn reload_changed_scene(
-    mut sim: ResMut<Simulation>,
+    sim: Res<Simulation>,
     mut watcher: ResMut<SceneWatcher>,
-    mut history: ResMut<EnergyHistory>,
-    mut control: ResMut<SimControl>,
+    mut commands: MessageWriter<SimCommand>,
 ) {
     let now = Instant::now();
     if watcher.last_check.is_some_and(|t| now - t < watcher.period) {
@@ -133,31 +157,12 @@ pub fn reload_changed_scene(
         return;
     }
     watcher.modified = modified;
-    match sim.open(&path) {
-        Ok(()) => {
+    match Simulation::from_file(&path) {
+        Ok(next) => {
             watcher.error = None;
-            history.restart(sim.last_sample);
-            control.clear_backlog();
+            commands.write(SimCommand::Open(Box::new(next)));
         }
         Err(e) => watcher.error = Some(e),
-    }
-}
-
-/// Carry out a reset request: the world back to the scene's initial state.
-pub fn handle_reset(
-    mut sim: ResMut<Simulation>,
-    mut control: ResMut<SimControl>,
-    mut history: ResMut<EnergyHistory>,
-) {
-    if !std::mem::take(&mut control.reset_requested) {
-        return;
-    }
-    match sim.reset() {
-        Ok(()) => {
-            history.restart(sim.last_sample);
-            control.clear_backlog();
-        }
-        Err(e) => sim.error = Some(e),
     }
 }
 
@@ -223,6 +228,12 @@ struct Core {
     history_error: Option<String>,
     /// The run returned to another branch: the plot's energy trace is replaced.
     trace_replaced: bool,
+    /// A new run started since the last publication (reset, open): its first sample.
+    restarted: Option<EnergySample>,
+    /// The outcome of the last save or history operation, for the timeline.
+    timeline_message: Option<(String, bool)>,
+    /// Wall-clock time of the last seek's re-simulation.
+    last_seek: Option<Duration>,
     /// Watching for impacts ([`SimControl::pause_at_impact`]).
     impacts: Option<crate::microscope::ImpactWatch>,
     /// An impact stopped the clock since the last publication: (step, body).
@@ -335,57 +346,12 @@ fn wait<'a>(shared: &Shared, core: MutexGuard<'a, Core>) -> MutexGuard<'a, Core>
     shared.changed.wait(core).unwrap_or_else(|e| e.into_inner())
 }
 
-/// What the app published last: edits are what differs from it.
-struct Published {
-    run: u64,
-    generation: u64,
-    step_index: u64,
-    time: f64,
-    params: crate::dynamics::solver::SolverParams,
-    solver: SolverKind,
-    dt: f64,
-    sleep: crate::world::SleepParams,
-    grab: Option<GrabSpring>,
-    error: Option<String>,
-    scene_path: Option<PathBuf>,
-    record_trace: bool,
-    repose_measurement: Option<ReposeMeasurement>,
-}
-
-impl Published {
-    fn of(sim: &Simulation) -> Self {
-        Published {
-            run: sim.run,
-            generation: sim.generation,
-            step_index: sim.world.step_index,
-            time: sim.world.time,
-            params: sim.world.params.clone(),
-            solver: sim.world.solver_kind(),
-            dt: sim.world.dt,
-            sleep: sim.world.sleep.clone(),
-            grab: sim.grab.clone(),
-            error: sim.error.clone(),
-            scene_path: sim.scene_path.clone(),
-            record_trace: sim.world.record_trace,
-            repose_measurement: sim.repose_measurement.clone(),
-        }
-    }
-
-    /// Whether `sim` is a different world than the one published (another run, bodies
-    /// or containers changed, or stepped by the app itself).
-    fn replaced_by(&self, sim: &Simulation) -> bool {
-        self.run != sim.run
-            || self.generation != sim.generation
-            || self.step_index != sim.world.step_index
-            || self.time.to_bits() != sim.world.time.to_bits()
-    }
-}
-
 /// The physics thread, started at the first frame and stopped when the app ends.
 pub struct PhysicsThread {
     shared: Arc<Shared>,
     handle: Option<std::thread::JoinHandle<()>>,
-    published: Published,
+    /// The scene file the app last watched (the watcher follows the published one).
+    watched: Option<PathBuf>,
 }
 
 impl PhysicsThread {
@@ -408,6 +374,9 @@ impl PhysicsThread {
                 history,
                 history_error: None,
                 trace_replaced: false,
+                restarted: None,
+                timeline_message: None,
+                last_seek: None,
                 impacts: None,
                 impact_hit: None,
                 quit: false,
@@ -437,7 +406,7 @@ impl PhysicsThread {
         PhysicsThread {
             shared,
             handle: Some(handle),
-            published: Published::of(sim),
+            watched: sim.scene_path.clone(),
         }
     }
 
@@ -460,80 +429,221 @@ impl Drop for PhysicsThread {
     }
 }
 
-/// Hand the app's edits to the physics thread (module doc).
-fn apply_edits(core: &mut Core, sim: &Simulation, published: &Published) {
-    if published.replaced_by(sim) {
-        core.sim = sim.clone();
-        core.samples.clear();
-        core.probes.clear();
-        core.branched_at = None;
-        core.dirty = true;
-        let core = &mut *core;
-        if published.run != sim.run {
-            core.history.reset(&core.sim);
-        } else if let Err(e) = core.history.edit(&core.sim) {
-            core.history_error = Some(e);
+impl Core {
+    /// Forget the clock's backlog and the steps requested and not taken.
+    fn clear_backlog(&mut self) {
+        self.backlog = 0.0;
+        self.pending = 0;
+        self.blocking = 0;
+    }
+
+    /// A new run began in `self.sim` (reset, open, a repose experiment): the timeline,
+    /// the energy trace and the clock start again.
+    fn new_run(&mut self) {
+        self.samples.clear();
+        self.probes.clear();
+        self.branched_at = None;
+        self.trace_replaced = false;
+        self.restarted = Some(self.sim.last_sample);
+        self.history.reset(&self.sim);
+        self.clear_backlog();
+        self.dirty = true;
+    }
+
+    /// The state changed in a way the next step reads: a keyframe at this step, so that
+    /// a re-simulation never crosses the change.
+    fn edited(&mut self) {
+        self.dirty = true;
+        if let Err(e) = self.history.edit(&self.sim) {
+            self.history_error = Some(e);
         }
-        return;
     }
-    // Edits that change what the next step reads are stored as a keyframe at this
-    // step, so a re-simulation never crosses them.
-    let mut edited = false;
-    let w = &mut core.sim.world;
-    if sim.world.solver_kind() != published.solver {
-        w.set_solver(sim.world.solver_kind());
-        edited = true;
-        core.dirty = true;
+
+    /// Carry out one command (module doc); `control` is paused where the command pauses
+    /// the run (seek, branch, microscope), and the microscope's outcome is returned.
+    fn apply(
+        &mut self,
+        command: SimCommand,
+        control: &mut SimControl,
+    ) -> Option<MicroscopeOutcome> {
+        match command {
+            SimCommand::Reset => match self.sim.reset() {
+                Ok(()) => self.new_run(),
+                Err(e) => {
+                    self.sim.error = Some(e);
+                    self.dirty = true;
+                }
+            },
+            SimCommand::Open(next) => {
+                let generation = self.sim.generation + 1;
+                self.sim = *next;
+                self.sim.generation = generation;
+                self.new_run();
+            }
+            SimCommand::Solver(kind) => {
+                self.sim.set_solver(kind);
+                self.edited();
+            }
+            SimCommand::Params(params) => {
+                self.sim.world.params = params;
+                self.edited();
+            }
+            SimCommand::TimeStep(dt) => {
+                self.sim.world.dt = dt;
+                self.edited();
+            }
+            SimCommand::Sleep(sleep) => {
+                self.sim.world.sleep = sleep;
+                self.edited();
+            }
+            SimCommand::RecordTrace(on) => {
+                self.sim.world.record_trace = on;
+                self.edited();
+            }
+            SimCommand::Step(n) => self.pending += n,
+            SimCommand::StepNow(n) => {
+                self.pending += n;
+                self.blocking += n;
+            }
+            SimCommand::ClearBacklog => self.clear_backlog(),
+            SimCommand::Seek(step) => {
+                control.paused = true;
+                self.clear_backlog();
+                let t = Instant::now();
+                match self.history.seek(step) {
+                    Ok(frame) => {
+                        super::timeline::restore(frame, &mut self.sim);
+                        self.dirty = true;
+                    }
+                    Err(e) => self.history_error = Some(format!("cannot show step {step}: {e}")),
+                }
+                self.last_seek = Some(t.elapsed());
+            }
+            SimCommand::Branch(id) => {
+                control.paused = true;
+                self.clear_backlog();
+                match self.history.switch(id) {
+                    Ok(frame) => {
+                        super::timeline::restore(frame, &mut self.sim);
+                        self.dirty = true;
+                        self.trace_replaced = true;
+                    }
+                    Err(e) => {
+                        self.history_error = Some(format!("cannot return to the branch: {e}"))
+                    }
+                }
+            }
+            SimCommand::HistoryCap(cap) => self.history.set_cap(cap),
+            SimCommand::SaveState(path) => {
+                self.timeline_message =
+                    Some(match super::timeline::save_state(&mut self.sim, &path) {
+                        Ok(()) => (
+                            format!(
+                                "saved step {} as {} (reset returns to it)",
+                                self.sim.world.step_index,
+                                path.display()
+                            ),
+                            true,
+                        ),
+                        Err(e) => (format!("not saved: {e}"), false),
+                    });
+                self.dirty = true;
+            }
+            SimCommand::Spawn(body) => {
+                self.sim.add_body(*body);
+                self.edited();
+            }
+            SimCommand::Wall {
+                container,
+                wall,
+                present,
+            } => {
+                self.sim.set_wall(container, wall, present);
+                self.edited();
+            }
+            SimCommand::Grab(grab) => {
+                if self.sim.grab != grab {
+                    self.sim.grab = grab;
+                    self.edited();
+                }
+            }
+            SimCommand::Repose(ReposeCommand::Start(config)) => {
+                match self.sim.start_repose(config) {
+                    Ok(()) => {
+                        self.new_run();
+                        control.paused = false;
+                    }
+                    Err(e) => {
+                        self.sim.error = Some(e);
+                        self.dirty = true;
+                    }
+                }
+            }
+            SimCommand::Repose(ReposeCommand::RemoveWall) => {
+                self.sim.remove_repose_wall();
+                self.edited();
+            }
+            SimCommand::Repose(ReposeCommand::MeasureNow) => {
+                if let Err(e) = self.sim.measure_repose_now() {
+                    self.sim.error = Some(e);
+                }
+                self.edited();
+            }
+            SimCommand::Microscope {
+                catch,
+                body,
+                max_steps,
+            } => {
+                control.paused = true;
+                return Some(self.microscope(catch, body, max_steps));
+            }
+        }
+        None
     }
-    if sim.world.params != published.params {
-        w.params = sim.world.params.clone();
-        edited = true;
-        core.dirty = true;
-    }
-    if sim.world.dt.to_bits() != published.dt.to_bits() {
-        w.dt = sim.world.dt;
-        edited = true;
-        core.dirty = true;
-    }
-    if sim.world.sleep != published.sleep {
-        w.sleep = sim.world.sleep.clone();
-        edited = true;
-        core.dirty = true;
-    }
-    if sim.world.record_trace != published.record_trace {
-        w.record_trace = sim.world.record_trace;
-        edited = true;
-        core.dirty = true;
-    }
-    if sim.grab != published.grab {
-        core.sim.grab = sim.grab.clone();
-        edited = true;
-        core.dirty = true;
-    }
-    if sim.error != published.error {
-        core.sim.error = sim.error.clone();
-        core.dirty = true;
-    }
-    if sim.scene_path != published.scene_path {
-        // Saved as a scene: reset returns to it.
-        core.sim.scene = sim.scene.clone();
-        core.sim.scene_path = sim.scene_path.clone();
-        core.dirty = true;
-    }
-    if sim.repose_measurement != published.repose_measurement {
-        core.sim.repose_measurement = sim.repose_measurement.clone();
-        edited = true;
-        core.dirty = true;
-    }
-    if edited {
-        let core = &mut *core;
-        if let Err(e) = core.history.edit(&core.sim) {
-            core.history_error = Some(e);
+
+    /// The collision microscope's steps (module doc of `app::microscope`): taken as
+    /// every other step, with the impulse trace on; the mouse spring is let go first.
+    fn microscope(
+        &mut self,
+        catch: bool,
+        body: Option<usize>,
+        max_steps: u64,
+    ) -> MicroscopeOutcome {
+        self.clear_backlog();
+        self.clock_running = false;
+        self.sim.grab = None;
+        let trace_was = self.sim.world.record_trace;
+        self.sim.world.record_trace = true;
+        self.edited();
+        let max = if catch { max_steps.max(1) } else { 1 };
+        let mut result = Ok(None);
+        for _ in 0..max {
+            let time = self.sim.world.time;
+            // A requested step (taken whatever the clock says).
+            self.pending = 1;
+            self.take_step();
+            if let Some(e) = &self.sim.error {
+                result = Err(e.clone());
+                break;
+            }
+            let record = crate::microscope::pack(&self.sim.world, time);
+            if !catch || record.has_impulse(body) {
+                result = Ok(Some(record));
+                break;
+            }
+        }
+        self.clear_backlog();
+        self.sim.world.record_trace = trace_was;
+        self.edited();
+        MicroscopeOutcome {
+            result,
+            body,
+            max_steps: max,
         }
     }
 }
 
-/// One frame of the physics clock (module doc): edits and requests to the physics
+/// One frame of the physics clock (module doc): the frame's commands to the physics
 /// thread, wait for what is due, publish its state.
 #[allow(clippy::too_many_arguments)]
 pub fn advance_simulation(
@@ -542,6 +652,9 @@ pub fn advance_simulation(
     mut control: ResMut<SimControl>,
     mut history: ResMut<EnergyHistory>,
     mut timeline: ResMut<TimelineView>,
+    mut watcher: ResMut<SceneWatcher>,
+    mut commands: MessageReader<SimCommand>,
+    mut outcomes: MessageWriter<MicroscopeOutcome>,
     mut thread: Local<Option<PhysicsThread>>,
 ) {
     let thread = thread.get_or_insert_with(|| {
@@ -552,48 +665,11 @@ pub fn advance_simulation(
     let (budget, blocking);
     {
         let mut core = thread.lock();
-        apply_edits(&mut core, &sim, &thread.published);
-        if let Some(cap) = timeline.cap_request.take() {
-            core.history.set_cap(cap);
-        }
-        if let Some(step) = timeline.seek.take() {
-            control.paused = true;
-            control.clear_backlog();
-            let core = &mut *core;
-            let t = Instant::now();
-            match core.history.seek(step) {
-                Ok(frame) => {
-                    super::timeline::restore(frame, &mut core.sim);
-                    core.dirty = true;
-                }
-                Err(e) => core.history_error = Some(format!("cannot show step {step}: {e}")),
-            }
-            timeline.last_seek = Some(t.elapsed());
-        }
-        if let Some(id) = timeline.branch_request.take() {
-            control.paused = true;
-            control.clear_backlog();
-            let core = &mut *core;
-            match core.history.switch(id) {
-                Ok(frame) => {
-                    super::timeline::restore(frame, &mut core.sim);
-                    core.dirty = true;
-                    core.trace_replaced = true;
-                }
-                Err(e) => core.history_error = Some(format!("cannot return to the branch: {e}")),
+        for command in commands.read() {
+            if let Some(outcome) = core.apply(command.clone(), &mut control) {
+                outcomes.write(outcome);
             }
         }
-        if std::mem::take(&mut control.clear_requested) {
-            core.backlog = 0.0;
-            core.pending = 0;
-            core.blocking = 0;
-        }
-        let new_requests = control
-            .pending_steps
-            .saturating_sub(control.published_pending);
-        let now = std::mem::take(&mut control.steps_now);
-        core.pending += new_requests + now;
-        core.blocking += now;
         core.probe_body = control.probe_body;
         take_impact_hit(&mut core, &mut control);
         core.clock_running = !control.paused && !control.lockstep;
@@ -614,7 +690,7 @@ pub fn advance_simulation(
     self_notify(thread);
 
     // Wait for what is due: at most the frame budget, unless the frame must show
-    // `steps_now` taken.
+    // its `StepNow` steps taken.
     let start = Instant::now();
     let shared = &thread.shared;
     *shared.waiter.lock().unwrap_or_else(|e| e.into_inner()) = Some(std::thread::current());
@@ -639,6 +715,9 @@ pub fn advance_simulation(
     let mut core = thread.lock();
 
     // Publish.
+    if let Some(first) = core.restarted.take() {
+        history.restart(first);
+    }
     if std::mem::take(&mut core.trace_replaced) {
         // Another branch: its trace (its own and its ancestors' up to the fork).
         // It already holds the steps taken since the switch.
@@ -657,6 +736,12 @@ pub fn advance_simulation(
     if let Some(e) = core.history_error.take() {
         timeline.message = Some((e, false));
     }
+    if let Some(m) = core.timeline_message.take() {
+        timeline.message = Some(m);
+    }
+    if let Some(t) = core.last_seek.take() {
+        timeline.last_seek = Some(t);
+    }
     for s in core.samples.drain(..) {
         history.push(s);
     }
@@ -674,16 +759,18 @@ pub fn advance_simulation(
         // What a panic saves (`crash`): the state just published.
         super::crash::publish(&sim);
     }
-    let published = Published::of(&sim);
-    control.pending_steps = core.pending;
-    control.published_pending = core.pending;
+    control.pending = core.pending;
     timeline.update(&core.history, sim.world.step_index);
     let steps = std::mem::take(&mut core.steps);
     let busy = std::mem::take(&mut core.busy);
     let h = core.sim.world.dt;
     drop(core);
-    thread.published = published;
     self_notify(thread);
+    if thread.watched != sim.scene_path {
+        // Another scene file (opened, a lesson's, saved as): watch it.
+        thread.watched = sim.scene_path.clone();
+        watcher.track(sim.scene_path.as_deref());
+    }
 
     let stats = &mut control.stats;
     stats.steps_last_frame = steps;

@@ -7,10 +7,12 @@
 
 use super::compare::{CompareMode, CompareView, RUN_COLORS};
 use super::lessons::Lessons;
-use super::microscope::{Microscope, MicroscopeRequest, last_row_of};
+use super::messages::{MicroscopeRequest, OpenLesson, StartComparison};
+use super::microscope::{Microscope, last_row_of};
 use super::plot::joules;
 use super::present::Presentation;
 use super::sets::UiSystems;
+use super::sim_state::LabMode;
 use super::simulation::Simulation;
 use super::view::Selection;
 use crate::dynamics::solver::{SolverKind, TraceRow};
@@ -66,7 +68,12 @@ pub struct TeachParams<'w> {
     lessons: ResMut<'w, Lessons>,
     present: ResMut<'w, Presentation>,
     micro: ResMut<'w, Microscope>,
+    micro_requests: MessageWriter<'w, MicroscopeRequest>,
     compare: ResMut<'w, CompareMode>,
+    open_lesson: MessageWriter<'w, OpenLesson>,
+    start_comparison: MessageWriter<'w, StartComparison>,
+    mode: Res<'w, State<LabMode>>,
+    next_mode: ResMut<'w, NextState<LabMode>>,
     selection: Res<'w, Selection>,
     state: ResMut<'w, TeachUiState>,
     help: ResMut<'w, super::help::HelpOverlay>,
@@ -193,8 +200,8 @@ fn toolbar(ui: &mut egui::Ui, t: &mut TeachParams, active: bool) {
             })
             .response
             .on_hover_text("Open a lesson: its scene, camera, solvers and text");
-        if chosen.is_some() {
-            t.lessons.request = chosen;
+        if let Some(name) = chosen {
+            t.open_lesson.write(OpenLesson(name));
         }
         // Modes are toggle buttons: framed, and filled while on.
         let toggle = |ui: &mut egui::Ui, on: bool, text: &str, hover: &str| {
@@ -235,7 +242,7 @@ fn toolbar(ui: &mut egui::Ui, t: &mut TeachParams, active: bool) {
         ) {
             t.state.compare_open = !compare_on;
             if compare_on {
-                t.compare.stop();
+                stop_comparing(t);
             }
         }
         if toggle(ui, t.help.open, "Help (F1)", "Keys and mouse (F1 or ?)") {
@@ -286,14 +293,25 @@ fn lesson_section(ui: &mut egui::Ui, t: &mut TeachParams) {
     let Some(l) = t.lessons.current.clone() else {
         return;
     };
-    ui.heading(display_text(&l.title));
+    ui.horizontal_wrapped(|ui| {
+        ui.heading(display_text(&l.title));
+        if ui
+            .small_button("Close")
+            .on_hover_text("Close the lesson: back to the sandbox (the scene keeps running)")
+            .clicked()
+        {
+            t.next_mode.set(LabMode::Sandbox);
+        }
+    });
     if t.sim.scene_path.as_deref() == Some(l.scene_path().as_path()) {
         ui.small(format!("scene: {}", t.sim.scene.name));
     } else {
         ui.horizontal_wrapped(|ui| {
             ui.colored_label(RED, "Another scene is open.");
-            if ui.button("Reopen the lesson").clicked() {
-                t.lessons.request = l.name();
+            if ui.button("Reopen the lesson").clicked()
+                && let Some(name) = l.name()
+            {
+                t.open_lesson.write(OpenLesson(name));
             }
         });
     }
@@ -404,14 +422,14 @@ fn microscope_section(ui: &mut egui::Ui, t: &mut TeachParams) {
             ))
             .clicked()
         {
-            t.micro.request = Some(MicroscopeRequest::CatchNextImpact);
+            t.micro_requests.write(MicroscopeRequest::CatchNextImpact);
         }
         if ui
             .button("This step")
             .on_hover_text("Record the next step, impact or not, then pause")
             .clicked()
         {
-            t.micro.request = Some(MicroscopeRequest::ThisStep);
+            t.micro_requests.write(MicroscopeRequest::ThisStep);
         }
         ui.add(
             egui::DragValue::new(&mut t.micro.max_steps)
@@ -854,7 +872,7 @@ fn compare_section(ui: &mut egui::Ui, t: &mut TeachParams) {
             .on_hover_text("Restart the scene with the first solver; the others run as ghosts")
             .clicked()
         {
-            t.compare.run_params = t.state.compare_params.as_ref().map(|all| {
+            let run_params = t.state.compare_params.as_ref().map(|all| {
                 SolverKind::ALL
                     .iter()
                     .zip(all)
@@ -862,7 +880,11 @@ fn compare_section(ui: &mut egui::Ui, t: &mut TeachParams) {
                     .map(|(_, p)| p.clone())
                     .collect()
             });
-            t.compare.request = Some(chosen);
+            t.start_comparison.write(StartComparison {
+                solvers: chosen,
+                run_params,
+                lesson_scene: None,
+            });
         }
         return;
     };
@@ -978,7 +1000,17 @@ fn compare_section(ui: &mut egui::Ui, t: &mut TeachParams) {
         .on_hover_text("Keep running the first solver alone")
         .clicked()
     {
-        t.compare.stop();
+        stop_comparing(t);
         t.state.compare_open = false;
+    }
+}
+
+/// Stop the comparison: leave [`LabMode::Compare`] for the sandbox, or, in a lesson,
+/// stop the lesson's comparison and keep the lesson.
+fn stop_comparing(t: &mut TeachParams) {
+    if *t.mode.get() == LabMode::Compare {
+        t.next_mode.set(LabMode::Sandbox);
+    } else {
+        t.compare.stop();
     }
 }

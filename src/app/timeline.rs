@@ -15,8 +15,9 @@
 //! microscope's, the newest state before the gap). Stepping from a past step keeps the
 //! old future as a branch, which the scrub bar's branch menu returns to.
 
+use super::messages::SimCommand;
 use super::sets::SimulationSystems;
-use super::sim_state::{SceneWatcher, Simulation};
+use super::sim_state::Simulation;
 use crate::energy::EnergySample;
 use crate::history::{BranchInfo, Capture, Replay};
 use crate::repose::ReposeTracker;
@@ -130,7 +131,7 @@ fn frame_of(
         world,
         repose: repose.clone(),
         repose_measurement: repose_measurement.clone(),
-        grab: grab.clone(),
+        grab: *grab,
         scene_forces: scene_forces.to_vec(),
         last_sample,
     });
@@ -230,16 +231,8 @@ pub struct TimelineView {
     pub capacity_secs: f64,
     /// The branches of the run (playing from a past step keeps the old future as one).
     pub branches: Vec<BranchInfo>,
-    /// Show the state of this step (pauses the run).
-    pub seek: Option<u64>,
-    /// Return to this branch (its newest state; pauses the run).
-    pub branch_request: Option<u64>,
-    /// Set the memory cap (bytes).
-    pub cap_request: Option<usize>,
     /// The scrub bar's "save state" file name.
     pub save_path: String,
-    /// Save the shown state as a scene file at the next frame ([`save_state`]).
-    pub save_request: Option<std::path::PathBuf>,
     /// The last save's or history operation's outcome (message, success).
     pub message: Option<(String, bool)>,
     /// Wall-clock time of the last seek's re-simulation.
@@ -258,11 +251,7 @@ impl Default for TimelineView {
             span_secs: 0.0,
             capacity_secs: 0.0,
             branches: Vec::new(),
-            seek: None,
-            branch_request: None,
-            cap_request: None,
             save_path: "out/state.ron".into(),
-            save_request: None,
             message: None,
             last_seek: None,
         }
@@ -287,17 +276,12 @@ impl TimelineView {
         self.range.is_some_and(|(_, last)| self.step < last)
     }
 
-    /// Seek one stored step back or forward from the one shown.
-    pub fn step_by(&mut self, delta: i64) {
-        let Some((first, last)) = self.range else {
-            return;
-        };
-        let from = self.seek.unwrap_or(self.step);
-        let target = from.saturating_add_signed(delta).clamp(first, last);
-        // At either end nothing changes (and a running run is not paused).
-        if target != from {
-            self.seek = Some(target);
-        }
+    /// The seek one stored step back or forward from the one shown (none at either
+    /// end, so that a running run is not paused).
+    pub fn step_by(&self, delta: i64) -> Option<SimCommand> {
+        let (first, last) = self.range?;
+        let target = self.step.saturating_add_signed(delta).clamp(first, last);
+        (target != self.step).then_some(SimCommand::Seek(target))
     }
 }
 
@@ -321,31 +305,6 @@ pub fn save_state(sim: &mut Simulation, path: &std::path::Path) -> Result<(), St
     Ok(())
 }
 
-/// Carry out a save request (before this frame's physics sync).
-pub fn save_requested_state(
-    mut view: ResMut<TimelineView>,
-    mut sim: ResMut<Simulation>,
-    mut watcher: ResMut<SceneWatcher>,
-) {
-    let Some(path) = view.save_request.take() else {
-        return;
-    };
-    view.message = Some(match save_state(&mut sim, &path) {
-        Ok(()) => {
-            watcher.track(Some(&path));
-            (
-                format!(
-                    "saved step {} as {} (reset returns to it)",
-                    sim.world.step_index,
-                    path.display()
-                ),
-                true,
-            )
-        }
-        Err(e) => (format!("not saved: {e}"), false),
-    });
-}
-
 /// The time of the state shown when it is a past one (the energy plot draws its cursor
 /// there).
 pub fn plot_cursor(view: &TimelineView, sim: &Simulation) -> Option<f64> {
@@ -353,11 +312,15 @@ pub fn plot_cursor(view: &TimelineView, sim: &Simulation) -> Option<f64> {
 }
 
 /// The scrub bar (a panel under the 3D view): the stored steps, step back / forward,
-/// back to the newest state, and the memory cap.
-/// The scrub bar; `presenting`: presentation mode, which keeps the scrubbing and leaves
+/// back to the newest state, and the memory cap; what the user asks of the history goes
+/// to `commands`. `presenting`: presentation mode, which keeps the scrubbing and leaves
 /// out the history's memory and the save-state row (developer items).
-pub fn scrub_bar(ui: &mut egui::Ui, view: &mut TimelineView, sim: &Simulation, presenting: bool) {
-    let _ = sim;
+pub fn scrub_bar(
+    ui: &mut egui::Ui,
+    view: &mut TimelineView,
+    commands: &mut Vec<SimCommand>,
+    presenting: bool,
+) {
     // Wrapped: in a narrow window the history's figures go to a second line rather than
     // past the window's edge.
     ui.horizontal_wrapped(|ui| {
@@ -371,16 +334,16 @@ pub fn scrub_bar(ui: &mut egui::Ui, view: &mut TimelineView, sim: &Simulation, p
             .on_hover_text("Step back through the stored states (←)")
             .clicked()
         {
-            view.step_by(-1);
+            commands.extend(view.step_by(-1));
         }
         if ui
             .button("⏭")
             .on_hover_text("Step forward through the stored states (→)")
             .clicked()
         {
-            view.step_by(1);
+            commands.extend(view.step_by(1));
         }
-        let mut step = view.seek.unwrap_or(view.step);
+        let mut step = view.step;
         let width = (ui.available_width() - 520.0).max(120.0);
         ui.spacing_mut().slider_width = width;
         // Room for a step count of 7 digits in the slider's number box.
@@ -393,17 +356,17 @@ pub fn scrub_bar(ui: &mut egui::Ui, view: &mut TimelineView, sim: &Simulation, p
             );
         super::view::mark_region(ui.ctx(), "timeline", r.rect);
         if r.changed() {
-            view.seek = Some(step);
+            commands.push(SimCommand::Seek(step));
         }
         if ui
             .add_enabled(view.in_past(), egui::Button::new("⏩ newest"))
             .on_hover_text("Back to the newest stored state")
             .clicked()
         {
-            view.seek = Some(last);
+            commands.push(SimCommand::Seek(last));
         }
         if view.branches.len() > 1 {
-            branch_picker(ui, view);
+            commands.extend(branch_picker(ui, view));
         }
         if presenting {
             return;
@@ -434,7 +397,9 @@ pub fn scrub_bar(ui: &mut egui::Ui, view: &mut TimelineView, sim: &Simulation, p
             )
             .changed()
         {
-            view.cap_request = Some((cap_mb * (1u64 << 20) as f64) as usize);
+            commands.push(SimCommand::HistoryCap(
+                (cap_mb * (1u64 << 20) as f64) as usize,
+            ));
         }
     });
     if presenting {
@@ -453,7 +418,9 @@ pub fn scrub_bar(ui: &mut egui::Ui, view: &mut TimelineView, sim: &Simulation, p
             )
             .clicked()
         {
-            view.save_request = Some(std::path::PathBuf::from(view.save_path.trim()));
+            commands.push(SimCommand::SaveState(std::path::PathBuf::from(
+                view.save_path.trim(),
+            )));
         }
         if let Some((msg, ok)) = &view.message {
             let color = if *ok {
@@ -482,7 +449,7 @@ pub fn duration(secs: f64) -> String {
 }
 
 /// The branch picker: return to another branch of the run (its newest step).
-fn branch_picker(ui: &mut egui::Ui, view: &mut TimelineView) {
+fn branch_picker(ui: &mut egui::Ui, view: &TimelineView) -> Option<SimCommand> {
     let label =
         |i: usize, b: &BranchInfo| format!("branch {} (to {})", i + 1, duration(b.end_time));
     let current = view.branches.iter().position(|b| b.current);
@@ -502,9 +469,7 @@ fn branch_picker(ui: &mut egui::Ui, view: &mut TimelineView) {
             "Playing from a past step keeps the old future as a branch: pick one to return \
              to its newest step",
         );
-    if pick.is_some() {
-        view.branch_request = pick;
-    }
+    pick.map(SimCommand::Branch)
 }
 
 /// The step back / forward keys (windowed app; the scrub bar is drawn by the panels).
@@ -520,15 +485,16 @@ impl Plugin for TimelinePlugin {
 pub fn timeline_keys(
     keys: Res<ButtonInput<KeyCode>>,
     wants: Res<bevy_egui::input::EguiWantsInput>,
-    mut view: ResMut<TimelineView>,
+    view: Res<TimelineView>,
+    mut commands: MessageWriter<SimCommand>,
 ) {
     if wants.wants_keyboard_input() {
         return;
     }
     if keys.just_pressed(KeyCode::ArrowLeft) {
-        view.step_by(-1);
+        commands.write_batch(view.step_by(-1));
     }
     if keys.just_pressed(KeyCode::ArrowRight) {
-        view.step_by(1);
+        commands.write_batch(view.step_by(1));
     }
 }

@@ -11,8 +11,9 @@
 //!
 //! The 3D camera renders only into the rectangle the panels leave free.
 
-use super::interaction::{Requests, SpawnSettings, SpawnShape};
+use super::interaction::{SpawnSettings, SpawnShape};
 use super::messages::StatusMessage;
+use super::messages::{CaptureRequest, SimCommand, ViewRequest};
 use super::present::Presentation;
 use super::record::{APP_FRAME_RATES, Recorder};
 use super::sets::UiSystems;
@@ -127,14 +128,17 @@ fn spawn_ui_camera(mut commands: Commands, mut settings: ResMut<EguiGlobalSettin
 /// Everything the panels read or change.
 #[derive(bevy::ecs::system::SystemParam)]
 pub struct PanelParams<'w> {
-    sim: ResMut<'w, Simulation>,
+    sim: Res<'w, Simulation>,
+    /// Every change to the world goes to the physics thread as a command.
+    commands: MessageWriter<'w, SimCommand>,
+    view_requests: MessageWriter<'w, ViewRequest>,
+    capture: MessageWriter<'w, CaptureRequest>,
     control: ResMut<'w, SimControl>,
     history: ResMut<'w, EnergyHistory>,
     watcher: ResMut<'w, SceneWatcher>,
     display: ResMut<'w, DisplaySettings>,
     selection: ResMut<'w, Selection>,
     spawn: ResMut<'w, SpawnSettings>,
-    requests: ResMut<'w, Requests>,
     state: ResMut<'w, UiState>,
     time: Res<'w, Time<Real>>,
     recorder: ResMut<'w, Recorder>,
@@ -211,7 +215,9 @@ pub(crate) fn panels(
     .rect;
     let bar = egui::Panel::bottom("timeline")
         .show(&mut root, |ui| {
-            super::timeline::scrub_bar(ui, &mut timeline, &p.sim, p.present.on)
+            let mut commands = Vec::new();
+            super::timeline::scrub_bar(ui, &mut timeline, &mut commands, p.present.on);
+            p.commands.write_batch(commands);
         })
         .response
         .rect;
@@ -322,7 +328,7 @@ fn run_control(ui: &mut egui::Ui, p: &mut PanelParams) {
             .clicked()
         {
             p.control.paused = true;
-            p.control.pending_steps += 1;
+            p.commands.write(SimCommand::Step(1));
         }
         // Presenting: fewer controls, so that the time scale fits beside the side panel.
         if !p.present.on {
@@ -333,7 +339,7 @@ fn run_control(ui: &mut egui::Ui, p: &mut PanelParams) {
                 .clicked()
             {
                 p.control.paused = true;
-                p.control.pending_steps += p.state.step_n;
+                p.commands.write(SimCommand::Step(p.state.step_n));
             }
         }
         if ui
@@ -343,7 +349,7 @@ fn run_control(ui: &mut egui::Ui, p: &mut PanelParams) {
             )
             .clicked()
         {
-            p.control.reset_requested = true;
+            p.commands.write(SimCommand::Reset);
         }
         ui.separator();
         ui.add(
@@ -470,7 +476,9 @@ fn left_panel(ui: &mut egui::Ui, p: &mut PanelParams) {
         egui::CollapsingHeader::new("Angle of repose")
             .default_open(true)
             .show(ui, |ui| {
-                super::repose::section(ui, &mut p.sim, &mut p.control)
+                let mut commands = Vec::new();
+                super::repose::section(ui, &p.sim, &p.control, &mut commands);
+                p.commands.write_batch(commands);
             });
     }
     egui::CollapsingHeader::new("Display")
@@ -621,13 +629,12 @@ pub fn scene_catalog() -> Vec<SceneEntry> {
 /// Open the scene file at `path`; on failure the current scene keeps running and the
 /// error (file, line, field) is shown.
 pub fn open_scene(p: &mut PanelParams, path: &std::path::Path) {
-    match p.sim.open(path) {
-        Ok(()) => {
-            p.watcher.track(Some(path));
-            p.history.restart(p.sim.last_sample);
-            p.control.clear_backlog();
-            p.requests.reframe = true;
-            p.spawn.size = 2.0 * super::render::typical_size(&p.sim);
+    match Simulation::from_file(path) {
+        Ok(next) => {
+            p.watcher.error = None;
+            p.spawn.size = 2.0 * super::render::typical_size(&next);
+            p.commands.write(SimCommand::Open(Box::new(next)));
+            p.view_requests.write(ViewRequest::Reframe);
         }
         Err(e) => p.watcher.error = Some(e),
     }
@@ -720,13 +727,16 @@ fn solver_section(ui: &mut egui::Ui, p: &mut PanelParams) {
         .response
         .on_hover_text("Switching takes effect on the next step; the bodies keep their state");
     if chosen != current {
-        p.sim.set_solver(chosen);
+        p.commands.write(SimCommand::Solver(chosen));
     }
-    let before: SolverParams = p.sim.world.params.clone();
-    let params = &mut p.sim.world.params;
+    let mut edited: SolverParams = p.sim.world.params.clone();
+    let params = &mut edited;
     parameter_controls(ui, chosen, params);
     if params.validate().is_err() {
-        *params = before;
+        *params = p.sim.world.params.clone();
+    }
+    if *params != p.sim.world.params {
+        p.commands.write(SimCommand::Params(params.clone()));
     }
     let inert = params.inert();
     if !inert.is_empty() {
@@ -750,10 +760,15 @@ fn solver_section(ui: &mut egui::Ui, p: &mut PanelParams) {
         && dt_ms.is_finite()
         && dt_ms > 0.0
     {
-        p.sim.world.dt = dt_ms * 1e-3;
+        p.commands.write(SimCommand::TimeStep(dt_ms * 1e-3));
     }
-    ui.checkbox(&mut p.sim.world.sleep.enabled, "sleep islands at rest")
-        .on_hover_text("Islands whose bodies have all been slower than 0.01 m/s for 0.5 s stop being simulated until something touches them or a wall is removed (as in Box2D and Rapier).");
+    let mut sleep = p.sim.world.sleep.clone();
+    if ui.checkbox(&mut sleep.enabled, "sleep islands at rest")
+        .on_hover_text("Islands whose bodies have all been slower than 0.01 m/s for 0.5 s stop being simulated until something touches them or a wall is removed (as in Box2D and Rapier).")
+        .changed()
+    {
+        p.commands.write(SimCommand::Sleep(sleep));
+    }
     let r = &p.sim.world.last_report;
     ui.small(format!(
         "last step: {} impulses, {} iterations{}{}",
@@ -814,8 +829,12 @@ fn container_section(ui: &mut egui::Ui, p: &mut PanelParams) {
             }
         }
     }
-    for (c, wall, present) in changes {
-        p.sim.set_wall(c, wall, present);
+    for (container, wall, present) in changes {
+        p.commands.write(SimCommand::Wall {
+            container,
+            wall,
+            present,
+        });
     }
 }
 
@@ -831,7 +850,10 @@ fn display_section(ui: &mut egui::Ui, p: &mut PanelParams) {
     ui.checkbox(&mut p.display.contact_impulses, "contact impulses")
         .on_hover_text("Records the solver's trace every step to sum each contact's impulse: slows large scenes");
     ui.checkbox(&mut p.display.container_edges, "container edges");
-    p.sim.world.record_trace = p.display.contact_impulses;
+    if p.sim.world.record_trace != p.display.contact_impulses {
+        p.commands
+            .write(SimCommand::RecordTrace(p.display.contact_impulses));
+    }
     super::colorbar::display_controls(
         ui,
         p.display.color_mode,
@@ -857,7 +879,7 @@ fn spawn_section(ui: &mut egui::Ui, p: &mut PanelParams) {
     ui.label("Press b with the cursor over the view to drop one there.");
     ui.separator();
     if ui.button("Screenshot (F12)").clicked() {
-        p.requests.screenshot = true;
+        p.capture.write(CaptureRequest::Screenshot);
     }
     ui.separator();
     let recording = p.recorder.is_recording();
@@ -890,7 +912,7 @@ fn spawn_section(ui: &mut egui::Ui, p: &mut PanelParams) {
         )
         .clicked()
     {
-        p.requests.record = true;
+        p.capture.write(CaptureRequest::ToggleRecording);
     }
 }
 

@@ -317,6 +317,7 @@ pub fn cli_final_state(args: &[&str], dir: &std::path::Path) -> serde_json::Valu
 #[cfg(feature = "app")]
 pub mod app {
     use bevy::prelude::*;
+    use impulse_lab::app::messages::SimCommand;
     use impulse_lab::app::simulation::{SimControl, Simulation};
     use std::path::Path;
 
@@ -336,14 +337,21 @@ pub mod app {
     /// Take `n` steps through the plugin's step requests, a frame at a time (the clock
     /// may spread them over several frames).
     pub fn step_app(app: &mut App, n: u64) {
-        app.world_mut().resource_mut::<SimControl>().pending_steps += n;
+        app.world_mut().write_message(SimCommand::Step(n));
+        app.update();
         for _ in 0..100_000 {
-            if app.world().resource::<SimControl>().pending_steps == 0 {
+            if app.world().resource::<SimControl>().pending_steps() == 0 {
                 return;
             }
             app.update();
         }
         panic!("steps never completed");
+    }
+
+    /// Send `command` to the physics thread and run one frame (which carries it out).
+    pub fn command(app: &mut App, command: SimCommand) {
+        app.world_mut().write_message(command);
+        app.update();
     }
 }
 

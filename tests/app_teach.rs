@@ -498,3 +498,36 @@ fn microscope_steps_are_the_runs_steps_with_the_scenes_forces() {
     let history = app.world().resource::<EnergyHistory>();
     assert_eq!(history.samples.len() as u64, steps + 1);
 }
+
+/// A comparison asked for mid-run is built from the world its start opens (step 0), not
+/// from the run it was asked on: no runs are built and caught up to the old run's step in
+/// the frame between the request and entering compare mode.
+#[test]
+fn a_comparison_asked_mid_run_is_built_from_its_own_start() {
+    let mut app = app_with("etm_box_flat", &AppOptions::default());
+    app.update();
+    step_app(&mut app, 300);
+    app.world_mut().write_message(StartComparison {
+        solvers: vec![SolverKind::Sqm, SolverKind::Jolt],
+        run_params: None,
+        lesson_scene: None,
+    });
+    app.update();
+    let cm = app.world().resource::<CompareMode>();
+    assert!(
+        cm.comparison.is_none(),
+        "built from the old run at step {}",
+        cm.comparison.as_ref().map_or(0, |c| c.steps())
+    );
+    app.update();
+    let cm = app.world().resource::<CompareMode>();
+    let c = cm
+        .comparison
+        .as_ref()
+        .expect("built once compare mode is entered");
+    assert_eq!(c.steps(), 0);
+    let sim = app.world().resource::<Simulation>();
+    assert_eq!(sim.world.step_index, 0);
+    assert_eq!(sim.world.solver_kind(), SolverKind::Sqm);
+    assert!(app.world().resource::<SimControl>().paused);
+}

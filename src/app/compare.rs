@@ -88,6 +88,9 @@ pub struct CompareMode {
     pub run_params: Option<Vec<SolverParams>>,
     /// The shared parameters in use (the app world's at the start).
     shared_params: Option<SolverParams>,
+    /// The run a start was asked on: the comparison is built from the first state of
+    /// another run (the world the start opens), never from this one.
+    asked_on_run: Option<u64>,
 }
 
 impl CompareMode {
@@ -101,6 +104,7 @@ impl CompareMode {
         &mut self,
         start: &StartComparison,
         scene: Option<std::path::PathBuf>,
+        run: u64,
     ) -> Result<(), String> {
         let n = start.solvers.len();
         if !(2..=crate::compare::MAX_RUNS).contains(&n) {
@@ -122,6 +126,7 @@ impl CompareMode {
         self.solvers = start.solvers.clone();
         self.run_params = start.run_params.clone();
         self.shared_params = None;
+        self.asked_on_run = Some(run);
         self.scene_path = scene;
         self.error = None;
         Ok(())
@@ -217,7 +222,7 @@ pub fn start_comparison(
 ) {
     for start in starts.read() {
         let scene = start.lesson_scene.clone().or(sim.scene_path.clone());
-        if let Err(e) = cm.prepare(start, scene) {
+        if let Err(e) = cm.prepare(start, scene, sim.run) {
             cm.stop();
             cm.error = Some(e);
             continue;
@@ -301,7 +306,8 @@ pub fn step_comparison(
     mode: Res<State<LabMode>>,
     mut next_mode: ResMut<NextState<LabMode>>,
 ) {
-    if cm.solvers.is_empty() {
+    if cm.solvers.is_empty() || (cm.comparison.is_none() && cm.asked_on_run == Some(sim.run)) {
+        // Off, or its world not opened yet.
         return;
     }
     let mut leave = |cm: &mut CompareMode| {

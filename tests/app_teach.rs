@@ -15,7 +15,7 @@ use impulse_lab::app::lessons::Lessons;
 use impulse_lab::app::messages::{MicroscopeRequest, OpenLesson, SimCommand, StartComparison};
 use impulse_lab::app::microscope::Microscope;
 use impulse_lab::app::present::Presentation;
-use impulse_lab::app::simulation::{EnergyHistory, SimControl, Simulation};
+use impulse_lab::app::simulation::{EnergyHistory, LabMode, SimControl, Simulation};
 use impulse_lab::app::{AppOptions, headless_app, teach_plugins};
 use impulse_lab::dynamics::solver::SolverKind;
 use impulse_lab::scene;
@@ -530,4 +530,47 @@ fn a_comparison_asked_mid_run_is_built_from_its_own_start() {
     assert_eq!(sim.world.step_index, 0);
     assert_eq!(sim.world.solver_kind(), SolverKind::Sqm);
     assert!(app.world().resource::<SimControl>().paused);
+}
+
+/// Leaving a lesson gives back the run settings it set (slow motion, pause at impact),
+/// and a microscope record of another run (another scene, a reset) is forgotten.
+#[test]
+fn closing_a_lesson_restores_the_run_and_a_new_run_drops_the_microscope_record() {
+    let mut app = app_with("etm_tetrahedra", &AppOptions::default());
+    app.update();
+    {
+        let mut c = app.world_mut().resource_mut::<SimControl>();
+        c.time_scale = 0.5;
+        c.pause_at_impact = false;
+    }
+    app.world_mut()
+        .write_message(MicroscopeRequest::CatchNextImpact);
+    app.update();
+    assert!(app.world().resource::<Microscope>().record.is_some());
+    app.world_mut()
+        .write_message(OpenLesson("box_on_box".into()));
+    app.update();
+    app.update();
+    let c = app.world().resource::<SimControl>();
+    assert_eq!(
+        (c.time_scale, c.pause_at_impact),
+        (0.05, true),
+        "the lesson's start"
+    );
+    assert!(
+        app.world().resource::<Microscope>().record.is_none(),
+        "a record of the previous scene's run is not this run's"
+    );
+    // Another lesson in the mode, then Close: the settings from before the first lesson.
+    app.world_mut()
+        .write_message(OpenLesson("rolling_sphere".into()));
+    app.update();
+    app.world_mut()
+        .resource_mut::<NextState<LabMode>>()
+        .set(LabMode::Sandbox);
+    app.update();
+    assert!(app.world().resource::<Lessons>().current.is_none());
+    assert!(!app.world().resource::<CompareMode>().is_on());
+    let c = app.world().resource::<SimControl>();
+    assert_eq!((c.time_scale, c.pause_at_impact), (0.5, false));
 }

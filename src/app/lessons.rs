@@ -73,6 +73,9 @@ pub struct Lessons {
     pub error: Option<String>,
     /// The last check started.
     pub check: Option<CheckRun>,
+    /// The run settings (time scale, pause at impact) before the first lesson opened:
+    /// closing the lesson gives them back.
+    settings_before: Option<(f64, bool)>,
 }
 
 impl Lessons {
@@ -190,6 +193,9 @@ pub fn open_lessons(
         }
     };
     lessons.error = None;
+    if lessons.current.is_none() {
+        lessons.settings_before = Some((control.time_scale, control.pause_at_impact));
+    }
     let start = &l.start;
     control.paused = start.paused;
     control.time_scale = start.time_scale;
@@ -229,10 +235,19 @@ pub fn open_lessons(
     NextState::set_if_neq(&mut next_mode, LabMode::Lesson);
 }
 
-/// `OnExit(LabMode::Lesson)`: the lesson is closed (its text, check and camera go).
-pub fn close_lesson(mut lessons: ResMut<Lessons>, mut lesson_camera: ResMut<LessonCamera>) {
+/// `OnExit(LabMode::Lesson)`: the lesson is closed (its text, check and camera go) and
+/// the run settings it set (slow motion, pause at impact) are given back as they were.
+pub fn close_lesson(
+    mut lessons: ResMut<Lessons>,
+    mut lesson_camera: ResMut<LessonCamera>,
+    mut control: ResMut<SimControl>,
+) {
     lessons.current = None;
     lessons.check = None;
+    if let Some((time_scale, pause_at_impact)) = lessons.settings_before.take() {
+        control.time_scale = time_scale;
+        control.pause_at_impact = pause_at_impact;
+    }
     lesson_camera.hint = None;
     lesson_camera.applied = None;
 }

@@ -31,6 +31,9 @@ pub struct Microscope {
     /// Most steps "catch next impact" takes. Default 3000.
     pub max_steps: u64,
     pub record: Option<ImpactRecord>,
+    /// The run the record was taken in ([`Simulation::run`]): a new run (another scene,
+    /// a reset) clears the record and its message.
+    pub record_run: Option<u64>,
     /// Index into the record's iterations (the slider).
     pub iteration: usize,
     /// Where "Export CSV" writes.
@@ -45,6 +48,7 @@ impl Default for Microscope {
             open: false,
             max_steps: 3000,
             record: None,
+            record_run: None,
             iteration: 0,
             csv_path: "out/impact.csv".into(),
             message: None,
@@ -88,7 +92,9 @@ impl Plugin for MicroscopePlugin {
             Update,
             (
                 send_microscope_requests.in_set(SimulationStage::Mode),
-                take_microscope_outcomes.in_set(SimulationStage::AfterSync),
+                (take_microscope_outcomes, forget_other_runs)
+                    .chain()
+                    .in_set(SimulationStage::AfterSync),
             ),
         );
         if self.catch_at_start {
@@ -121,6 +127,7 @@ pub fn send_microscope_requests(
 pub fn take_microscope_outcomes(
     mut outcomes: MessageReader<MicroscopeOutcome>,
     mut m: ResMut<Microscope>,
+    sim: Res<Simulation>,
 ) {
     for outcome in outcomes.read() {
         let who = outcome
@@ -142,6 +149,7 @@ pub fn take_microscope_outcomes(
                 // Open at maximum compression when there is one, else at the end.
                 m.iteration = peak_iteration(r).unwrap_or(r.iterations.len().saturating_sub(1));
                 m.record = Some(r.clone());
+                m.record_run = Some(sim.run);
             }
             Ok(None) => {
                 m.message = Some((
@@ -150,6 +158,17 @@ pub fn take_microscope_outcomes(
                 ));
             }
         }
+    }
+}
+
+/// A record of another run (another scene, a reset) is not this run's: it goes, with its
+/// message and arrows.
+pub fn forget_other_runs(mut m: ResMut<Microscope>, sim: Res<Simulation>) {
+    if m.record_run.is_some_and(|r| r != sim.run) {
+        m.record = None;
+        m.record_run = None;
+        m.message = None;
+        m.iteration = 0;
     }
 }
 

@@ -513,6 +513,14 @@ struct Findings {
     transitions: Vec<String>,
 }
 
+/// Whether generic arguments name the type `Simulation` (`<Simulation>`, `<'w, Simulation>`).
+fn names_simulation<'a>(args: impl IntoIterator<Item = &'a syn::GenericArgument>) -> bool {
+    args.into_iter().any(|a| {
+        matches!(a, syn::GenericArgument::Type(syn::Type::Path(p))
+            if p.path.segments.last().is_some_and(|s| s.ident == "Simulation"))
+    })
+}
+
 struct RuleVisitor<'a> {
     module: &'a str,
     found: &'a mut Findings,
@@ -562,10 +570,7 @@ impl<'ast> Visit<'ast> for RuleVisitor<'_> {
         // `ResMut<Simulation>`, `ResMut<'w, Simulation>`, `resource_mut::<Simulation>`.
         if (name == "ResMut" || name == "resource_mut" || name == "get_resource_mut")
             && let syn::PathArguments::AngleBracketed(args) = &seg.arguments
-            && args.args.iter().any(|a| {
-                matches!(a, syn::GenericArgument::Type(syn::Type::Path(p))
-                    if p.path.segments.last().is_some_and(|s| s.ident == "Simulation"))
-            })
+            && names_simulation(&args.args)
         {
             self.found
                 .snapshot_writers
@@ -577,10 +582,7 @@ impl<'ast> Visit<'ast> for RuleVisitor<'_> {
     fn visit_expr_method_call(&mut self, m: &'ast syn::ExprMethodCall) {
         if m.method == "resource_mut"
             && let Some(t) = &m.turbofish
-            && t.args.iter().any(|a| {
-                matches!(a, syn::GenericArgument::Type(syn::Type::Path(p))
-                    if p.path.segments.last().is_some_and(|s| s.ident == "Simulation"))
-            })
+            && names_simulation(&t.args)
         {
             self.found
                 .snapshot_writers

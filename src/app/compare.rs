@@ -233,50 +233,29 @@ pub fn start_comparison(
     }
 }
 
-/// The camera resources a comparison's start frames.
-#[derive(bevy::ecs::system::SystemParam)]
-pub struct ViewSetUp<'w> {
-    framing: Option<ResMut<'w, RegionFraming>>,
-    follow: Option<ResMut<'w, CameraFollow>>,
-}
-
-/// `OnEnter(LabMode::Compare)`: the set-up of a start without a lesson (module doc).
+/// `OnEnter(LabMode::Compare)`, the set-up of a start without a lesson (module doc):
+/// open the scene anew with the first solver (run 0's parameters), paused at step 0,
+/// the camera on the scene's region of interest ([`RegionFraming`], which holds every
+/// body inside the region in each view: the overlaid one and the narrow side-by-side
+/// viewports alike).
 pub fn enter_compare(
     mut cm: ResMut<CompareMode>,
     sim: Res<Simulation>,
     mut commands: MessageWriter<SimCommand>,
     mut control: ResMut<SimControl>,
-    mut view: ViewSetUp,
-) {
-    set_up(&mut cm, &sim, &mut commands, &mut control, &mut view);
-}
-
-/// Open the scene anew with the first solver (run 0's parameters), paused at step 0,
-/// the camera on the scene's region of interest ([`RegionFraming`], which holds every
-/// body inside the region in each view: the overlaid one and the narrow side-by-side
-/// viewports alike).
-fn set_up(
-    cm: &mut CompareMode,
-    sim: &Simulation,
-    commands: &mut MessageWriter<SimCommand>,
-    control: &mut SimControl,
-    view: &mut ViewSetUp,
+    framing: Option<ResMut<RegionFraming>>,
+    follow: Option<ResMut<CameraFollow>>,
 ) {
     let Some(&first) = cm.solvers.first() else {
         return;
     };
     // Shared parameters: those the app's world runs with now (the Solver panel's).
     cm.shared_params = Some(sim.world.params.clone());
-    let next = Simulation::from_scene(sim.scene.clone(), sim.scene_path.clone(), Some(first)).map(
-        |mut next| {
+    match Simulation::from_scene(sim.scene.clone(), sim.scene_path.clone(), Some(first)) {
+        Ok(mut next) => {
             if let Some(p) = cm.params_of(0) {
                 next.world.params = p;
             }
-            next
-        },
-    );
-    match next {
-        Ok(next) => {
             commands.write(SimCommand::Open(Box::new(next)));
         }
         Err(e) => {
@@ -287,11 +266,11 @@ fn set_up(
     }
     control.paused = true;
     control.impact_paused = None;
-    if let Some(framing) = view.framing.as_mut()
+    if let Some(mut framing) = framing
         && let Ok(region) = sim.scene.region_of_interest()
     {
         framing.frame(region, largest_moving_radius(&sim.world));
-        if let Some(f) = view.follow.as_mut() {
+        if let Some(mut f) = follow {
             f.stop();
         }
     }

@@ -450,6 +450,12 @@ impl Core {
         self.dirty = true;
     }
 
+    /// A command failed on the world: shown as the run's error (the run pauses).
+    fn fail(&mut self, e: String) {
+        self.sim.error = Some(e);
+        self.dirty = true;
+    }
+
     /// The state changed in a way the next step reads: a keyframe at this step, so that
     /// a re-simulation never crosses the change.
     fn edited(&mut self) {
@@ -469,10 +475,7 @@ impl Core {
         match command {
             SimCommand::Reset => match self.sim.reset() {
                 Ok(()) => self.new_run(),
-                Err(e) => {
-                    self.sim.error = Some(e);
-                    self.dirty = true;
-                }
+                Err(e) => self.fail(e),
             },
             SimCommand::Open(next) => {
                 let generation = self.sim.generation + 1;
@@ -573,10 +576,7 @@ impl Core {
                         self.new_run();
                         control.paused = false;
                     }
-                    Err(e) => {
-                        self.sim.error = Some(e);
-                        self.dirty = true;
-                    }
+                    Err(e) => self.fail(e),
                 }
             }
             SimCommand::Repose(ReposeCommand::RemoveWall) => {

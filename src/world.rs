@@ -35,8 +35,8 @@ use crate::collision::{
 };
 use crate::container::Container;
 use crate::dynamics::contact_pass::ContactPass;
+use crate::dynamics::graph::ContactGraph;
 use crate::dynamics::impact::ImpactTiming;
-use crate::dynamics::islands::Islands;
 use crate::dynamics::rotation::RotationIntegrator;
 use crate::dynamics::solver::{
     CollisionSolver, PositionUpdate, RestingModel, SolverContext, SolverError, SolverKind,
@@ -146,10 +146,12 @@ pub struct World {
     /// Containers and gravity when the sleep state was last checked (a change wakes all).
     containers_seen: Vec<Container>,
     gravity_seen: Vec3,
-    /// The islands of this step's contacts (sleeping, and the solver's when none sleep).
-    islands: Islands,
-    /// The islands of the awake contacts (the solver's when some islands sleep).
-    awake_islands: Islands,
+    /// The contact graph of this step's contacts (its islands for sleeping; the
+    /// solver's and the contact pass's when none sleep).
+    graph: ContactGraph,
+    /// The graph of the awake contacts (the solver's and the pass's when some islands
+    /// sleep).
+    awake_graph: ContactGraph,
     /// Scratch: one flag per island root.
     island_flag: Vec<bool>,
     /// The step's contacts that involve an awake dynamic body (what the solver sees).
@@ -235,8 +237,8 @@ impl World {
             still_time: Vec::new(),
             containers_seen: Vec::new(),
             gravity_seen: gravity,
-            islands: Islands::default(),
-            awake_islands: Islands::default(),
+            graph: ContactGraph::default(),
+            awake_graph: ContactGraph::default(),
             island_flag: Vec::new(),
             awake_contacts: Scratch::default(),
             solver: solver.create(),
@@ -451,7 +453,7 @@ impl World {
             }
             self.gravity_seen = self.gravity;
         }
-        self.islands.build(&self.bodies, &self.contacts);
+        self.graph.build(&self.bodies, &self.contacts);
         let bodies = &self.bodies;
         if !self.sleeping.iter().any(|&s| s) {
             return false;
@@ -467,12 +469,12 @@ impl World {
             }
             let moved = b.velocity != Vec3::zeros() || b.angular_velocity != Vec3::zeros();
             if !self.sleeping[i] || moved {
-                wake_root[self.islands.root(i)] = true;
+                wake_root[self.graph.root(i)] = true;
             }
         }
         let mut any = false;
         for i in 0..n {
-            if self.sleeping[i] && wake_root[self.islands.root(i)] {
+            if self.sleeping[i] && wake_root[self.graph.root(i)] {
                 self.sleeping[i] = false;
                 self.still_time[i] = 0.0;
             }
@@ -523,12 +525,12 @@ impl World {
         island_ready.resize(n, true);
         for i in 0..n {
             if !self.bodies[i].is_static() && self.still_time[i] < self.sleep.time {
-                island_ready[self.islands.root(i)] = false;
+                island_ready[self.graph.root(i)] = false;
             }
         }
         for i in 0..n {
             let b = &mut self.bodies[i];
-            if !b.is_static() && !self.sleeping[i] && island_ready[self.islands.root(i)] {
+            if !b.is_static() && !self.sleeping[i] && island_ready[self.graph.root(i)] {
                 self.sleeping[i] = true;
                 b.velocity = Vec3::zeros();
                 b.angular_velocity = Vec3::zeros();
@@ -702,16 +704,16 @@ impl World {
         } else {
             0.0
         };
-        let islands = if some_asleep {
-            self.awake_islands.build(&self.bodies, contacts);
-            &self.awake_islands
+        let graph = if some_asleep {
+            self.awake_graph.build(&self.bodies, contacts);
+            &self.awake_graph
         } else {
-            &self.islands
+            &self.graph
         };
         let mut report = self.solver.resolve(SolverContext {
             bodies: &mut self.bodies,
             contacts,
-            islands,
+            graph,
             params: &self.params,
             dt: h,
             trace: if recording {
@@ -761,6 +763,7 @@ impl World {
             self.contact_pass.run(
                 &mut self.bodies,
                 contacts,
+                graph,
                 &self.params,
                 -self.gravity.try_normalize(0.0).unwrap_or_else(Vec3::zeros),
                 h,

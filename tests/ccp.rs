@@ -6,7 +6,7 @@
 //! the tests vary what the paper varies (the force height d, the sliding speed V0).
 
 use impulse_lab::body::total_linear_momentum;
-use impulse_lab::dynamics::islands::Islands;
+use impulse_lab::dynamics::graph::ContactGraph;
 use impulse_lab::dynamics::solver::ccp::CcpSolver;
 use impulse_lab::dynamics::solver::{
     CollisionSolver, SolverContext, SolverKind, SolverParams, total_kinetic_energy,
@@ -369,12 +369,12 @@ fn never_creates_energy_on_the_random_collision_set() {
         params.tolerance = 1e-10;
         let mut bodies = w.bodies.clone();
         let ke0 = total_kinetic_energy(&bodies);
-        let islands = Islands::of(&bodies, &contacts);
+        let graph = ContactGraph::of(&bodies, &contacts);
         let r = solver
             .resolve(SolverContext {
                 bodies: &mut bodies,
                 contacts: &contacts,
-                islands: &islands,
+                graph: &graph,
                 params: &params,
                 dt: w.dt,
                 trace: None,

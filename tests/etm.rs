@@ -6,7 +6,7 @@
 use impulse_lab::body::{total_angular_momentum, total_linear_momentum};
 use impulse_lab::collision::Contact;
 use impulse_lab::container::Container;
-use impulse_lab::dynamics::islands::Islands;
+use impulse_lab::dynamics::graph::ContactGraph;
 use impulse_lab::dynamics::solver::etm::{EtmFriction, EtmSolver};
 use impulse_lab::dynamics::solver::{
     CollisionSolver, SolverContext, SolverReport, TraceRow, total_kinetic_energy,
@@ -28,12 +28,12 @@ fn resolve_with(
     trace: Option<&mut Vec<TraceRow>>,
 ) -> (Vec<Contact>, SolverReport) {
     let contacts = w.detect().to_vec();
-    let islands = Islands::of(&w.bodies, &contacts);
+    let graph = ContactGraph::of(&w.bodies, &contacts);
     let report = solver
         .resolve(SolverContext {
             bodies: &mut w.bodies,
             contacts: &contacts,
-            islands: &islands,
+            graph: &graph,
             params: &w.params,
             dt: w.dt,
             trace,
@@ -111,12 +111,12 @@ fn paper_7_1_two_tetrahedra_conserve_energy_for_every_lambda() {
         contacts.truncate(1);
         let un0 = normal_velocity(&w.bodies, &contacts[0]);
         let mut rows = Vec::new();
-        let islands = Islands::of(&w.bodies, &contacts);
+        let graph = ContactGraph::of(&w.bodies, &contacts);
         let report = EtmSolver::default()
             .resolve(SolverContext {
                 bodies: &mut w.bodies,
                 contacts: &contacts,
-                islands: &islands,
+                graph: &graph,
                 params: &w.params,
                 dt: w.dt,
                 trace: Some(&mut rows),

@@ -8,7 +8,7 @@
 mod common;
 
 use impulse_lab::World;
-use impulse_lab::dynamics::islands::Islands;
+use impulse_lab::dynamics::graph::ContactGraph;
 use impulse_lab::dynamics::solver::SolverContext;
 use impulse_lab::dynamics::solver::mdp::{
     ContactState, FrictionLaw, PlaneProblem, coulomb_solutions, solve_single_contact,
@@ -344,13 +344,13 @@ fn six_point_body_has_three_coulomb_solutions_and_one_maximally_dissipative() {
         w.params.mdp_friction = law;
         let contacts = w.detect().to_vec();
         let p0 = w.bodies[0].mass * w.bodies[0].velocity;
-        let islands = Islands::of(&w.bodies, &contacts);
+        let graph = ContactGraph::of(&w.bodies, &contacts);
         let report = SolverKind::Mdp
             .create()
             .resolve(SolverContext {
                 bodies: &mut w.bodies,
                 contacts: &contacts,
-                islands: &islands,
+                graph: &graph,
                 params: &w.params,
                 dt: w.dt,
                 trace: None,
@@ -551,12 +551,12 @@ fn isolated_cluster_conserves_momentum() {
                 })
                 .sum();
             let mut bodies = w.bodies.clone();
-            let islands = Islands::of(&bodies, &contacts);
+            let graph = ContactGraph::of(&bodies, &contacts);
             solver
                 .resolve(SolverContext {
                     bodies: &mut bodies,
                     contacts: &contacts,
-                    islands: &islands,
+                    graph: &graph,
                     params: &params,
                     dt: w.dt,
                     trace: None,
@@ -618,13 +618,13 @@ fn random_collision_set_never_gains_energy() {
         for s in stats.iter_mut() {
             params.mdp_friction = s.0;
             let mut bodies = w.bodies.clone();
-            let islands = Islands::of(&bodies, &contacts);
+            let graph = ContactGraph::of(&bodies, &contacts);
             let report = SolverKind::Mdp
                 .create()
                 .resolve(SolverContext {
                     bodies: &mut bodies,
                     contacts: &contacts,
-                    islands: &islands,
+                    graph: &graph,
                     params: &params,
                     dt: w.dt,
                     trace: None,
@@ -704,13 +704,13 @@ fn trace_records_sweeps_and_the_branch_per_contact() {
     assert_eq!(contacts.len(), 4, "{contacts:?}");
     let p0 = w.bodies[i].mass * w.bodies[i].velocity;
     let mut trace = Vec::new();
-    let islands = Islands::of(&w.bodies, &contacts);
+    let graph = ContactGraph::of(&w.bodies, &contacts);
     let report = SolverKind::Mdp
         .create()
         .resolve(SolverContext {
             bodies: &mut w.bodies,
             contacts: &contacts,
-            islands: &islands,
+            graph: &graph,
             params: &params,
             dt: w.dt,
             trace: Some(&mut trace),
@@ -914,11 +914,11 @@ fn non_finite_velocity_is_an_error() {
     let contacts = w.detect().to_vec();
     w.bodies[0].velocity.x = f64::NAN;
     let params = w.params.clone();
-    let islands = Islands::of(&w.bodies, &contacts);
+    let graph = ContactGraph::of(&w.bodies, &contacts);
     let r = SolverKind::Mdp.create().resolve(SolverContext {
         bodies: &mut w.bodies,
         contacts: &contacts,
-        islands: &islands,
+        graph: &graph,
         params: &params,
         dt: w.dt,
         trace: None,

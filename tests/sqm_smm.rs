@@ -8,7 +8,7 @@
 use impulse_lab::body::total_linear_momentum;
 use impulse_lab::collision::Contact;
 use impulse_lab::container::Container;
-use impulse_lab::dynamics::islands::Islands;
+use impulse_lab::dynamics::graph::ContactGraph;
 use impulse_lab::dynamics::solver::smm::{RestitutionRule, SmmSolver};
 use impulse_lab::dynamics::solver::sqm::{Reapproach, SqmSolver};
 use impulse_lab::dynamics::solver::{
@@ -43,11 +43,11 @@ fn resolve(
     params: &SolverParams,
 ) -> (Result<SolverReport, SolverError>, Vec<TraceRow>) {
     let mut trace = Vec::new();
-    let islands = Islands::of(bodies, contacts);
+    let graph = ContactGraph::of(bodies, contacts);
     let r = solver.resolve(SolverContext {
         bodies,
         contacts,
-        islands: &islands,
+        graph: &graph,
         params,
         dt: DT,
         trace: Some(&mut trace),

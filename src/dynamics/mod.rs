@@ -1,8 +1,8 @@
 //! Dynamics: integrators and collision solvers.
 
 pub mod contact_pass;
+pub mod graph;
 pub mod impact;
-pub mod islands;
 pub mod queue;
 pub mod rotation;
 pub mod solver;

@@ -595,7 +595,7 @@ pub(crate) mod problems {
     use crate::body::RigidBody;
     use crate::collision::Contact;
     use crate::container::Container;
-    use crate::dynamics::islands::Islands;
+    use crate::dynamics::graph::ContactGraph;
     use crate::dynamics::solver::{CollisionSolver, SolverContext, SolverKind, SolverParams};
     use crate::math::{Quat, Vec3};
     use crate::shapes::Shape;
@@ -622,12 +622,12 @@ pub(crate) mod problems {
         /// Solve the problem once with `solver`; the bodies after it.
         pub fn solve_bodies(&self, solver: &mut dyn CollisionSolver) -> Vec<RigidBody> {
             let mut bodies = self.world.bodies.clone();
-            let islands = Islands::of(&bodies, &self.contacts);
+            let graph = ContactGraph::of(&bodies, &self.contacts);
             solver
                 .resolve(SolverContext {
                     bodies: &mut bodies,
                     contacts: &self.contacts,
-                    islands: &islands,
+                    graph: &graph,
                     params: &self.world.params,
                     dt: self.world.dt,
                     trace: None,

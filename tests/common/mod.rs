@@ -4,7 +4,7 @@
 
 use impulse_lab::body::total_angular_momentum;
 use impulse_lab::collision::Contact;
-use impulse_lab::dynamics::islands::Islands;
+use impulse_lab::dynamics::graph::ContactGraph;
 use impulse_lab::dynamics::solver::{CollisionSolver, SolverContext, SolverError};
 use impulse_lab::math::{Quat, Vec3};
 use impulse_lab::{RigidBody, Shape, SolverKind, SolverParams, World};
@@ -221,11 +221,11 @@ pub fn resolve_angular_momentum_change(
         })
         .sum();
     let mut bodies = w.bodies.clone();
-    let islands = Islands::of(&bodies, &contacts);
+    let graph = ContactGraph::of(&bodies, &contacts);
     solver.resolve(SolverContext {
         bodies: &mut bodies,
         contacts: &contacts,
-        islands: &islands,
+        graph: &graph,
         params,
         dt: w.dt,
         trace: None,

@@ -164,6 +164,7 @@ impl ContactPass {
 mod tests {
     use super::*;
     use crate::collision::make_contact;
+    use crate::dynamics::graph::ContactGraph;
     use crate::dynamics::solver::{SolverParams, SolverReport};
     use crate::math::Quat;
     use crate::shapes::Shape;
@@ -222,9 +223,11 @@ mod tests {
                 .build()
                 .unwrap();
             pool.install(|| {
+                let graph = ContactGraph::of(&bodies, &contacts);
                 pass.run(
                     &mut bodies,
                     &contacts,
+                    &graph,
                     &params,
                     Vec3::z(),
                     1.0 / 600.0,

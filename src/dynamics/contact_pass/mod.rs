@@ -104,6 +104,7 @@ use super::solver::{
 };
 use crate::body::RigidBody;
 use crate::collision::Contact;
+use crate::dynamics::graph::ContactGraph;
 use crate::dynamics::warm_start::ImpulseCache;
 use crate::math::Vec3;
 use rayon::prelude::*;
@@ -116,6 +117,7 @@ mod safeguard;
 
 pub use friction::nearest_in_disk;
 pub use halves::SPLIT_ROWS;
+pub use projection::project_pairs;
 use projection::{ProjectionRow, speculative_gap};
 use row::{Row, freeze_a, freeze_b};
 
@@ -128,7 +130,6 @@ use row::{Row, freeze_a, freeze_b};
 #[derive(Default)]
 pub struct ContactPass {
     level: Vec<u32>,
-    adjacency: Vec<Vec<usize>>,
     order: Vec<(u64, usize)>,
     queue: std::collections::VecDeque<usize>,
     rows: Vec<Row>,
@@ -298,10 +299,12 @@ impl ContactPass {
     /// 10⁻³ `rest_velocity` h per step (0.17 µm at 0.1 m/s and h = 1/600 s), which the
     /// position projection removes, and a body moving at that speed has
     /// ½ m (10⁻⁴ m/s)² of kinetic energy, far below the settle criterion.
+    #[allow(clippy::too_many_arguments)]
     pub fn run(
         &mut self,
         bodies: &mut [RigidBody],
         contacts: &[Contact],
+        graph: &ContactGraph,
         params: &SolverParams,
         up: Vec3,
         dt: f64,
@@ -310,10 +313,6 @@ impl ContactPass {
         let n = bodies.len();
         self.level.clear();
         self.level.resize(n, NO_LEVEL);
-        self.adjacency.resize_with(n, Vec::new);
-        for a in &mut self.adjacency {
-            a.clear();
-        }
         self.queue.clear();
         // 1. levels
         // A static side supports a body when the normal pushes it against gravity
@@ -324,24 +323,25 @@ impl ContactPass {
             if b_static && !bodies[c.a].is_static() && supports(&c.normal) && self.level[c.a] != 0 {
                 self.level[c.a] = 0;
                 self.queue.push_back(c.a);
-            } else if let Some(b) = c.b {
-                if bodies[c.a].is_static()
-                    && !bodies[b].is_static()
-                    && supports(&-c.normal)
-                    && self.level[b] != 0
-                {
-                    self.level[b] = 0;
-                    self.queue.push_back(b);
-                }
-                if !bodies[c.a].is_static() && !bodies[b].is_static() {
-                    self.adjacency[c.a].push(b);
-                    self.adjacency[b].push(c.a);
-                }
+            } else if let Some(b) = c.b
+                && bodies[c.a].is_static()
+                && !bodies[b].is_static()
+                && supports(&-c.normal)
+                && self.level[b] != 0
+            {
+                self.level[b] = 0;
+                self.queue.push_back(b);
             }
         }
+        // Breadth first over the dynamic bodies (`graph`'s per-body contact lists, in
+        // contact order): a body's level is its distance from a supported one.
         while let Some(i) = self.queue.pop_front() {
-            for k in 0..self.adjacency[i].len() {
-                let j = self.adjacency[i][k];
+            for &k in graph.body_contacts(i) {
+                let c = &contacts[k as usize];
+                let other = if c.a == i { c.b } else { Some(c.a) };
+                let Some(j) = other.filter(|&j| !bodies[j].is_static()) else {
+                    continue;
+                };
                 if self.level[j] == NO_LEVEL {
                     self.level[j] = self.level[i] + 1;
                     self.queue.push_back(j);
@@ -991,7 +991,17 @@ mod tests {
                 ..SolverParams::default()
             };
             let mut report = SolverReport::default();
-            pass.run(&mut bodies, &[support], &params, Vec3::z(), dt, &mut report);
+            let support = [support];
+            let graph = ContactGraph::of(&bodies, &support);
+            pass.run(
+                &mut bodies,
+                &support,
+                &graph,
+                &params,
+                Vec3::z(),
+                dt,
+                &mut report,
+            );
             bodies[0].velocity.z
         };
         let vz = fall(&mut pass, projected);
@@ -1076,7 +1086,16 @@ mod tests {
         // The cold pass: nothing to warm-start from.
         let mut cold = bodies.clone();
         let mut report = SolverReport::default();
-        ContactPass::default().run(&mut cold, &contacts, &params, Vec3::z(), dt, &mut report);
+        let graph = ContactGraph::of(&cold, &contacts);
+        ContactPass::default().run(
+            &mut cold,
+            &contacts,
+            &graph,
+            &params,
+            Vec3::z(),
+            dt,
+            &mut report,
+        );
         assert_eq!(report.contact_fallback, ContactFallback::None);
         assert!(kinetic(&cold) <= k0);
 
@@ -1085,7 +1104,16 @@ mod tests {
         let mut pass = runaway_warm_start(&contacts, 1e3 * weight_impulse, 5.0);
         let mut warm = bodies.clone();
         let mut report = SolverReport::default();
-        pass.run(&mut warm, &contacts, &params, Vec3::z(), dt, &mut report);
+        let graph = ContactGraph::of(&warm, &contacts);
+        pass.run(
+            &mut warm,
+            &contacts,
+            &graph,
+            &params,
+            Vec3::z(),
+            dt,
+            &mut report,
+        );
         assert_eq!(report.contact_fallback, ContactFallback::Cold);
         assert!(kinetic(&warm) <= k0, "{} > {k0}", kinetic(&warm));
         assert_eq!(warm[0].velocity, cold[0].velocity);
@@ -1157,7 +1185,16 @@ mod tests {
             let mut pass = ContactPass::default();
             // Two steps (the second warm-started), booked into one report.
             for _ in 0..2 {
-                pass.run(&mut bodies, &contacts, &params, Vec3::z(), dt, &mut report);
+                let graph = ContactGraph::of(&bodies, &contacts);
+                pass.run(
+                    &mut bodies,
+                    &contacts,
+                    &graph,
+                    &params,
+                    Vec3::z(),
+                    dt,
+                    &mut report,
+                );
             }
             let booked = report.dissipated_restitution + report.dissipated_friction;
             assert!(
@@ -1193,7 +1230,16 @@ mod tests {
         let mut pass = runaway_warm_start(&contacts, 1e3 * weight_impulse, 0.4);
         let k0 = kinetic(&bodies);
         let mut report = SolverReport::default();
-        pass.run(&mut bodies, &contacts, &params, Vec3::z(), dt, &mut report);
+        let graph = ContactGraph::of(&bodies, &contacts);
+        pass.run(
+            &mut bodies,
+            &contacts,
+            &graph,
+            &params,
+            Vec3::z(),
+            dt,
+            &mut report,
+        );
         assert_eq!(report.contact_fallback, ContactFallback::None);
         let removed = k0 - kinetic(&bodies);
         let (r, f) = (report.dissipated_restitution, report.dissipated_friction);

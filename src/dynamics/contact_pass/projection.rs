@@ -7,6 +7,55 @@ use crate::collision::Contact;
 use crate::dynamics::solver::prepared::PreparedContact;
 use crate::math::{Quat, Vec3};
 
+/// Paper 001's per-pair projection (eqs. 5.27-5.28, B.17-B.18), for a method that runs
+/// without the contact pass and corrects positions itself: each pair of `contacts`
+/// (consecutive contacts of the same bodies and container, as the narrow phase lists
+/// them) whose deepest contact overlaps (gap < 0) moves apart along that contact's
+/// normal by k_p × the overlap, shared in proportion to the inverse masses
+/// (Δx_a = k_p (m_a⁻¹ / (m_a⁻¹ + m_b⁻¹)) |gap| n, Δx_b the opposite share). Each body
+/// moves by [`RigidBody::displace`], which keeps its linear and angular momentum; the
+/// returned change of rotational kinetic energy that keeping them makes (J) is the
+/// caller's to book as projection work, beside the potential energy the move changes.
+pub fn project_pairs(bodies: &mut [RigidBody], contacts: &[Contact], kp: f64) -> f64 {
+    let same_pair =
+        |x: &Contact, y: &Contact| x.a == y.a && x.b == y.b && x.container == y.container;
+    let mut work = 0.0;
+    let mut k = 0;
+    while k < contacts.len() {
+        let mut deepest = k;
+        let mut end = k + 1;
+        while end < contacts.len() && same_pair(&contacts[end], &contacts[k]) {
+            if contacts[end].gap < contacts[deepest].gap {
+                deepest = end;
+            }
+            end += 1;
+        }
+        let c = &contacts[deepest];
+        if c.gap < 0.0 {
+            let overlap = -c.gap;
+            let inv_mass_a = bodies[c.a].inv_mass;
+            let inv_mass_b = c.b.map_or(0.0, |b| bodies[b].inv_mass);
+            let inv_sum = inv_mass_a + inv_mass_b;
+            if inv_sum > 0.0 {
+                let a = &mut bodies[c.a];
+                work += a.displace(
+                    &(kp * (inv_mass_a / inv_sum) * overlap * c.normal),
+                    a.orientation,
+                );
+                if let Some(b) = c.b {
+                    let b = &mut bodies[b];
+                    work += b.displace(
+                        &(-kp * (inv_mass_b / inv_sum) * overlap * c.normal),
+                        b.orientation,
+                    );
+                }
+            }
+        }
+        k = end;
+    }
+    work
+}
+
 /// One contact of the position projection ([`ContactPass::project`]).
 #[derive(Clone)]
 pub(super) struct ProjectionRow {

@@ -4,7 +4,7 @@
 use super::friction::TangentMetric;
 use super::{MANIFOLD_POINTS, NO_SLOT};
 use crate::body::RigidBody;
-use crate::dynamics::solver::prepared::PreparedContact;
+use crate::dynamics::solver::prepared::{PreparedContact, collision_matrix};
 use crate::dynamics::solver::{SolverParams, SolverReport};
 use crate::dynamics::warm_start::CachedImpulse;
 use crate::math::{Mat3, Vec3};
@@ -535,16 +535,28 @@ pub(super) fn relative_angular_velocity(p: &PreparedContact, bodies: &[RigidBody
 pub(super) fn freeze_a(p: &mut PreparedContact) {
     p.inv_mass_a = 0.0;
     p.inv_inertia_a = Mat3::zeros();
-    let rb = crate::math::skew(&p.r_b);
-    p.k = Mat3::identity() * p.inv_mass_b - rb * p.inv_inertia_b * rb;
+    p.k = collision_matrix(
+        0.0,
+        &Mat3::zeros(),
+        &p.r_a,
+        p.inv_mass_b,
+        &p.inv_inertia_b,
+        &p.r_b,
+    );
 }
 
 /// Leave body b out of the contact's collision matrix (treat it as infinitely heavy).
 pub(super) fn freeze_b(p: &mut PreparedContact) {
     p.inv_mass_b = 0.0;
     p.inv_inertia_b = Mat3::zeros();
-    let ra = crate::math::skew(&p.r_a);
-    p.k = Mat3::identity() * p.inv_mass_a - ra * p.inv_inertia_a * ra;
+    p.k = collision_matrix(
+        p.inv_mass_a,
+        &p.inv_inertia_a,
+        &p.r_a,
+        0.0,
+        &Mat3::zeros(),
+        &p.r_b,
+    );
 }
 
 /// The weight of a manifold's Jacobi update ([`Row::sweep_manifold`],

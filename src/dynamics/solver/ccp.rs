@@ -184,6 +184,8 @@ use super::{
 };
 use crate::body::RigidBody;
 use crate::collision::FeatureId;
+use crate::dynamics::contact_pass::project_pairs;
+use crate::dynamics::solver::prepared::collision_matrix;
 use crate::dynamics::warm_start::ImpulseCache;
 use crate::math::{Mat3, Vec3, skew};
 
@@ -725,11 +727,14 @@ impl CollisionSolver for CcpSolver {
             };
             let r_a = c.r_a + shift(&ba.v0);
             let r_b = c.r_b + bb.map_or(Vec3::zeros(), |b| shift(&b.v0));
-            // K = (1/m_a + 1/m_b) 1 − r̃_a I_a⁻¹ r̃_a − r̃_b I_b⁻¹ r̃_b    (paper 000, eq. 9)
-            let (ra, rb) = (skew(&r_a), skew(&r_b));
-            let k = Mat3::identity() * (ba.inv_mass + inv_mass_b)
-                - ra * ba.inv_inertia * ra
-                - rb * inv_inertia_b * rb;
+            let k = collision_matrix(
+                ba.inv_mass,
+                &ba.inv_inertia,
+                &r_a,
+                inv_mass_b,
+                &inv_inertia_b,
+                &r_b,
+            );
             // A_j = diag(1/N_nn, a_T, a_T), N_jj = (h/2) K_j on impulses   (eqs. 48, 52)
             let n_nn = 0.5 * h * c.normal.dot(&(k * c.normal));
             let n_shear = 0.5 * h * (c.t1.dot(&(k * c.t1)) + c.t2.dot(&(k * c.t2)));
@@ -993,36 +998,7 @@ impl CollisionSolver for CcpSolver {
         // eq. B.18): not part of paper 002, see the module doc. With the contact pass
         // the world projects after it instead.
         if params.kp > 0.0 && self.corrects_positions(params) {
-            let mut k = 0;
-            while k < self.contacts.len() {
-                let key = |c: &CcpContact| (c.a, c.b, c.container);
-                let mut deepest = k;
-                let mut end = k + 1;
-                while end < self.contacts.len()
-                    && key(&self.contacts[end]) == key(&self.contacts[k])
-                {
-                    if self.contacts[end].gap < self.contacts[deepest].gap {
-                        deepest = end;
-                    }
-                    end += 1;
-                }
-                let c = &self.contacts[deepest];
-                if c.gap < 0.0 {
-                    let (ima, imb) = (
-                        self.bodies[c.a].inv_mass,
-                        c.b.map_or(0.0, |b| self.bodies[b].inv_mass),
-                    );
-                    let inv_sum = ima + imb;
-                    if inv_sum > 0.0 {
-                        let shift = params.kp * (-c.gap) * c.n / inv_sum;
-                        bodies[c.a].position += ima * shift;
-                        if let Some(b) = c.b {
-                            bodies[b].position -= imb * shift;
-                        }
-                    }
-                }
-                k = end;
-            }
+            report.projection_work += project_pairs(bodies, contacts, params.kp);
         }
         Ok(report)
     }

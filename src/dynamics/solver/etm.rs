@@ -99,6 +99,7 @@ use super::{
 };
 use crate::body::RigidBody;
 use crate::collision::{Contact, relative_velocity};
+use crate::dynamics::graph::ContactGraph;
 use crate::dynamics::queue::{ContactOrder, ContactQueue};
 use crate::math::{Mat3, Vec3};
 use rayon::prelude::*;
@@ -133,8 +134,6 @@ pub struct EtmSolver<Q: ContactOrder = ContactQueue> {
     vel: Vec<Twist>,
     /// Per contact, what its heap key reads ([`KeyRow`]).
     keys: Vec<KeyRow>,
-    adj_start: Vec<usize>,
-    adj: Vec<usize>,
     /// c_min: the contact of least (ũ_n, index) among those taking part.
     heap: Q,
     /// The current island's contacts that may store elastic energy, in increasing index
@@ -403,8 +402,6 @@ impl<Q: ContactOrder> EtmSolver<Q> {
             contacts: Vec::new(),
             vel: Vec::new(),
             keys: Vec::new(),
-            adj_start: Vec::new(),
-            adj: Vec::new(),
             heap: order,
             stored: Vec::new(),
             charged: Vec::new(),
@@ -437,12 +434,11 @@ impl<Q: ContactOrder> CollisionSolver for EtmSolver<Q> {
         let SolverContext {
             bodies,
             contacts,
-            islands,
+            graph,
             params,
             dt,
             mut trace,
         } = ctx;
-        let nb = bodies.len();
         let mut tally = Tally::default();
         self.mu = params.friction;
 
@@ -456,7 +452,7 @@ impl<Q: ContactOrder> CollisionSolver for EtmSolver<Q> {
                 v.max(-relative_velocity(bodies, c).dot(&c.normal))
             })
         };
-        if islands.iter().all(|ids| fastest(ids) <= resting) {
+        if graph.islands().all(|ids| fastest(ids) <= resting) {
             self.contacts.clear();
             self.frictionless_fallbacks = 0;
             return Ok(SolverReport {
@@ -493,46 +489,20 @@ impl<Q: ContactOrder> CollisionSolver for EtmSolver<Q> {
         }
         let nc = self.contacts.len();
 
-        // Per-body adjacency (CSR): the contacts touching each dynamic body.
-        self.adj_start.clear();
-        self.adj_start.resize(nb + 1, 0);
-        let body_ids = |c: &EtmContact| {
-            let a = (!bodies[c.pc.a].is_static()).then_some(c.pc.a);
-            let b = c.pc.b.filter(|&b| !bodies[b].is_static());
-            [a, b]
-        };
-        for c in self.contacts.iter().filter(|c| c.active) {
-            for b in body_ids(c).into_iter().flatten() {
-                self.adj_start[b + 1] += 1;
-            }
-        }
-        for b in 0..nb {
-            self.adj_start[b + 1] += self.adj_start[b];
-        }
-        self.adj.clear();
-        self.adj.resize(self.adj_start[nb], 0);
-        let mut fill = self.adj_start.clone();
-        for (ci, c) in self.contacts.iter().enumerate().filter(|(_, c)| c.active) {
-            for b in body_ids(c).into_iter().flatten() {
-                self.adj[fill[b]] = ci;
-                fill[b] += 1;
-            }
-        }
-
         self.heap.reset(nc);
         self.stored.clear();
         self.charged.clear();
         self.charged.resize(nc, false);
-        // Islands (`dynamics::islands`): contacts with a dynamic body, grouped by the
+        // Islands (`dynamics::graph`): contacts with a dynamic body, grouped by the
         // dynamic bodies they join; `active` is exactly "has a dynamic body".
         self.vel.clear();
         self.vel.extend(bodies.iter().map(|b| Twist {
             v: b.velocity,
             w: b.angular_velocity,
         }));
-        let solved = islands
-            .iter()
-            .try_for_each(|ids| self.solve_island(bodies, ids, params, &mut trace, &mut tally));
+        let solved = graph.islands().try_for_each(|ids| {
+            self.solve_island(bodies, graph, ids, params, &mut trace, &mut tally)
+        });
         self.write_back(bodies);
         solved?;
         tally.report.elastic = self.contacts.iter().map(|c| c.w).sum();
@@ -563,6 +533,7 @@ impl<Q: ContactOrder> EtmSolver<Q> {
     fn solve_island(
         &mut self,
         bodies: &mut [RigidBody],
+        graph: &ContactGraph,
         ids: &[usize],
         params: &super::SolverParams,
         trace: &mut Option<&mut Vec<TraceRow>>,
@@ -631,7 +602,7 @@ impl<Q: ContactOrder> EtmSolver<Q> {
                     -v.un
                 };
                 let inc = self.increment(ci, &v, du, tally)?;
-                let wn = self.apply(ci, &v, &inc.p, tally)?;
+                let wn = self.apply(graph, ci, &v, &inc.p, tally)?;
                 // Eq. 64 with W the stored (elastic) energy: W ← W − ΔW_n.
                 self.contacts[ci].w -= wn;
                 if !self.charged[ci] {
@@ -674,7 +645,7 @@ impl<Q: ContactOrder> EtmSolver<Q> {
                     let ci = stored[k];
                     if self.contacts[ci].w > 0.0 {
                         any = true;
-                        self.release(bodies, ci, trace, tally)?;
+                        self.release(bodies, graph, ci, trace, tally)?;
                     }
                     if self.contacts[ci].w != 0.0 {
                         stored[kept] = ci;
@@ -716,6 +687,7 @@ impl<Q: ContactOrder> EtmSolver<Q> {
     fn release(
         &mut self,
         bodies: &mut [RigidBody],
+        graph: &ContactGraph,
         ci: usize,
         trace: &mut Option<&mut Vec<TraceRow>>,
         tally: &mut Tally,
@@ -731,7 +703,7 @@ impl<Q: ContactOrder> EtmSolver<Q> {
         } else {
             (self.last_release(ci, &v, w, inc.regime, tally)?, true)
         };
-        let wn = self.apply(ci, &v, &p, tally)?;
+        let wn = self.apply(graph, ci, &v, &p, tally)?;
         let c = &mut self.contacts[ci];
         if last {
             // The rounding-level remainder W_i − ΔW_n leaves the books as restitution loss.
@@ -875,10 +847,11 @@ impl<Q: ContactOrder> EtmSolver<Q> {
     }
 
     /// Apply impulse `p` at contact `ci` (eqs. 4-5), book its tangential work as friction
-    /// loss, update the heap keys of the contacts sharing a body, and return the normal
-    /// work ΔW_n (eq. 18).
+    /// loss, update the heap keys of the contacts sharing a body (`graph`'s per-body
+    /// lists), and return the normal work ΔW_n (eq. 18).
     fn apply(
         &mut self,
+        graph: &ContactGraph,
         ci: usize,
         v: &LocalVel,
         p: &Vec3,
@@ -918,8 +891,8 @@ impl<Q: ContactOrder> EtmSolver<Q> {
             if !dynamic {
                 continue;
             }
-            for k in self.adj_start[body]..self.adj_start[body + 1] {
-                let cj = self.adj[k];
+            for &cj in graph.body_contacts(body) {
+                let cj = cj as usize;
                 let key = &self.keys[cj];
                 if body != a && a_dynamic && (key.a == a || key.b == Some(a)) {
                     continue;

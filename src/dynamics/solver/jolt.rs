@@ -45,7 +45,8 @@ use super::prepared::PreparedContact;
 use super::{
     CollisionSolver, Param, SolverContext, SolverError, SolverKind, SolverParams, SolverReport,
 };
-use crate::collision::{Contact, relative_velocity};
+use crate::collision::relative_velocity;
+use crate::dynamics::contact_pass::project_pairs;
 
 #[derive(Clone, Default)]
 pub struct JoltSolver {
@@ -184,41 +185,7 @@ impl CollisionSolver for JoltSolver {
         // Position projection, once per pair with its deepest overlap (eqs. B.17-B.18),
         // without the contact pass; with it the world projects after the pass.
         if params.kp > 0.0 && self.corrects_positions(params) {
-            let same_pair =
-                |x: &Contact, y: &Contact| x.a == y.a && x.b == y.b && x.container == y.container;
-            let mut k = 0;
-            while k < contacts.len() {
-                let mut deepest = k;
-                let mut end = k + 1;
-                while end < contacts.len() && same_pair(&contacts[end], &contacts[k]) {
-                    if contacts[end].gap < contacts[deepest].gap {
-                        deepest = end;
-                    }
-                    end += 1;
-                }
-                let c = &contacts[deepest];
-                if c.gap < 0.0 {
-                    let overlap = -c.gap;
-                    let inv_mass_a = bodies[c.a].inv_mass;
-                    let inv_mass_b = c.b.map_or(0.0, |b| bodies[b].inv_mass);
-                    let inv_sum = inv_mass_a + inv_mass_b;
-                    if inv_sum > 0.0 {
-                        let a = &mut bodies[c.a];
-                        report.projection_work += a.displace(
-                            &(params.kp * (inv_mass_a / inv_sum) * overlap * c.normal),
-                            a.orientation,
-                        );
-                        if let Some(b) = c.b {
-                            let b = &mut bodies[b];
-                            report.projection_work += b.displace(
-                                &(-params.kp * (inv_mass_b / inv_sum) * overlap * c.normal),
-                                b.orientation,
-                            );
-                        }
-                    }
-                }
-                k = end;
-            }
+            report.projection_work += project_pairs(bodies, contacts, params.kp);
         }
         Ok(report)
     }

@@ -24,7 +24,7 @@ pub mod sqm;
 
 use crate::body::RigidBody;
 use crate::collision::Contact;
-use crate::dynamics::islands::Islands;
+use crate::dynamics::graph::ContactGraph;
 use crate::dynamics::warm_start::ImpulseCache;
 use crate::math::Vec3;
 use serde::{Deserialize, Serialize};
@@ -571,8 +571,9 @@ pub fn total_kinetic_energy(bodies: &[RigidBody]) -> f64 {
 pub struct SolverContext<'a> {
     pub bodies: &'a mut [RigidBody],
     pub contacts: &'a [Contact],
-    /// The islands of `contacts` (`dynamics::islands`), built by the world once a step.
-    pub islands: &'a Islands,
+    /// The contact graph of `contacts` (islands, per-body contact lists:
+    /// [`crate::dynamics::graph`]), built by the world once a step.
+    pub graph: &'a ContactGraph,
     pub params: &'a SolverParams,
     /// Time step (s).
     pub dt: f64,

@@ -6,6 +6,27 @@ use crate::body::RigidBody;
 use crate::collision::Contact;
 use crate::math::{Mat3, Vec3, skew};
 
+/// The collision matrix K of a contact (paper 000, eq. 9): the change of the relative
+/// velocity of a with respect to b at the contact per unit impulse on a (−P on b),
+///
+///   K = (1/m_a + 1/m_b) 1 − r̃_a I_a⁻¹ r̃_a − r̃_b I_b⁻¹ r̃_b,
+///
+/// r̃ the cross-product matrix of the lever arm r and I⁻¹ the world inverse inertia.
+/// Symmetric; positive definite when a side is dynamic. A side that is static, frozen
+/// or a container has 1/m = 0 and I⁻¹ = 0 (and then adds nothing).
+#[inline]
+pub fn collision_matrix(
+    inv_mass_a: f64,
+    inv_inertia_a: &Mat3,
+    r_a: &Vec3,
+    inv_mass_b: f64,
+    inv_inertia_b: &Mat3,
+    r_b: &Vec3,
+) -> Mat3 {
+    let (ra, rb) = (skew(r_a), skew(r_b));
+    Mat3::identity() * (inv_mass_a + inv_mass_b) - ra * inv_inertia_a * ra - rb * inv_inertia_b * rb
+}
+
 /// Laid out in declaration order (`repr(C)`): what a sweep reads for every contact
 /// (bodies, frame, lever arms, masses, gap) first and contiguous, the 3 × 3 matrices
 /// last.
@@ -46,11 +67,14 @@ impl PreparedContact {
     ) -> Self {
         let ba = &bodies[c.a];
         let inv_mass_b = c.b.map_or(0.0, |b| bodies[b].inv_mass);
-        // K = (1/m_a + 1/m_b) 1 − r̃_a I_a⁻¹ r̃_a − r̃_b I_b⁻¹ r̃_b    (paper 000, eq. 9)
-        let (ra, rb) = (skew(&c.r_a), skew(&c.r_b));
-        let k = Mat3::identity() * (ba.inv_mass + inv_mass_b)
-            - ra * inv_inertia_a * ra
-            - rb * inv_inertia_b * rb;
+        let k = collision_matrix(
+            ba.inv_mass,
+            &inv_inertia_a,
+            &c.r_a,
+            inv_mass_b,
+            &inv_inertia_b,
+            &c.r_b,
+        );
         PreparedContact {
             a: c.a,
             b: c.b,

@@ -232,7 +232,7 @@ pub struct SmmSolver {
     /// How `rest_velocity` selects e (default: per island).
     pub restitution_rule: RestitutionRule,
     prepared: Vec<PreparedContact>,
-    /// (island number, contact index), island by island (`dynamics::islands`).
+    /// (island number, contact index), island by island (`dynamics::graph`).
     order: Vec<(usize, usize)>,
     in_system: Vec<bool>,
     rows: Vec<Row>,
@@ -1272,7 +1272,7 @@ impl CollisionSolver for SmmSolver {
         let SolverContext {
             bodies,
             contacts,
-            islands,
+            graph,
             params,
             dt,
             mut trace,
@@ -1286,10 +1286,10 @@ impl CollisionSolver for SmmSolver {
         self.slot.resize(nb, usize::MAX);
         self.system_bodies.clear();
 
-        // Step 1: islands of touching dynamic bodies (`dynamics::islands`), as runs of
+        // Step 1: islands of touching dynamic bodies (`dynamics::graph`), as runs of
         // `order` with the same island number.
         self.order.clear();
-        for (k, ids) in islands.iter().enumerate() {
+        for (k, ids) in graph.islands().enumerate() {
             self.order.extend(ids.iter().map(|&ci| (k, ci)));
         }
 

@@ -2,8 +2,8 @@
 //!
 //! Steps, per solver call:
 //! 1. **Prepare**: copy each contact's frame, lever arms, masses and collision matrix
-//!    K (eq. 9) next to it ([`PreparedContact`]), and build the per-body adjacency
-//!    (which contacts touch each dynamic body).
+//!    K (eq. 9) next to it ([`PreparedContact`]); which contacts touch each dynamic body
+//!    is the step's contact graph's (`SolverContext::graph`).
 //! 2. **Heap** (Chatterjee): insert every *approaching, active* contact into a min-heap ψ
 //!    keyed by its relative normal velocity u_n = n·u. Active means overlapping, or
 //!    speculative (gap > 0) with gap + h u_n < 0, as in the jolt solver.
@@ -100,10 +100,6 @@ pub struct SqmSolver<Q: ContactOrder = ContactQueue> {
     k_inv: Vec<Option<Mat3>>,
     /// Approach speed −u_n at each contact's first pop this step (0 = not popped yet).
     first_approach: Vec<f64>,
-    /// Per-body contact adjacency in CSR form: contacts of body k are
-    /// `adjacency[adjacency_start[k]..adjacency_start[k + 1]]`.
-    adjacency_start: Vec<u32>,
-    adjacency: Vec<u32>,
     /// ψ: the approaching contacts by (u_n, index); the others have key +∞.
     heap: Q,
     /// Contact indices 0..n (scratch for building ψ) and their initial keys.
@@ -134,8 +130,6 @@ impl<Q: ContactOrder> SqmSolver<Q> {
             prepared: Vec::new(),
             k_inv: Vec::new(),
             first_approach: Vec::new(),
-            adjacency_start: Vec::new(),
-            adjacency: Vec::new(),
             heap: order,
             ids: Vec::new(),
             keys: Vec::new(),
@@ -221,6 +215,7 @@ impl<Q: ContactOrder> CollisionSolver for SqmSolver<Q> {
         let SolverContext {
             bodies,
             contacts,
+            graph,
             params,
             dt,
             mut trace,
@@ -231,8 +226,6 @@ impl<Q: ContactOrder> CollisionSolver for SqmSolver<Q> {
             prepared,
             k_inv,
             first_approach,
-            adjacency_start,
-            adjacency,
             heap,
             ids,
             keys,
@@ -268,7 +261,6 @@ impl<Q: ContactOrder> CollisionSolver for SqmSolver<Q> {
         }
         first_approach.clear();
         first_approach.resize(n_contacts, 0.0);
-        build_adjacency(bodies, prepared, adjacency_start, adjacency);
         heap.reset(n_contacts);
         let mut report = SolverReport::default();
 
@@ -366,11 +358,7 @@ impl<Q: ContactOrder> CollisionSolver for SqmSolver<Q> {
             // Step 4: re-key the contacts sharing a dynamic body with this one (itself
             // included); b's contacts that also touch a were already re-keyed with a's.
             for body in [Some(c.a), c.b].into_iter().flatten() {
-                let (lo, hi) = (
-                    adjacency_start[body] as usize,
-                    adjacency_start[body + 1] as usize,
-                );
-                for &cj in &adjacency[lo..hi] {
+                for &cj in graph.body_contacts(body) {
                     let cj = cj as usize;
                     let other = &prepared[cj];
                     if body != c.a
@@ -386,50 +374,6 @@ impl<Q: ContactOrder> CollisionSolver for SqmSolver<Q> {
         report.iterations = u32::try_from(pops).unwrap_or(u32::MAX);
         Ok(report)
     }
-}
-
-/// Per-body contact lists (CSR) over dynamic bodies, by counting sort: no allocation once
-/// the buffers have grown.
-fn build_adjacency(
-    bodies: &[RigidBody],
-    prepared: &[PreparedContact],
-    start: &mut Vec<u32>,
-    adj: &mut Vec<u32>,
-) {
-    start.clear();
-    start.resize(bodies.len() + 1, 0);
-    let dynamic = |k: usize| !bodies[k].is_static();
-    for c in prepared {
-        for body in [Some(c.a), c.b]
-            .into_iter()
-            .flatten()
-            .filter(|&k| dynamic(k))
-        {
-            start[body + 1] += 1;
-        }
-    }
-    for k in 0..bodies.len() {
-        start[k + 1] += start[k];
-    }
-    adj.clear();
-    adj.resize(start[bodies.len()] as usize, 0);
-    // Fill from the back so each list keeps increasing contact order.
-    for (ci, c) in prepared.iter().enumerate().rev() {
-        for body in [Some(c.a), c.b]
-            .into_iter()
-            .flatten()
-            .filter(|&k| dynamic(k))
-        {
-            start[body + 1] -= 1;
-            adj[start[body + 1] as usize] = ci as u32;
-        }
-    }
-    // start[k + 1] now holds the start of body k; shift back by one slot.
-    for k in 0..bodies.len() {
-        start[k] = start[k + 1];
-    }
-    let total = adj.len() as u32;
-    start[bodies.len()] = total;
 }
 
 #[cfg(test)]

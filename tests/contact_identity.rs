@@ -144,6 +144,35 @@ fn a_resting_stack_keeps_its_contact_ids_and_the_warm_start_finds_them() {
     }
 }
 
+/// In a pour of every shape kind, no two contacts of a step share an identity: an
+/// ellipsoid against a cross touches up to three of its bars, one contact per bar, each
+/// its own identity (a repeated one would warm-start both contacts from one impulse).
+#[test]
+fn every_contact_of_a_pour_has_its_own_identity() {
+    let text = include_str!("fixtures/mixed_pour.ron");
+    let scene = impulse_lab::scene::parse_scene(text, "mixed_pour.ron").unwrap();
+    let mut w = scene.build_world().unwrap();
+    let ellipsoid_cross = |w: &World, a: usize, b: usize| {
+        let kinds = [a, b].map(|k| w.bodies[k].shape.kind_name());
+        kinds.contains(&"ellipsoid") && kinds.contains(&"cross")
+    };
+    let mut several = 0;
+    for step in 0..600 {
+        w.step().unwrap();
+        let ids = identities(&w);
+        assert!(
+            ids.windows(2).all(|p| p[0] != p[1]),
+            "step {step}: an identity repeats within the step"
+        );
+        // Steps where an ellipsoid touches a cross at more than one bar.
+        several += usize::from(ids.windows(2).any(|p| {
+            let ((a, b, _, _), (a2, b2, _, _)) = (p[0], p[1]);
+            (a, b) == (a2, b2) && b.is_some_and(|b| ellipsoid_cross(&w, a, b))
+        }));
+    }
+    assert!(several > 0, "no ellipsoid touched a cross at two bars");
+}
+
 /// A pair of still bodies (pose and travel bit-identical to the last detection, as when
 /// both sleep) gets last step's contacts copied, and a still body its container
 /// contacts; they are the contacts a fresh

@@ -43,7 +43,11 @@ pub struct Contact {
 ///   ones; the one point per manifold that parry finds by GJK and does not name has
 ///   feature 0 (parry's `UNKNOWN`) on both sides; a repeated id is made unique by
 ///   [`FeatureId::first_free`];
-/// - sphere–sphere and ellipsoid–body pairs (one point per pair): (0, 0);
+/// - sphere–sphere pairs and an ellipsoid against a sphere or an ellipsoid (one point
+///   per pair): (0, 0);
+/// - an ellipsoid against a polyhedron, rod or cross (one point per convex part of the
+///   other body): the part's index in the upper 32 bits of that body's side, 0 on the
+///   ellipsoid's;
 /// - a body against a container: `a` is the vertex (index into the body's hull or cap
 ///   points; 0 for a sphere or an ellipsoid), `b` the surface (its place in
 ///   `containers::active_surfaces`' list: the floor first, then walls, then dividers).

@@ -4,6 +4,7 @@
 
 use super::Contact;
 use super::collider::Collider;
+use super::contact::FeatureId;
 use super::containers::Surface;
 use super::narrow_phase::make_contact;
 use super::sagi::{self, EllipsoidPose, EllipsoidSupportMap, SagiResult};
@@ -33,8 +34,21 @@ fn push(
     margin: f64,
     out: &mut Vec<Contact>,
 ) {
+    push_feature(bodies, a, b, r, FeatureId::default(), margin, out);
+}
+
+/// [`push`] with the contact's features `feature` (its identity within the pair).
+fn push_feature(
+    bodies: &[RigidBody],
+    a: usize,
+    b: Option<usize>,
+    r: &SagiResult,
+    feature: FeatureId,
+    margin: f64,
+    out: &mut Vec<Contact>,
+) {
     if r.distance < margin && r.distance.is_finite() && (r.normal.norm() - 1.0).abs() < 1e-6 {
-        out.push(make_contact(
+        let mut c = make_contact(
             bodies,
             a,
             b,
@@ -42,7 +56,9 @@ fn push(
             r.point_b,
             r.normal.normalize(),
             r.distance,
-        ));
+        );
+        c.feature = feature;
+        out.push(c);
     }
 }
 
@@ -89,7 +105,9 @@ fn ellipsoid_other(
     out: &mut Vec<Contact>,
 ) {
     let pe = pose(&bodies[e], semi_axes);
-    let mut results: Vec<SagiResult> = Vec::new();
+    // Each result with the index of the other body's convex part it touches: one
+    // contact per part, each part its own feature (the contact's identity in the pair).
+    let mut results: Vec<(u32, SagiResult)> = Vec::new();
     match other {
         Collider::Sphere { radius } => {
             // Closest point of the ellipsoid to the sphere centre (SAGI, section 3.1).
@@ -98,14 +116,17 @@ fn ellipsoid_other(
                 sagi::closest_point_on_ellipsoid(&pe, &c, SAGI_TOL, SAGI_MAX_ITER);
             let n_out = outward_normal(&pe, &p);
             // Normal from the sphere (b) to the ellipsoid (a): minus the outward normal.
-            results.push(SagiResult {
-                point_a: p,
-                point_b: c + *radius * n_out,
-                normal: -n_out,
-                distance: d - *radius,
-                iterations,
-                converged: true,
-            });
+            results.push((
+                0,
+                SagiResult {
+                    point_a: p,
+                    point_b: c + *radius * n_out,
+                    normal: -n_out,
+                    distance: d - *radius,
+                    iterations,
+                    converged: true,
+                },
+            ));
         }
         Collider::Parry { parts, .. } => {
             let iso_e = bodies[e].isometry();
@@ -113,7 +134,7 @@ fn ellipsoid_other(
             let map = EllipsoidSupportMap {
                 semi_axes: *semi_axes,
             };
-            for (part_pos, part) in parts.iter() {
+            for (k, (part_pos, part)) in parts.iter().enumerate() {
                 let Some(sm) = part.as_support_map() else {
                     continue;
                 };
@@ -123,20 +144,25 @@ fn ellipsoid_other(
                     let p1 = (iso_e * c.point1).coords;
                     let p2 = (iso_part * c.point2).coords;
                     let n1 = iso_e * c.normal1.into_inner();
-                    results.push(SagiResult {
-                        point_a: p1,
-                        point_b: p2,
-                        normal: -n1,
-                        distance: c.dist,
-                        iterations: 0,
-                        converged: true,
-                    });
+                    results.push((
+                        k as u32,
+                        SagiResult {
+                            point_a: p1,
+                            point_b: p2,
+                            normal: -n1,
+                            distance: c.dist,
+                            iterations: 0,
+                            converged: true,
+                        },
+                    ));
                 }
             }
         }
         Collider::Ellipsoid { .. } => unreachable!("ellipsoid pairs are handled by SAGI directly"),
     }
-    for r in results {
+    for (part, r) in results {
+        // The part on the other body's side of the pair: a if swapped, b otherwise.
+        let part = FeatureId::part_feature(part, 0);
         if swap {
             let flipped = SagiResult {
                 point_a: r.point_b,
@@ -144,9 +170,11 @@ fn ellipsoid_other(
                 normal: -r.normal,
                 ..r
             };
-            push(bodies, o, Some(e), &flipped, margin, out);
+            let feature = FeatureId { a: part, b: 0 };
+            push_feature(bodies, o, Some(e), &flipped, feature, margin, out);
         } else {
-            push(bodies, e, Some(o), &r, margin, out);
+            let feature = FeatureId { a: 0, b: part };
+            push_feature(bodies, e, Some(o), &r, feature, margin, out);
         }
     }
 }

@@ -42,7 +42,7 @@ use crate::dynamics::solver::{
     CollisionSolver, PositionUpdate, RestingModel, SolverContext, SolverError, SolverKind,
     SolverParams, SolverReport, TraceRow, total_kinetic_energy,
 };
-use crate::dynamics::warm_start::ImpulseCache;
+use crate::dynamics::warm_start::{ContactImpulses, ImpulseMemory};
 use crate::energy::{EnergyLedger, EnergySample, StateEnergy};
 use crate::math::Vec3;
 use rayon::prelude::*;
@@ -156,6 +156,11 @@ pub struct World {
     island_flag: Vec<bool>,
     /// The step's contacts that involve an awake dynamic body (what the solver sees).
     awake_contacts: Scratch<Vec<Contact>>,
+    /// The impulses the last step's contacts ended it with, by identity
+    /// (`dynamics::warm_start`): part of the state.
+    impulses: ImpulseMemory,
+    /// Scratch: the impulses of the contacts the solver sees, aligned with them.
+    contact_impulses: Scratch<Vec<ContactImpulses>>,
     solver: Box<dyn CollisionSolver>,
     collision: CollisionPipeline,
     contact_pass: ContactPass,
@@ -193,13 +198,12 @@ pub struct CarriedState {
     /// The containers or gravity changed since the last step, so the next one wakes
     /// every body.
     pub wake_pending: bool,
-    /// The contact pass's warm-start impulses (`dynamics::contact_pass`).
-    pub contact_impulses: ImpulseCache,
+    /// The impulses the last step's contacts ended it with, the method's (for a method
+    /// that keeps them, [`CollisionSolver::keeps_impulses`]) and the contact pass's
+    /// (`dynamics::warm_start`).
+    pub impulses: ImpulseMemory,
     /// The contact pass's last position projection per body (Δx, Δθ), or empty.
     pub projection: Vec<(Vec3, Vec3)>,
-    /// The method's own warm-start impulses, for a method that keeps them
-    /// ([`CollisionSolver::warm_state`]).
-    pub solver_impulses: Option<ImpulseCache>,
     /// The kept contact manifolds of the flat-faced pairs
     /// (`collision::manifold_cache`).
     pub manifolds: ManifoldCache,
@@ -241,6 +245,8 @@ impl World {
             awake_graph: ContactGraph::default(),
             island_flag: Vec::new(),
             awake_contacts: Scratch::default(),
+            impulses: ImpulseMemory::default(),
+            contact_impulses: Scratch::default(),
             solver: solver.create(),
             collision: CollisionPipeline::default(),
             contact_pass: ContactPass::default(),
@@ -299,10 +305,12 @@ impl World {
     }
 
     /// Switch the collision method; bodies keep their state. The new method starts
-    /// cold; the current one (`kind` unchanged) keeps its warm-start state.
+    /// cold (its contacts' impulses forgotten, the contact pass's kept); the current one
+    /// (`kind` unchanged) keeps its warm-start state.
     pub fn set_solver(&mut self, kind: SolverKind) {
         if kind != self.solver.kind() {
             self.solver = kind.create();
+            self.impulses.forget_method();
         }
     }
 
@@ -314,27 +322,26 @@ impl World {
         sleeping.resize(n, false);
         let mut still_time = self.still_time.clone();
         still_time.resize(n, 0.0);
-        let (cache, displacement) = self.contact_pass.warm_state();
+        let displacement = self.contact_pass.displacement();
         CarriedState {
             sleeping,
             still_time,
             wake_pending: self.containers != self.containers_seen
                 || self.gravity != self.gravity_seen,
-            contact_impulses: cache.clone(),
+            impulses: self.impulses.clone(),
             // The pass reads its displacements only if there is one per body.
             projection: if displacement.len() == n {
                 displacement.to_vec()
             } else {
                 Vec::new()
             },
-            solver_impulses: self.solver.warm_state().cloned(),
             manifolds: self.collision.manifolds().clone(),
         }
     }
 
     /// Put back a state taken by [`World::carried_state`] from a world with the same
-    /// bodies and containers (the caller checks the lengths and indices). The method's
-    /// impulses go to the current method if it keeps any.
+    /// bodies and containers (the caller checks the lengths and indices) and the same
+    /// method (whose impulses `state` carries, if it keeps any).
     pub fn set_carried_state(&mut self, state: CarriedState) {
         self.sleeping = state.sleeping;
         self.still_time = state.still_time;
@@ -346,11 +353,8 @@ impl World {
             self.containers_seen.clone_from(&self.containers);
             self.gravity_seen = self.gravity;
         }
-        self.contact_pass
-            .set_warm_state(state.contact_impulses, state.projection);
-        if let Some(cache) = state.solver_impulses {
-            self.solver.set_warm_state(cache);
-        }
+        self.impulses = state.impulses;
+        self.contact_pass.set_displacement(state.projection);
         self.collision.set_manifolds(state.manifolds);
     }
 
@@ -710,10 +714,13 @@ impl World {
         } else {
             &self.graph
         };
+        // Each contact starts from the impulses it ended the last step with.
+        self.impulses.recall(contacts, &mut self.contact_impulses.0);
         let mut report = self.solver.resolve(SolverContext {
             bodies: &mut self.bodies,
             contacts,
             graph,
+            impulses: &mut self.contact_impulses.0,
             params: &self.params,
             dt: h,
             trace: if recording {
@@ -764,6 +771,7 @@ impl World {
                 &mut self.bodies,
                 contacts,
                 graph,
+                &mut self.contact_impulses.0,
                 &self.params,
                 -self.gravity.try_normalize(0.0).unwrap_or_else(Vec3::zeros),
                 h,
@@ -782,6 +790,7 @@ impl World {
                 );
             }
         }
+        self.impulses.remember(contacts, &self.contact_impulses.0);
         let t3 = Instant::now();
         let pe_after_solve = self.energies().2;
 

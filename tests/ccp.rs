@@ -11,6 +11,7 @@ use impulse_lab::dynamics::solver::ccp::CcpSolver;
 use impulse_lab::dynamics::solver::{
     CollisionSolver, SolverContext, SolverKind, SolverParams, total_kinetic_energy,
 };
+use impulse_lab::dynamics::warm_start::ContactImpulses;
 use impulse_lab::math::{Quat, Vec3};
 use impulse_lab::scene::{Scene, V3, load_scene};
 use impulse_lab::{RigidBody, Shape, World};
@@ -375,6 +376,7 @@ fn never_creates_energy_on_the_random_collision_set() {
                 bodies: &mut bodies,
                 contacts: &contacts,
                 graph: &graph,
+                impulses: &mut vec![ContactImpulses::default(); contacts.len()],
                 params: &params,
                 dt: w.dt,
                 trace: None,

@@ -11,6 +11,7 @@ use impulse_lab::dynamics::solver::etm::{EtmFriction, EtmSolver};
 use impulse_lab::dynamics::solver::{
     CollisionSolver, SolverContext, SolverReport, TraceRow, total_kinetic_energy,
 };
+use impulse_lab::dynamics::warm_start::ContactImpulses;
 use impulse_lab::math::{Quat, Vec3};
 use impulse_lab::{RigidBody, Shape, SolverKind, SolverParams, World};
 use rand::{Rng, SeedableRng};
@@ -34,6 +35,7 @@ fn resolve_with(
             bodies: &mut w.bodies,
             contacts: &contacts,
             graph: &graph,
+            impulses: &mut vec![ContactImpulses::default(); contacts.len()],
             params: &w.params,
             dt: w.dt,
             trace,
@@ -117,6 +119,7 @@ fn paper_7_1_two_tetrahedra_conserve_energy_for_every_lambda() {
                 bodies: &mut w.bodies,
                 contacts: &contacts,
                 graph: &graph,
+                impulses: &mut vec![ContactImpulses::default(); contacts.len()],
                 params: &w.params,
                 dt: w.dt,
                 trace: Some(&mut rows),

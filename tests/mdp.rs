@@ -14,6 +14,7 @@ use impulse_lab::dynamics::solver::mdp::{
     ContactState, FrictionLaw, PlaneProblem, coulomb_solutions, solve_single_contact,
 };
 use impulse_lab::dynamics::solver::prepared::PreparedContact;
+use impulse_lab::dynamics::warm_start::ContactImpulses;
 use impulse_lab::math::{Mat3, Quat, Vec3};
 use impulse_lab::scene::load_scene;
 use impulse_lab::{RigidBody, Shape, SolverKind, SolverParams};
@@ -351,6 +352,7 @@ fn six_point_body_has_three_coulomb_solutions_and_one_maximally_dissipative() {
                 bodies: &mut w.bodies,
                 contacts: &contacts,
                 graph: &graph,
+                impulses: &mut vec![ContactImpulses::default(); contacts.len()],
                 params: &w.params,
                 dt: w.dt,
                 trace: None,
@@ -557,6 +559,7 @@ fn isolated_cluster_conserves_momentum() {
                     bodies: &mut bodies,
                     contacts: &contacts,
                     graph: &graph,
+                    impulses: &mut vec![ContactImpulses::default(); contacts.len()],
                     params: &params,
                     dt: w.dt,
                     trace: None,
@@ -625,6 +628,7 @@ fn random_collision_set_never_gains_energy() {
                     bodies: &mut bodies,
                     contacts: &contacts,
                     graph: &graph,
+                    impulses: &mut vec![ContactImpulses::default(); contacts.len()],
                     params: &params,
                     dt: w.dt,
                     trace: None,
@@ -711,6 +715,7 @@ fn trace_records_sweeps_and_the_branch_per_contact() {
             bodies: &mut w.bodies,
             contacts: &contacts,
             graph: &graph,
+            impulses: &mut vec![ContactImpulses::default(); contacts.len()],
             params: &params,
             dt: w.dt,
             trace: Some(&mut trace),
@@ -919,6 +924,7 @@ fn non_finite_velocity_is_an_error() {
         bodies: &mut w.bodies,
         contacts: &contacts,
         graph: &graph,
+        impulses: &mut vec![ContactImpulses::default(); contacts.len()],
         params: &params,
         dt: w.dt,
         trace: None,

@@ -14,6 +14,7 @@ use impulse_lab::dynamics::solver::sqm::{Reapproach, SqmSolver};
 use impulse_lab::dynamics::solver::{
     CollisionSolver, SolverContext, SolverError, SolverReport, TraceRow,
 };
+use impulse_lab::dynamics::warm_start::ContactImpulses;
 use impulse_lab::math::{Quat, Vec3};
 use impulse_lab::{RigidBody, Shape, SolverKind, SolverParams, World};
 use rand::{Rng, SeedableRng};
@@ -48,6 +49,7 @@ fn resolve(
         bodies,
         contacts,
         graph: &graph,
+        impulses: &mut vec![ContactImpulses::default(); contacts.len()],
         params,
         dt: DT,
         trace: Some(&mut trace),

@@ -597,6 +597,7 @@ pub(crate) mod problems {
     use crate::container::Container;
     use crate::dynamics::graph::ContactGraph;
     use crate::dynamics::solver::{CollisionSolver, SolverContext, SolverKind, SolverParams};
+    use crate::dynamics::warm_start::ContactImpulses;
     use crate::math::{Quat, Vec3};
     use crate::shapes::Shape;
     use crate::world::World;
@@ -628,6 +629,7 @@ pub(crate) mod problems {
                     bodies: &mut bodies,
                     contacts: &self.contacts,
                     graph: &graph,
+                    impulses: &mut vec![ContactImpulses::default(); self.contacts.len()],
                     params: &self.world.params,
                     dt: self.world.dt,
                     trace: None,

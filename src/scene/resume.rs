@@ -5,17 +5,20 @@
 //! bodies sleep, each body's still timer, a pending wake), the world's contact margin
 //! and impact timing, the kept contact manifolds (`collision::manifold_cache`), the
 //! contact pass's warm-start impulses and last projection, the
-//! method's own warm-start impulses (CCP, MDP: [`CollisionSolver::warm_state`]) and the
+//! method's warm-start impulses (CCP, MDP: [`CollisionSolver::keeps_impulses`]) and the
 //! energy ledger's running totals. Every number is an `f64` written in RON's shortest
 //! round-trip form, so it loads back with the same bits.
 //!
 //! A warm-start impulse is one contact's accumulated impulse at the end of the saved
 //! step (`dynamics::warm_start`): its pair (body `a` and body `b` or a `container`), the
 //! `feature` ids of the two sides that touch (`collision::FeatureId`, unique within
-//! the pair: the contact's identity), its point in a's body frame (m), its normal
-//! impulse on a (N s, ≥ 0) and its tangential impulse on a (N s, world frame).
+//! the pair: the contact's identity), its normal impulse on a (N s, ≥ 0) and its
+//! tangential impulse on a (N s, world frame). The contact pass's and the method's are
+//! listed apart (`contact_impulses`, `solver.impulses`); a contact in both lists is one
+//! contact with both impulses. A `point` (the contact point in a's body frame, m) that
+//! files may carry is checked and not read: the identity alone finds a contact.
 //!
-//! [`CollisionSolver::warm_state`]: crate::dynamics::solver::CollisionSolver::warm_state
+//! [`CollisionSolver::keeps_impulses`]: crate::dynamics::solver::CollisionSolver::keeps_impulses
 
 use super::expand::{Errors, PlacedBody};
 use super::locate::FieldPath;
@@ -24,7 +27,7 @@ use super::{Scene, SceneError};
 use crate::collision::manifold_cache::CachedPoint;
 use crate::collision::{FeatureId, ManifoldCache};
 use crate::dynamics::solver::SolverKind;
-use crate::dynamics::warm_start::ImpulseCache;
+use crate::dynamics::warm_start::{ContactImpulses, ImpulseMemory, PointImpulse, Remembered};
 use crate::energy::EnergyLedger;
 use crate::math::{Iso3, Quat};
 use crate::world::{CarriedState, SleepParams, World};
@@ -132,8 +135,10 @@ pub struct ImpulseSpec {
     /// The features of a and of b (or the container) that touch: with the pair, the
     /// contact's identity (unique within the pair).
     pub feature: (u64, u64),
-    /// The contact point in a's body frame (m).
-    pub point: V3,
+    /// The contact point in a's body frame (m): optional, checked and not read (the
+    /// identity finds the contact).
+    #[serde(default, with = "bare_option", skip_serializing_if = "Option::is_none")]
+    pub point: Option<V3>,
     /// Normal impulse on a (N s, ≥ 0).
     pub normal: f64,
     /// Tangential impulse on a (N s, world frame).
@@ -286,38 +291,62 @@ pub struct SolverWarmSpec {
     pub impulses: Vec<ImpulseSpec>,
 }
 
-fn impulses_of(cache: &ImpulseCache) -> Vec<ImpulseSpec> {
-    cache
+/// One stage's impulses (`stage` picks it) of the remembered contacts, sorted by pair
+/// and feature.
+fn impulses_of(
+    memory: &ImpulseMemory,
+    stage: impl Fn(&ContactImpulses) -> Option<PointImpulse>,
+) -> Vec<ImpulseSpec> {
+    memory
         .entries()
         .iter()
-        .map(|e| ImpulseSpec {
-            a: e.key.0,
-            b: e.key.1,
-            container: e.key.2,
-            feature: (e.feature.a, e.feature.b),
-            point: e.point.into(),
-            normal: e.normal,
-            tangent: e.tangent.into(),
+        .filter_map(|e| {
+            let i = stage(&e.impulses)?;
+            Some(ImpulseSpec {
+                a: e.key.0,
+                b: e.key.1,
+                container: e.key.2,
+                feature: (e.feature.a, e.feature.b),
+                point: None,
+                normal: i.normal,
+                tangent: i.tangent.into(),
+            })
         })
         .collect()
 }
 
-fn cache_of(impulses: &[ImpulseSpec]) -> ImpulseCache {
-    let mut cache = ImpulseCache::default();
-    for i in impulses {
-        cache.push(
-            (i.a, i.b, i.container),
-            FeatureId {
+/// The memory of the contact pass's impulses `pass` and the method's `method` (a
+/// contact listed in both is one contact with both).
+fn memory_of(pass: &[ImpulseSpec], method: &[ImpulseSpec]) -> ImpulseMemory {
+    let entry = |i: &ImpulseSpec, method: bool| {
+        let impulse = Some(PointImpulse {
+            normal: i.normal,
+            tangent: i.tangent.vec3(),
+        });
+        Remembered {
+            key: (i.a, i.b, i.container),
+            feature: FeatureId {
                 a: i.feature.0,
                 b: i.feature.1,
             },
-            i.point.vec3(),
-            i.normal,
-            i.tangent.vec3(),
-        );
-    }
-    cache.finish();
-    cache
+            impulses: if method {
+                ContactImpulses {
+                    method: impulse,
+                    pass: None,
+                }
+            } else {
+                ContactImpulses {
+                    method: None,
+                    pass: impulse,
+                }
+            },
+        }
+    };
+    ImpulseMemory::from_entries(
+        pass.iter()
+            .map(|i| entry(i, false))
+            .chain(method.iter().map(|i| entry(i, true))),
+    )
 }
 
 impl ResumeSpec {
@@ -340,16 +369,16 @@ impl ResumeSpec {
                 carried.still_time
             },
             wake_pending: carried.wake_pending,
-            contact_impulses: impulses_of(&carried.contact_impulses),
+            contact_impulses: impulses_of(&carried.impulses, |i| i.pass),
             manifolds: manifold_specs(&carried.manifolds),
             projection: carried
                 .projection
                 .iter()
                 .map(|(dx, dth)| ((*dx).into(), (*dth).into()))
                 .collect(),
-            solver: carried.solver_impulses.map(|cache| SolverWarmSpec {
+            solver: world.solver().keeps_impulses().then(|| SolverWarmSpec {
                 method: world.solver_kind(),
-                impulses: impulses_of(&cache),
+                impulses: impulses_of(&carried.impulses, |i| i.method),
             }),
             ledger: Some(l.clone()),
         }
@@ -379,22 +408,21 @@ impl ResumeSpec {
         } else {
             self.still_time.clone()
         };
-        let solver_impulses = self
+        let method_impulses = self
             .solver
             .as_ref()
             .filter(|s| s.method == world.solver_kind())
-            .map(|s| cache_of(&s.impulses));
+            .map_or(&[][..], |s| &s.impulses[..]);
         world.set_carried_state(CarriedState {
             sleeping,
             still_time,
             wake_pending: self.wake_pending,
-            contact_impulses: cache_of(&self.contact_impulses),
+            impulses: memory_of(&self.contact_impulses, method_impulses),
             projection: self
                 .projection
                 .iter()
                 .map(|(dx, dth)| (dx.vec3(), dth.vec3()))
                 .collect(),
-            solver_impulses,
             manifolds: manifold_cache_of(&self.manifolds),
         });
         if let Some(l) = &self.ledger {
@@ -446,7 +474,9 @@ fn check_impulses(
             (Some(_), None) | (None, Some(_)) => {}
             _ => errs.push(&p, "needs exactly one of `b` and `container`".into()),
         }
-        finite3(errs, &p.field("point"), &i.point);
+        if let Some(point) = &i.point {
+            finite3(errs, &p.field("point"), point);
+        }
         finite_at_least(errs, &p.field("normal"), i.normal, 0.0, " N s");
         finite3(errs, &p.field("tangent"), &i.tangent);
     }
@@ -571,7 +601,7 @@ impl Scene {
                         s.method, self.solver
                     ),
                 );
-            } else if s.method.create().warm_state().is_none() {
+            } else if !s.method.create().keeps_impulses() {
                 errs.push(
                     &p.field("method"),
                     format!("{} keeps no warm-start impulses of its own", s.method),

@@ -6,6 +6,7 @@ use impulse_lab::body::total_angular_momentum;
 use impulse_lab::collision::Contact;
 use impulse_lab::dynamics::graph::ContactGraph;
 use impulse_lab::dynamics::solver::{CollisionSolver, SolverContext, SolverError};
+use impulse_lab::dynamics::warm_start::ContactImpulses;
 use impulse_lab::math::{Quat, Vec3};
 use impulse_lab::{RigidBody, Shape, SolverKind, SolverParams, World};
 use rand::{Rng, SeedableRng};
@@ -226,6 +227,7 @@ pub fn resolve_angular_momentum_change(
         bodies: &mut bodies,
         contacts: &contacts,
         graph: &graph,
+        impulses: &mut vec![ContactImpulses::default(); contacts.len()],
         params,
         dt: w.dt,
         trace: None,

@@ -166,6 +166,7 @@ mod tests {
     use crate::collision::make_contact;
     use crate::dynamics::graph::ContactGraph;
     use crate::dynamics::solver::{SolverParams, SolverReport};
+    use crate::dynamics::warm_start::ContactImpulses;
     use crate::math::Quat;
     use crate::shapes::Shape;
 
@@ -224,10 +225,12 @@ mod tests {
                 .unwrap();
             pool.install(|| {
                 let graph = ContactGraph::of(&bodies, &contacts);
+                let mut impulses = vec![ContactImpulses::default(); contacts.len()];
                 pass.run(
                     &mut bodies,
                     &contacts,
                     &graph,
+                    &mut impulses,
                     &params,
                     Vec3::z(),
                     1.0 / 600.0,

@@ -105,7 +105,7 @@ use super::solver::{
 use crate::body::RigidBody;
 use crate::collision::Contact;
 use crate::dynamics::graph::ContactGraph;
-use crate::dynamics::warm_start::ImpulseCache;
+use crate::dynamics::warm_start::{ContactImpulses, PointImpulse};
 use crate::math::Vec3;
 use rayon::prelude::*;
 
@@ -123,17 +123,16 @@ use row::{Row, freeze_a, freeze_b};
 
 /// Scratch space of the pass (kept between steps to avoid allocation).
 ///
-/// Of it, only the warm-start cache and the last projection's displacements carry over
-/// to the next step; the rest is rebuilt before it is read. A clone (a saved state, the
-/// app's timeline) copies those two and starts the rest empty, and continues exactly as
-/// the original.
+/// Of it, only the last projection's displacements carry over to the next step (the
+/// impulses it warm-starts from are the contacts', `dynamics::warm_start`); the rest is
+/// rebuilt before it is read. A clone (a saved state, the app's timeline) copies the
+/// displacements and starts the rest empty, and continues exactly as the original.
 #[derive(Default)]
 pub struct ContactPass {
     level: Vec<u32>,
     order: Vec<(u64, usize)>,
     queue: std::collections::VecDeque<usize>,
     rows: Vec<Row>,
-    cache: ImpulseCache,
     projection: Vec<ProjectionRow>,
     /// Per body: the projection's translation Δx and rotation vector Δθ.
     displacement: Vec<(Vec3, Vec3)>,
@@ -165,8 +164,6 @@ pub struct ContactPass {
     touched: Vec<usize>,
     /// Per body, its world inverse inertia this step.
     inv_inertia: Vec<crate::math::Mat3>,
-    /// Per contact, its entry in `cache` (`ImpulseCache::find_each`).
-    found: Vec<u32>,
     /// The soft model's biased-sweep velocities, by slot ([`ContactPass::solve_soft`]).
     biased: Vec<[Vec3; 2]>,
     keyed: Vec<(f64, usize)>,
@@ -181,7 +178,6 @@ pub struct ContactPass {
 impl Clone for ContactPass {
     fn clone(&self) -> Self {
         ContactPass {
-            cache: self.cache.clone(),
             displacement: self.displacement.clone(),
             ..Default::default()
         }
@@ -305,6 +301,7 @@ impl ContactPass {
         bodies: &mut [RigidBody],
         contacts: &[Contact],
         graph: &ContactGraph,
+        impulses: &mut [ContactImpulses],
         params: &SolverParams,
         up: Vec3,
         dt: f64,
@@ -412,7 +409,8 @@ impl ContactPass {
             report.drift_work,
         );
         let slack = DISSIPATION_SLACK * k0;
-        self.solve_rows(bodies, contacts, params, dt, tol, warm, report);
+        let remembered = warm.then_some(&*impulses);
+        self.solve_rows(bodies, contacts, params, dt, tol, remembered, report);
         let mut scale = 1.0;
         if total_kinetic_energy(bodies) > k0 + slack {
             if warm {
@@ -427,7 +425,7 @@ impl ContactPass {
                 for row in &mut self.rows {
                     row.reset();
                 }
-                self.solve_rows(bodies, contacts, params, dt, tol, false, report);
+                self.solve_rows(bodies, contacts, params, dt, tol, None, report);
                 report.contact_fallback = ContactFallback::Cold;
             }
             if total_kinetic_energy(bodies) > k0 + slack {
@@ -451,29 +449,26 @@ impl ContactPass {
                 report.contact_fallback = ContactFallback::Scaled;
             }
         }
-        // Remember the accumulated impulses (as applied) for the next warm start.
-        self.cache.clear();
+        // Each contact keeps its accumulated impulse (as applied) for the next warm start.
+        for i in impulses.iter_mut() {
+            i.pass = None;
+        }
         if warm {
             for (&(_, k), row) in self.order.iter().zip(&self.rows) {
-                let c = &contacts[k];
                 if row.lambda_n > 0.0 && scale > 0.0 {
-                    let body_frame = bodies[c.a].orientation.inverse() * c.r_a;
                     let pt = row.lambda_t.x * row.p.t1 + row.lambda_t.y * row.p.t2;
-                    self.cache.push(
-                        (c.a, c.b, c.container),
-                        c.feature,
-                        body_frame,
-                        scale * row.lambda_n,
-                        scale * pt,
-                    );
+                    impulses[k].pass = Some(PointImpulse {
+                        normal: scale * row.lambda_n,
+                        tangent: scale * pt,
+                    });
                 }
             }
         }
-        self.cache.finish();
     }
 
     /// Steps 3-5 of the pass over the rows built by [`Self::run`]: the warm start (if
-    /// `warm`), the projected Gauss-Seidel sweeps and the shock-propagation sweep.
+    /// `remembered`: each contact's impulses, aligned with `contacts`), the projected
+    /// Gauss-Seidel sweeps and the shock-propagation sweep.
     #[allow(clippy::too_many_arguments)]
     fn solve_rows(
         &mut self,
@@ -482,21 +477,15 @@ impl ContactPass {
         params: &SolverParams,
         dt: f64,
         tol: f64,
-        warm: bool,
+        remembered: Option<&[ContactImpulses]>,
         report: &mut SolverReport,
     ) {
         let friction = params.friction;
         let max_sweeps = params.contact_sweeps;
         // 3. warm start
-        if warm {
-            let keys = contacts
-                .iter()
-                .map(|c| ((c.a, c.b, c.container), c.feature));
-            self.cache.find_each(keys, &mut self.found);
-            let entries = self.cache.entries();
+        if let Some(remembered) = remembered {
             for (&(_, k), row) in self.order.iter().zip(&mut self.rows) {
-                let remembered = entries.get(self.found[k] as usize);
-                row.warm_start(bodies, remembered, friction, report);
+                row.warm_start(bodies, remembered[k].pass.as_ref(), friction, report);
             }
         }
         // 4. projected Gauss-Seidel sweeps over all contacts, bottom up (within each
@@ -922,15 +911,14 @@ impl ContactPass {
 /// The part of the pass that carries over to the next step (see [`ContactPass`]): a
 /// saved state writes it and a loaded one puts it back (`scene::save`).
 impl ContactPass {
-    /// The warm-start impulses and the last projection's per-body displacements (Δx, Δθ;
-    /// empty, or one per body of the world the pass last ran on).
-    pub fn warm_state(&self) -> (&ImpulseCache, &[(Vec3, Vec3)]) {
-        (&self.cache, &self.displacement)
+    /// The last projection's per-body displacements (Δx, Δθ; empty, or one per body of
+    /// the world the pass last ran on).
+    pub fn displacement(&self) -> &[(Vec3, Vec3)] {
+        &self.displacement
     }
 
-    /// Replace what [`Self::warm_state`] returns.
-    pub fn set_warm_state(&mut self, cache: ImpulseCache, displacement: Vec<(Vec3, Vec3)>) {
-        self.cache = cache;
+    /// Replace what [`Self::displacement`] returns.
+    pub fn set_displacement(&mut self, displacement: Vec<(Vec3, Vec3)>) {
         self.displacement = displacement;
     }
 }
@@ -993,10 +981,12 @@ mod tests {
             let mut report = SolverReport::default();
             let support = [support];
             let graph = ContactGraph::of(&bodies, &support);
+            let mut impulses = vec![ContactImpulses::default(); support.len()];
             pass.run(
                 &mut bodies,
                 &support,
                 &graph,
+                &mut impulses,
                 &params,
                 Vec3::z(),
                 dt,
@@ -1042,23 +1032,20 @@ mod tests {
         (bodies, contacts)
     }
 
-    /// A pass whose warm start holds, at each of the cube's `contacts`, the normal
-    /// impulse `normal` and a tangential one of `ratio` × `normal` turning the cube
-    /// about z (at the cone's edge when `ratio` = μ).
-    fn runaway_warm_start(contacts: &[Contact], normal: f64, ratio: f64) -> ContactPass {
-        let mut pass = ContactPass::default();
-        for c in contacts {
-            let turn = Vec3::z().cross(&c.r_a).normalize();
-            pass.cache.push(
-                (0, None, None),
-                c.feature,
-                c.r_a,
-                normal,
-                ratio * normal * turn,
-            );
-        }
-        pass.cache.finish();
-        pass
+    /// The impulses the cube's `contacts` carry into a pass: at each, the normal impulse
+    /// `normal` and a tangential one of `ratio` × `normal` turning the cube about z (at
+    /// the cone's edge when `ratio` = μ).
+    fn runaway_warm_start(contacts: &[Contact], normal: f64, ratio: f64) -> Vec<ContactImpulses> {
+        contacts
+            .iter()
+            .map(|c| ContactImpulses {
+                method: None,
+                pass: Some(PointImpulse {
+                    normal,
+                    tangent: ratio * normal * Vec3::z().cross(&c.r_a).normalize(),
+                }),
+            })
+            .collect()
     }
 
     fn kinetic(bodies: &[RigidBody]) -> f64 {
@@ -1087,10 +1074,12 @@ mod tests {
         let mut cold = bodies.clone();
         let mut report = SolverReport::default();
         let graph = ContactGraph::of(&cold, &contacts);
+        let mut impulses = vec![ContactImpulses::default(); contacts.len()];
         ContactPass::default().run(
             &mut cold,
             &contacts,
             &graph,
+            &mut impulses,
             &params,
             Vec3::z(),
             dt,
@@ -1101,7 +1090,8 @@ mod tests {
 
         // Runaway impulses at the same four points: 10³ times the weight's, tangential
         // at the cone's edge, all turning the cube the same way about z.
-        let mut pass = runaway_warm_start(&contacts, 1e3 * weight_impulse, 5.0);
+        let mut impulses = runaway_warm_start(&contacts, 1e3 * weight_impulse, 5.0);
+        let mut pass = ContactPass::default();
         let mut warm = bodies.clone();
         let mut report = SolverReport::default();
         let graph = ContactGraph::of(&warm, &contacts);
@@ -1109,6 +1099,7 @@ mod tests {
             &mut warm,
             &contacts,
             &graph,
+            &mut impulses,
             &params,
             Vec3::z(),
             dt,
@@ -1118,7 +1109,11 @@ mod tests {
         assert!(kinetic(&warm) <= k0, "{} > {k0}", kinetic(&warm));
         assert_eq!(warm[0].velocity, cold[0].velocity);
         assert_eq!(warm[0].angular_velocity, cold[0].angular_velocity);
-        let remembered: f64 = pass.cache.entries.iter().map(|e| e.normal).sum();
+        let remembered: f64 = impulses
+            .iter()
+            .filter_map(|i| i.pass)
+            .map(|i| i.normal)
+            .sum();
         assert!(
             remembered <= 2.0 * weight_impulse,
             "remembered {remembered}, the weight's impulse is {weight_impulse}"
@@ -1186,10 +1181,12 @@ mod tests {
             // Two steps (the second warm-started), booked into one report.
             for _ in 0..2 {
                 let graph = ContactGraph::of(&bodies, &contacts);
+                let mut impulses = vec![ContactImpulses::default(); contacts.len()];
                 pass.run(
                     &mut bodies,
                     &contacts,
                     &graph,
+                    &mut impulses,
                     &params,
                     Vec3::z(),
                     dt,
@@ -1227,7 +1224,8 @@ mod tests {
         let (mut bodies, contacts) = kicked_cube(dt);
         bodies[0].velocity.x = 0.05;
         let weight_impulse = bodies[0].mass * 9.81 * dt;
-        let mut pass = runaway_warm_start(&contacts, 1e3 * weight_impulse, 0.4);
+        let mut impulses = runaway_warm_start(&contacts, 1e3 * weight_impulse, 0.4);
+        let mut pass = ContactPass::default();
         let k0 = kinetic(&bodies);
         let mut report = SolverReport::default();
         let graph = ContactGraph::of(&bodies, &contacts);
@@ -1235,6 +1233,7 @@ mod tests {
             &mut bodies,
             &contacts,
             &graph,
+            &mut impulses,
             &params,
             Vec3::z(),
             dt,

@@ -6,7 +6,7 @@ use super::{MANIFOLD_POINTS, NO_SLOT};
 use crate::body::RigidBody;
 use crate::dynamics::solver::prepared::{PreparedContact, collision_matrix};
 use crate::dynamics::solver::{SolverParams, SolverReport};
-use crate::dynamics::warm_start::CachedImpulse;
+use crate::dynamics::warm_start::PointImpulse;
 use crate::math::{Mat3, Vec3};
 
 /// One contact of the pass: its prepared data and accumulated impulses.
@@ -148,7 +148,7 @@ impl Row {
     pub(super) fn warm_start(
         &mut self,
         bodies: &mut [RigidBody],
-        remembered: Option<&CachedImpulse>,
+        remembered: Option<&PointImpulse>,
         mu: f64,
         report: &mut SolverReport,
     ) {
@@ -156,10 +156,9 @@ impl Row {
             return;
         }
         let p = &self.p;
-        let Some(&CachedImpulse {
+        let Some(&PointImpulse {
             normal: ln,
             tangent: pt,
-            ..
         }) = remembered
         else {
             return;

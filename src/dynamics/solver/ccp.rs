@@ -11,11 +11,11 @@
 //!    body indices, the local frame [n, s, t], the lever arms that make up h_ja, h_jb of
 //!    eq. 54, the step A_j of eq. 52 and the contact impulse p_j).
 //! 3. **Initial forces**: p_j⁰ = 0 in the paper; here the impulse of the matching contact
-//!    of the previous step when there is one (warm start): the shared
-//!    [`ImpulseCache`] of every method, matched by body pair and by the features that
-//!    touch (the contact's [`FeatureId`], given by the narrow phase), its normal part
-//!    along this step's normal and its shear part projected on this step's [s, t], then
-//!    projected onto the disc (eqs. 56-57).
+//!    of the previous step when there is one (warm start): the impulse the contact
+//!    carries (`SolverContext::impulses`, found by the world by body pair and by the
+//!    features that touch, the contact's `FeatureId`), its normal part along this
+//!    step's normal and its shear part projected on this step's [s, t], then projected
+//!    onto the disc (eqs. 56-57).
 //! 4. **Sweep** r = 1 … N_max over the contacts j, Gauss-Seidel (the bodies' velocities,
 //!    hence Δd_a, Δd_b, are updated in real time as in the paper's pointer scheme):
 //!    - gap increment g_j = h_jaᵀ Δd_a + h_jbᵀ Δd_b (eq. 44), the relative displacement of
@@ -183,10 +183,9 @@ use super::{
     SolverReport, TraceRow,
 };
 use crate::body::RigidBody;
-use crate::collision::FeatureId;
 use crate::dynamics::contact_pass::project_pairs;
 use crate::dynamics::solver::prepared::collision_matrix;
-use crate::dynamics::warm_start::ImpulseCache;
+use crate::dynamics::warm_start::{ContactImpulses, PointImpulse};
 use crate::math::{Mat3, Vec3, skew};
 
 /// Per-body data of the iteration (paper 002, Fig. 12), copied from the bodies once per
@@ -227,11 +226,6 @@ pub struct CcpContact {
     /// with which the contact pass measures its velocity.
     pub r_a0: Vec3,
     pub r_b0: Vec3,
-    /// The contact point in a's body frame, R_aᵀ r_a with the start-of-step lever arm.
-    pub point: Vec3,
-    /// The features that touch (with the pair, the contact's identity for the warm
-    /// start, [`ImpulseCache`]).
-    pub feature: FeatureId,
     /// Collision matrix K (u⁺ = u⁻ + K P, paper 000 eq. 9).
     pub k: Mat3,
     /// The diagonal of the step matrix A_j of eq. 52 in [n, s, t]: (1/N_nn, a_T, a_T) with
@@ -303,7 +297,8 @@ impl CcpContact {
     }
 }
 
-/// CCP solver state: scratch arrays and the previous step's impulses.
+/// CCP solver state: scratch arrays (the previous step's impulses are the contacts'
+/// own, `SolverContext::impulses`).
 #[derive(Clone, Default)]
 pub struct CcpSolver {
     bodies: Vec<CcpBody>,
@@ -311,8 +306,6 @@ pub struct CcpSolver {
     /// Start-of-step (v, ω) from [`CollisionSolver::begin_step`], consumed by `resolve`.
     start: Vec<(Vec3, Vec3)>,
     have_start: bool,
-    /// Last step's contact impulses (warm start).
-    cache: ImpulseCache,
     /// Contacts of the last step that were warm-started (diagnostics).
     pub warm_started: usize,
     /// Per contact of the last step, the contact pass's floor
@@ -555,10 +548,10 @@ impl CcpSolver {
         self.kinetic_energy() + jump
     }
 
-    /// The impulse of the previous step's contact matching `c`, in `c`'s frame
-    /// [n, s, t] (before projection).
-    fn warm_impulse(&self, c: &CcpContact) -> Option<Vec3> {
-        let e = self.cache.find((c.a, c.b, c.container), c.feature)?;
+    /// The impulse contact `c` ended the previous step with (`remembered`: the
+    /// contacts' impulses), in `c`'s frame [n, s, t] (before projection).
+    fn warm_impulse(c: &CcpContact, remembered: &[ContactImpulses]) -> Option<Vec3> {
+        let e = remembered[c.index].method?;
         Some(Vec3::new(
             e.normal,
             e.tangent.dot(&c.s),
@@ -652,8 +645,8 @@ impl CollisionSolver for CcpSolver {
         PositionUpdate::Newmark
     }
 
-    fn warm_state(&self) -> Option<&ImpulseCache> {
-        Some(&self.cache)
+    fn keeps_impulses(&self) -> bool {
+        true
     }
 
     /// The engaged contacts' Newmark bound ("Resting contacts" in the module doc): the
@@ -662,14 +655,11 @@ impl CollisionSolver for CcpSolver {
         &self.floors
     }
 
-    fn set_warm_state(&mut self, cache: ImpulseCache) {
-        self.cache = cache;
-    }
-
     fn resolve(&mut self, ctx: SolverContext<'_>) -> Result<SolverReport, SolverError> {
         let SolverContext {
             bodies,
             contacts,
+            impulses,
             params,
             dt: h,
             mut trace,
@@ -768,8 +758,6 @@ impl CollisionSolver for CcpSolver {
                 r_b,
                 r_a0: c.r_a,
                 r_b0: c.r_b,
-                point: bodies[c.a].orientation.inverse() * c.r_a,
-                feature: c.feature,
                 k,
                 step: Vec3::new(1.0 / n_nn, 2.0 / n_shear, 2.0 / n_shear),
                 g_min,
@@ -798,7 +786,7 @@ impl CollisionSolver for CcpSolver {
             if !c.engaged {
                 continue;
             }
-            let Some(p_local) = self.warm_impulse(c) else {
+            let Some(p_local) = Self::warm_impulse(c, impulses) else {
                 continue;
             };
             let p = project(&p_local, mu, cohesion_impulse, mu_star);
@@ -985,14 +973,16 @@ impl CollisionSolver for CcpSolver {
             }
         }
 
-        // Keep this step's impulses for the next one's warm start.
-        self.cache.clear();
-        for c in self.contacts.iter().filter(|c| c.p != Vec3::zeros()) {
-            let shear = c.p.y * c.s + c.p.z * c.t;
-            self.cache
-                .push((c.a, c.b, c.container), c.feature, c.point, c.p.x, shear);
+        // Each contact keeps its impulse for the next step's warm start.
+        for i in impulses.iter_mut() {
+            i.method = None;
         }
-        self.cache.finish();
+        for c in self.contacts.iter().filter(|c| c.p != Vec3::zeros()) {
+            impulses[c.index].method = Some(PointImpulse {
+                normal: c.p.x,
+                tangent: c.p.y * c.s + c.p.z * c.t,
+            });
+        }
 
         // Position projection of overlaps, once per pair at its deepest point (paper 001,
         // eq. B.18): not part of paper 002, see the module doc. With the contact pass

@@ -435,6 +435,7 @@ impl<Q: ContactOrder> CollisionSolver for EtmSolver<Q> {
             bodies,
             contacts,
             graph,
+            impulses: _,
             params,
             dt,
             mut trace,

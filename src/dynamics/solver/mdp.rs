@@ -137,7 +137,7 @@ use super::{
     CollisionSolver, Param, SolverContext, SolverError, SolverKind, SolverReport, TraceRow,
 };
 use crate::body::RigidBody;
-use crate::dynamics::warm_start::{ImpulseCache, PairKey};
+use crate::dynamics::warm_start::{PairKey, PointImpulse};
 use crate::math::{Mat3, Vec3, skew};
 use nalgebra::{Cholesky, Matrix2, Matrix6, Matrix6x3, SymmetricEigen, U3, Vector2};
 use serde::{Deserialize, Serialize};
@@ -1329,8 +1329,6 @@ pub struct MdpSolver {
     /// not checked again.
     moved: Vec<u32>,
     checked: Vec<u32>,
-    /// The accumulated impulses at the end of the last step (warm start).
-    cache: ImpulseCache,
 }
 
 fn to_local(c: &PreparedContact, v: &Vec3) -> Vec3 {
@@ -1362,18 +1360,15 @@ impl CollisionSolver for MdpSolver {
         true
     }
 
-    fn warm_state(&self) -> Option<&ImpulseCache> {
-        Some(&self.cache)
-    }
-
-    fn set_warm_state(&mut self, cache: ImpulseCache) {
-        self.cache = cache;
+    fn keeps_impulses(&self) -> bool {
+        true
     }
 
     fn resolve(&mut self, ctx: SolverContext<'_>) -> Result<SolverReport, SolverError> {
         let SolverContext {
             bodies,
             contacts,
+            impulses,
             params,
             dt,
             mut trace,
@@ -1424,12 +1419,16 @@ impl CollisionSolver for MdpSolver {
         // of the last step (same pair, same features: the contact's `FeatureId`) starts
         // from it, pulled into the friction cone. It is a starting point of the sweeps
         // only: their fixed points are the same.
-        for ((c, row), contact) in self.prepared.iter().zip(self.rows.iter_mut()).zip(contacts) {
+        for ((c, row), remembered) in self
+            .prepared
+            .iter()
+            .zip(self.rows.iter_mut())
+            .zip(&*impulses)
+        {
             if row.d_inv.is_none() || !row.active {
                 continue;
             }
-            let key = (c.a, c.b, c.container);
-            let Some(e) = self.cache.find(key, contact.feature) else {
+            let Some(e) = remembered.method else {
                 continue;
             };
             let mut lambda = Vec3::new(e.normal, e.tangent.dot(&c.t1), e.tangent.dot(&c.t2));
@@ -1579,19 +1578,18 @@ impl CollisionSolver for MdpSolver {
                 report.hit_iteration_cap = true;
             }
         }
-        self.cache.clear();
-        for ((c, row), contact) in self.prepared.iter().zip(&self.rows).zip(contacts) {
-            if row.lambda.x > 0.0 {
-                self.cache.push(
-                    (c.a, c.b, c.container),
-                    contact.feature,
-                    bodies[c.a].orientation.inverse() * c.r_a,
-                    row.lambda.x,
-                    c.t1 * row.lambda.y + c.t2 * row.lambda.z,
-                );
-            }
+        // Each contact keeps its impulse for the next step's warm start.
+        for ((c, row), kept) in self
+            .prepared
+            .iter()
+            .zip(&self.rows)
+            .zip(impulses.iter_mut())
+        {
+            kept.method = (row.lambda.x > 0.0).then(|| PointImpulse {
+                normal: row.lambda.x,
+                tangent: c.t1 * row.lambda.y + c.t2 * row.lambda.z,
+            });
         }
-        self.cache.finish();
         Ok(report)
     }
 }

@@ -25,7 +25,7 @@ pub mod sqm;
 use crate::body::RigidBody;
 use crate::collision::Contact;
 use crate::dynamics::graph::ContactGraph;
-use crate::dynamics::warm_start::ImpulseCache;
+use crate::dynamics::warm_start::ContactImpulses;
 use crate::math::Vec3;
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -574,6 +574,12 @@ pub struct SolverContext<'a> {
     /// The contact graph of `contacts` (islands, per-body contact lists:
     /// [`crate::dynamics::graph`]), built by the world once a step.
     pub graph: &'a ContactGraph,
+    /// Per contact (aligned with `contacts`), the impulses it ended the last step with
+    /// (`dynamics::warm_start`). A method that keeps impulses
+    /// ([`CollisionSolver::keeps_impulses`]) starts from `method` and leaves in it what
+    /// the contact ends this step with (`None` for nothing); the others leave it alone.
+    /// `pass` is the contact pass's.
+    pub impulses: &'a mut [ContactImpulses],
     pub params: &'a SolverParams,
     /// Time step (s).
     pub dt: f64,
@@ -718,17 +724,13 @@ pub trait CollisionSolver: Send + Sync + SolverClone {
     fn resolves_speculative_as_touching(&self) -> bool {
         false
     }
-    /// The impulses the method's contacts ended the last step with, which it
-    /// warm-starts the next step from (`dynamics::warm_start`), if it keeps its own:
-    /// part of the world's state, which a saved state carries
-    /// (`scene::save`). Default: none (the method keeps nothing between steps).
-    fn warm_state(&self) -> Option<&ImpulseCache> {
-        None
+    /// Whether the method warm-starts from the impulses its contacts ended the last
+    /// step with (`SolverContext::impulses`, `method`; `dynamics::warm_start`): part of
+    /// the world's state, which a saved state carries (`scene::save`). Default: false
+    /// (the method starts every step from zero).
+    fn keeps_impulses(&self) -> bool {
+        false
     }
-    /// Replace the warm-start state by `cache` (a saved state's, [`Self::warm_state`]);
-    /// the next step then continues as the run the cache was taken from. Default:
-    /// nothing (a method without one).
-    fn set_warm_state(&mut self, _cache: ImpulseCache) {}
 }
 
 /// Cloning a boxed solver with its state; implemented for every `Clone` solver.

@@ -1273,6 +1273,7 @@ impl CollisionSolver for SmmSolver {
             bodies,
             contacts,
             graph,
+            impulses: _,
             params,
             dt,
             mut trace,

@@ -164,7 +164,6 @@ impl ContactPass {
 mod tests {
     use super::*;
     use crate::collision::make_contact;
-    use crate::dynamics::graph::ContactGraph;
     use crate::dynamics::solver::{SolverParams, SolverReport};
     use crate::dynamics::warm_start::ContactImpulses;
     use crate::math::Quat;
@@ -224,15 +223,12 @@ mod tests {
                 .build()
                 .unwrap();
             pool.install(|| {
-                let graph = ContactGraph::of(&bodies, &contacts);
-                let mut impulses = vec![ContactImpulses::default(); contacts.len()];
-                pass.run(
+                super::super::tests::run(
+                    &mut pass,
                     &mut bodies,
                     &contacts,
-                    &graph,
-                    &mut impulses,
+                    &mut vec![ContactImpulses::default(); contacts.len()],
                     &params,
-                    Vec3::z(),
                     1.0 / 600.0,
                     &mut SolverReport::default(),
                 )

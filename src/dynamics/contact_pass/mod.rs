@@ -980,15 +980,12 @@ mod tests {
             };
             let mut report = SolverReport::default();
             let support = [support];
-            let graph = ContactGraph::of(&bodies, &support);
-            let mut impulses = vec![ContactImpulses::default(); support.len()];
-            pass.run(
+            run(
+                pass,
                 &mut bodies,
                 &support,
-                &graph,
-                &mut impulses,
+                &mut vec![ContactImpulses::default(); support.len()],
                 &params,
-                Vec3::z(),
                 dt,
                 &mut report,
             );
@@ -1048,6 +1045,30 @@ mod tests {
             .collect()
     }
 
+    /// [`ContactPass::run`] over `contacts` with the graph they make, from `impulses`
+    /// (aligned with `contacts`), `up` = +z.
+    pub(crate) fn run(
+        pass: &mut ContactPass,
+        bodies: &mut [RigidBody],
+        contacts: &[Contact],
+        impulses: &mut [ContactImpulses],
+        params: &SolverParams,
+        dt: f64,
+        report: &mut SolverReport,
+    ) {
+        let graph = ContactGraph::of(bodies, contacts);
+        pass.run(
+            bodies,
+            contacts,
+            &graph,
+            impulses,
+            params,
+            Vec3::z(),
+            dt,
+            report,
+        );
+    }
+
     fn kinetic(bodies: &[RigidBody]) -> f64 {
         total_kinetic_energy(bodies)
     }
@@ -1073,15 +1094,12 @@ mod tests {
         // The cold pass: nothing to warm-start from.
         let mut cold = bodies.clone();
         let mut report = SolverReport::default();
-        let graph = ContactGraph::of(&cold, &contacts);
-        let mut impulses = vec![ContactImpulses::default(); contacts.len()];
-        ContactPass::default().run(
+        run(
+            &mut ContactPass::default(),
             &mut cold,
             &contacts,
-            &graph,
-            &mut impulses,
+            &mut vec![ContactImpulses::default(); contacts.len()],
             &params,
-            Vec3::z(),
             dt,
             &mut report,
         );
@@ -1094,14 +1112,12 @@ mod tests {
         let mut pass = ContactPass::default();
         let mut warm = bodies.clone();
         let mut report = SolverReport::default();
-        let graph = ContactGraph::of(&warm, &contacts);
-        pass.run(
+        run(
+            &mut pass,
             &mut warm,
             &contacts,
-            &graph,
             &mut impulses,
             &params,
-            Vec3::z(),
             dt,
             &mut report,
         );
@@ -1180,15 +1196,12 @@ mod tests {
             let mut pass = ContactPass::default();
             // Two steps (the second warm-started), booked into one report.
             for _ in 0..2 {
-                let graph = ContactGraph::of(&bodies, &contacts);
-                let mut impulses = vec![ContactImpulses::default(); contacts.len()];
-                pass.run(
+                run(
+                    &mut pass,
                     &mut bodies,
                     &contacts,
-                    &graph,
-                    &mut impulses,
+                    &mut vec![ContactImpulses::default(); contacts.len()],
                     &params,
-                    Vec3::z(),
                     dt,
                     &mut report,
                 );
@@ -1228,14 +1241,12 @@ mod tests {
         let mut pass = ContactPass::default();
         let k0 = kinetic(&bodies);
         let mut report = SolverReport::default();
-        let graph = ContactGraph::of(&bodies, &contacts);
-        pass.run(
+        run(
+            &mut pass,
             &mut bodies,
             &contacts,
-            &graph,
             &mut impulses,
             &params,
-            Vec3::z(),
             dt,
             &mut report,
         );

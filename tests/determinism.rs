@@ -11,7 +11,7 @@
 //! does not depend on the thread count (tests/threads.rs).
 
 use impulse_lab::World;
-use impulse_lab::dynamics::solver::SolverKind;
+use impulse_lab::dynamics::solver::{RestingModel, SolverKind};
 use impulse_lab::scene::parse_scene;
 
 /// Every shape kind in an open box, dropped from low height with random orientations
@@ -109,9 +109,15 @@ fn state_hash(w: &World) -> u64 {
 /// The world after `steps` steps, and the most body-body and body-container contacts
 /// any of the last 100 steps had.
 fn run(kind: SolverKind, steps: usize) -> (World, usize, usize) {
+    run_with(kind, RestingModel::Hard, steps)
+}
+
+/// [`run`] with the contact pass's resting model `model`.
+fn run_with(kind: SolverKind, model: RestingModel, steps: usize) -> (World, usize, usize) {
     let scene = parse_scene(SCENE, "determinism.ron").expect("the test's scene is valid");
     let mut w = scene.build_world().expect("the test's scene builds");
     w.set_solver(kind);
+    w.params.resting_model = model;
     w.start_ledger();
     let (mut pairs, mut walls) = (0, 0);
     for step in 0..steps {
@@ -139,12 +145,16 @@ fn check_coverage(pairs: usize, walls: usize, kind: SolverKind) {
 }
 
 fn check(kind: SolverKind, pinned: u64) {
-    let (w, pairs, walls) = run(kind, STEPS);
+    check_with(kind, RestingModel::Hard, pinned);
+}
+
+fn check_with(kind: SolverKind, model: RestingModel, pinned: u64) {
+    let (w, pairs, walls) = run_with(kind, model, STEPS);
     check_coverage(pairs, walls, kind);
     let got = state_hash(&w);
     assert_eq!(
         got, pinned,
-        "{kind}: final-state hash {got:#018x}, pinned {pinned:#018x}. If the change is meant \
+        "{kind} ({model:?}): final-state hash {got:#018x}, pinned {pinned:#018x}. If the change is meant \
          to move this method's trajectory, pin the new hash in the same commit and say why \
          the new result is right."
     );
@@ -178,6 +188,18 @@ fn ccp_final_state_is_pinned() {
 #[test]
 fn mdp_final_state_is_pinned() {
     check(SolverKind::Mdp, 0x51a0_49f0_2b0c_7d36);
+}
+
+/// The soft resting model (`RestingModel::Soft`) under jolt and SQM: the contact pass's
+/// soft sweeps and push-out.
+#[test]
+fn jolt_soft_final_state_is_pinned() {
+    check_with(SolverKind::Jolt, RestingModel::Soft, 0xda93_d438_2c7d_73a4);
+}
+
+#[test]
+fn sqm_soft_final_state_is_pinned() {
+    check_with(SolverKind::Sqm, RestingModel::Soft, 0x85de_8bed_674d_4f04);
 }
 
 /// The hash sees a change in the last bit of one body's state: it cannot pass a run

@@ -29,6 +29,23 @@ pub struct PreparedContact {
     pub k: Mat3,
 }
 
+/// The collision matrix of a contact, u⁺ = u⁻ + K P for an impulse P on a (−P on b):
+/// K = (1/m_a + 1/m_b) 1 − r̃_a I_a⁻¹ r̃_a − r̃_b I_b⁻¹ r̃_b (paper 000, eq. 9), with
+/// `inv_mass_sum` = 1/m_a + 1/m_b and the world inverse inertias (zero for a static side
+/// or a container). Every caller forms K here, so that K of the same contact is the same
+/// to the bit wherever it is built.
+#[inline]
+pub fn collision_matrix(
+    inv_mass_sum: f64,
+    r_a: &Vec3,
+    inv_inertia_a: &Mat3,
+    r_b: &Vec3,
+    inv_inertia_b: &Mat3,
+) -> Mat3 {
+    let (ra, rb) = (skew(r_a), skew(r_b));
+    Mat3::identity() * inv_mass_sum - ra * inv_inertia_a * ra - rb * inv_inertia_b * rb
+}
+
 impl PreparedContact {
     pub fn new(bodies: &[RigidBody], c: &Contact) -> Self {
         let inv_inertia_b = c.b.map_or(Mat3::zeros(), |b| bodies[b].inv_inertia_world());
@@ -46,11 +63,13 @@ impl PreparedContact {
     ) -> Self {
         let ba = &bodies[c.a];
         let inv_mass_b = c.b.map_or(0.0, |b| bodies[b].inv_mass);
-        // K = (1/m_a + 1/m_b) 1 − r̃_a I_a⁻¹ r̃_a − r̃_b I_b⁻¹ r̃_b    (paper 000, eq. 9)
-        let (ra, rb) = (skew(&c.r_a), skew(&c.r_b));
-        let k = Mat3::identity() * (ba.inv_mass + inv_mass_b)
-            - ra * inv_inertia_a * ra
-            - rb * inv_inertia_b * rb;
+        let k = collision_matrix(
+            ba.inv_mass + inv_mass_b,
+            &c.r_a,
+            &inv_inertia_a,
+            &c.r_b,
+            &inv_inertia_b,
+        );
         PreparedContact {
             a: c.a,
             b: c.b,

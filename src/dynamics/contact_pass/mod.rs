@@ -377,18 +377,20 @@ impl ContactPass {
             .extend(bodies.iter().map(|b| b.inv_inertia_world()));
         let (shared, slot, inertia) = (&*bodies, &self.slot, &self.inv_inertia);
         let zero = crate::math::Mat3::zeros();
-        self.order
-            .par_iter()
+        self.rows.resize_with(self.order.len(), Row::default);
+        self.cold.resize_with(self.order.len(), RowCold::default);
+        self.rows
+            .par_iter_mut()
+            .zip(self.cold.par_iter_mut())
+            .zip(self.order.par_iter())
             .with_min_len(ROW_CHUNK)
-            .map(|&(_, k)| {
+            .for_each(|((row, cold), &(_, k))| {
                 let c = &contacts[k];
                 let inertia_b = c.b.map_or(&zero, |b| &inertia[b]);
                 let gap = speculative_gap(c, opened);
-                let (mut row, cold) = Row::new(shared, c, gap, &inertia[c.a], inertia_b, dt);
+                Row::build(row, cold, shared, c, gap, &inertia[c.a], inertia_b, dt);
                 row.slots = [slot[c.a], c.b.map_or(NO_SLOT, |b| slot[b])];
-                (row, cold)
-            })
-            .unzip_into_vecs(&mut self.rows, &mut self.cold);
+            });
         if !self.method_floors.is_empty() {
             for (row, &(_, k)) in self.rows.iter_mut().zip(&self.order) {
                 if let Some(&Some(floor)) = self.method_floors.get(k) {

@@ -78,7 +78,7 @@ pub(super) struct Row {
 /// What the pass reads of a row once per pass, outside the sweeps: the contact's bodies,
 /// its gap, and the relative velocity and relative angular velocity ω_a − ω_b at the
 /// start of the pass (for [`ContactPass::book_net_work`](super::ContactPass)).
-#[derive(Clone)]
+#[derive(Clone, Default)]
 pub(super) struct RowCold {
     pub(super) a: usize,
     pub(super) b: Option<usize>,
@@ -97,6 +97,23 @@ pub(super) struct ShockRow {
     pub(super) moving: Option<(usize, Vec3, f64)>,
 }
 
+impl Default for Row {
+    /// A row of no contact (zero masses), to be overwritten by [`Row::build`].
+    fn default() -> Self {
+        let z = Vec3::zeros();
+        Row::with_k(
+            [z; 3],
+            [z; 2],
+            [0.0; 2],
+            [&Mat3::zeros(); 2],
+            Mat3::zeros(),
+            0.0,
+            false,
+            1.0,
+        )
+    }
+}
+
 impl AsRef<Row> for Row {
     fn as_ref(&self) -> &Row {
         self
@@ -110,17 +127,22 @@ impl AsRef<Row> for ShockRow {
 }
 
 impl Row {
-    /// The row of contact `c` with gap `gap` in a step `dt`, and its cold part, from the
-    /// bodies' world inverse inertias `inertia_a`, `inertia_b` (zero for a container);
-    /// its slots are `NO_SLOT` until the caller sets them.
-    pub(super) fn new(
+    /// Write into `row` and `cold` the row of contact `c` with gap `gap` in a step `dt`
+    /// and its cold part, from the bodies' world inverse inertias `inertia_a`,
+    /// `inertia_b` (zero for a container); its slots are `NO_SLOT` until the caller sets
+    /// them. Written in place: a row is built where the sweeps will read it.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    pub(super) fn build(
+        row: &mut Row,
+        cold: &mut RowCold,
         bodies: &[RigidBody],
         c: &Contact,
         gap: f64,
         inertia_a: &Mat3,
         inertia_b: &Mat3,
         dt: f64,
-    ) -> (Self, RowCold) {
+    ) {
         let ba = &bodies[c.a];
         let inv_mass_b = c.b.map_or(0.0, |b| bodies[b].inv_mass);
         let k = collision_matrix(
@@ -130,7 +152,7 @@ impl Row {
             &c.r_b,
             inertia_b,
         );
-        let row = Row::with_k(
+        *row = Row::with_k(
             [c.normal, c.t1, c.t2],
             [c.r_a, c.r_b],
             [ba.inv_mass, inv_mass_b],
@@ -151,14 +173,13 @@ impl Row {
             }
             None => (ua, ba.angular_velocity - Vec3::zeros()),
         };
-        let cold = RowCold {
+        *cold = RowCold {
             a: c.a,
             b: c.b,
             gap,
             u_start,
             w_start,
         };
-        (row, cold)
     }
 
     /// The row of prepared contact `p` (whose K may leave a frozen side out) in a step
@@ -180,7 +201,7 @@ impl Row {
     /// inverse inertias, collision matrix `k` and gap `gap`: K n, K t₁ and K t₂ are each
     /// formed once, and nᵀKn, K_tt and (t₁·Kn, t₂·Kn) taken from them.
     #[allow(clippy::too_many_arguments)]
-    #[inline]
+    #[inline(always)]
     fn with_k(
         [n, t1, t2]: [Vec3; 3],
         [r_a, r_b]: [Vec3; 2],

@@ -11,7 +11,7 @@
 //! does not depend on the thread count (tests/threads.rs).
 
 use impulse_lab::World;
-use impulse_lab::dynamics::solver::SolverKind;
+use impulse_lab::dynamics::solver::{RestingModel, SolverKind};
 use impulse_lab::scene::parse_scene;
 
 /// Every shape kind in an open box (`tests/fixtures/mixed_pour.ron`), dropped from low
@@ -77,9 +77,15 @@ fn state_hash(w: &World) -> u64 {
 /// The world after `steps` steps, and the most body-body and body-container contacts
 /// any of the last 100 steps had.
 fn run(kind: SolverKind, steps: usize) -> (World, usize, usize) {
+    run_with(kind, RestingModel::Hard, steps)
+}
+
+/// [`run`] with the contact pass's resting model `model`.
+fn run_with(kind: SolverKind, model: RestingModel, steps: usize) -> (World, usize, usize) {
     let scene = parse_scene(SCENE, "determinism.ron").expect("the test's scene is valid");
     let mut w = scene.build_world().expect("the test's scene builds");
     w.set_solver(kind);
+    w.params.resting_model = model;
     w.start_ledger();
     let (mut pairs, mut walls) = (0, 0);
     for step in 0..steps {
@@ -107,12 +113,16 @@ fn check_coverage(pairs: usize, walls: usize, kind: SolverKind) {
 }
 
 fn check(kind: SolverKind, pinned: u64) {
-    let (w, pairs, walls) = run(kind, STEPS);
+    check_with(kind, RestingModel::Hard, pinned);
+}
+
+fn check_with(kind: SolverKind, model: RestingModel, pinned: u64) {
+    let (w, pairs, walls) = run_with(kind, model, STEPS);
     check_coverage(pairs, walls, kind);
     let got = state_hash(&w);
     assert_eq!(
         got, pinned,
-        "{kind}: final-state hash {got:#018x}, pinned {pinned:#018x}. If the change is meant \
+        "{kind} ({model:?}): final-state hash {got:#018x}, pinned {pinned:#018x}. If the change is meant \
          to move this method's trajectory, pin the new hash in the same commit and say why \
          the new result is right."
     );
@@ -146,6 +156,18 @@ fn ccp_final_state_is_pinned() {
 #[test]
 fn mdp_final_state_is_pinned() {
     check(SolverKind::Mdp, 0x8c57_8f69_20d9_ee3b);
+}
+
+/// The soft resting model (`RestingModel::Soft`) under jolt and SQM: the contact pass's
+/// soft sweeps and push-out.
+#[test]
+fn jolt_soft_final_state_is_pinned() {
+    check_with(SolverKind::Jolt, RestingModel::Soft, 0x4c29_27ad_8a3d_495d);
+}
+
+#[test]
+fn sqm_soft_final_state_is_pinned() {
+    check_with(SolverKind::Sqm, RestingModel::Soft, 0x761a_5097_f180_588d);
 }
 
 /// The hash sees a change in the last bit of one body's state: it cannot pass a run

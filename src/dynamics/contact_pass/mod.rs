@@ -119,7 +119,7 @@ pub use friction::nearest_in_disk;
 pub use halves::SPLIT_ROWS;
 pub use projection::project_pairs;
 use projection::{ProjectionRow, speculative_gap};
-use row::{Row, freeze_a, freeze_b};
+use row::{Row, RowCold, ShockRow, freeze_a, freeze_b};
 
 /// Scratch space of the pass (kept between steps to avoid allocation).
 ///
@@ -133,6 +133,8 @@ pub struct ContactPass {
     order: Vec<(u64, usize)>,
     queue: std::collections::VecDeque<usize>,
     rows: Vec<Row>,
+    /// Per row (same positions as `rows`), what the pass reads of it outside the sweeps.
+    cold: Vec<RowCold>,
     projection: Vec<ProjectionRow>,
     /// Per body: the projection's translation Δx and rotation vector Δθ.
     displacement: Vec<(Vec3, Vec3)>,
@@ -164,6 +166,8 @@ pub struct ContactPass {
     touched: Vec<usize>,
     /// Per body, its world inverse inertia this step.
     inv_inertia: Vec<crate::math::Mat3>,
+    /// By slot, as `vel`: the body's world inverse inertia (`inv_inertia`).
+    slot_inertia: Vec<crate::math::Mat3>,
     /// The soft model's biased-sweep velocities, by slot ([`ContactPass::solve_soft`]).
     biased: Vec<[Vec3; 2]>,
     keyed: Vec<(f64, usize)>,
@@ -171,7 +175,7 @@ pub struct ContactPass {
     reordered: Vec<(u64, usize)>,
     /// One manifold's shock-propagation rows and their bodies' Newmark drift
     /// ([`ContactPass::shock_manifold`]).
-    shock: Vec<Row>,
+    shock: Vec<ShockRow>,
     shock_drift: Vec<Vec3>,
 }
 
@@ -369,19 +373,21 @@ impl ContactPass {
         self.inv_inertia
             .extend(bodies.iter().map(|b| b.inv_inertia_world()));
         let (shared, slot, inertia) = (&*bodies, &self.slot, &self.inv_inertia);
-        self.order
-            .par_iter()
+        let zero = crate::math::Mat3::zeros();
+        self.rows.resize_with(self.order.len(), Row::default);
+        self.cold.resize_with(self.order.len(), RowCold::default);
+        self.rows
+            .par_iter_mut()
+            .zip(self.cold.par_iter_mut())
+            .zip(self.order.par_iter())
             .with_min_len(ROW_CHUNK)
-            .map(|&(_, k)| {
+            .for_each(|((row, cold), &(_, k))| {
                 let c = &contacts[k];
-                let inertia_b = c.b.map_or(crate::math::Mat3::zeros(), |b| inertia[b]);
-                let mut p = PreparedContact::with_inertia(shared, c, inertia[c.a], inertia_b);
-                p.gap = speculative_gap(c, opened);
-                let mut row = Row::new(p, shared, dt);
+                let inertia_b = c.b.map_or(&zero, |b| &inertia[b]);
+                let gap = speculative_gap(c, opened);
+                Row::build(row, cold, shared, c, gap, &inertia[c.a], inertia_b, dt);
                 row.slots = [slot[c.a], c.b.map_or(NO_SLOT, |b| slot[b])];
-                row
-            })
-            .collect_into_vec(&mut self.rows);
+            });
         if !self.method_floors.is_empty() {
             for (row, &(_, k)) in self.rows.iter_mut().zip(&self.order) {
                 if let Some(&Some(floor)) = self.method_floors.get(k) {
@@ -392,7 +398,8 @@ impl ContactPass {
         let v_ref = self
             .rows
             .iter()
-            .fold(0.0_f64, |v, row| v.max(-row.u_start.dot(&row.p.n)));
+            .zip(&self.cold)
+            .fold(0.0_f64, |v, (row, cold)| v.max(-cold.u_start.dot(&row.n)));
         self.displacement = last;
         self.displacement.clear();
         let tol = (params.tolerance * v_ref).max(REST_TOLERANCE * params.rest_velocity);
@@ -456,7 +463,7 @@ impl ContactPass {
         if warm {
             for (&(_, k), row) in self.order.iter().zip(&self.rows) {
                 if row.lambda_n > 0.0 && scale > 0.0 {
-                    let pt = row.lambda_t.x * row.p.t1 + row.lambda_t.y * row.p.t2;
+                    let pt = row.lambda_t.x * row.t1 + row.lambda_t.y * row.t2;
                     impulses[k].pass = Some(PointImpulse {
                         normal: scale * row.lambda_n,
                         tangent: scale * pt,
@@ -484,8 +491,16 @@ impl ContactPass {
         let max_sweeps = params.contact_sweeps;
         // 3. warm start
         if let Some(remembered) = remembered {
-            for (&(_, k), row) in self.order.iter().zip(&mut self.rows) {
-                row.warm_start(bodies, remembered[k].pass.as_ref(), friction, report);
+            let rows = self.order.iter().zip(&mut self.rows).zip(&self.cold);
+            for ((&(_, k), row), cold) in rows {
+                row.warm_start(
+                    bodies,
+                    cold,
+                    &self.inv_inertia,
+                    remembered[k].pass.as_ref(),
+                    friction,
+                    report,
+                );
             }
         }
         // 4. projected Gauss-Seidel sweeps over all contacts, bottom up (within each
@@ -493,7 +508,7 @@ impl ContactPass {
         // gathered by slot
         let resist =
             (params.rolling_friction > 0.0 || params.spinning_friction > 0.0).then_some(params);
-        self.gather_velocities(bodies);
+        self.gather_velocities(bodies, resist.is_some());
         if params.resting_model == RestingModel::Soft {
             self.solve_soft(params, dt, tol, resist, report);
             self.scatter_velocities(bodies);
@@ -571,7 +586,9 @@ impl ContactPass {
     ) -> bool {
         let row = &self.rows[pos];
         let c = &contacts[self.order[pos].1];
-        row.p.relative_velocity(bodies).dot(&c.normal) < row.floor - tol
+        row.relative_velocity(&self.cold[pos], bodies)
+            .dot(&c.normal)
+            < row.floor - tol
     }
 
     /// The shock-propagation row of the contact at position `pos` of the rows: the
@@ -583,10 +600,12 @@ impl ContactPass {
         contacts: &[Contact],
         pos: usize,
         dt: f64,
-    ) -> (Row, Vec3) {
-        let (k, row) = (self.order[pos].1, &self.rows[pos]);
-        let c = &contacts[k];
-        let mut p = row.p.clone();
+    ) -> (ShockRow, Vec3) {
+        let c = &contacts[self.order[pos].1];
+        let inertia_b =
+            c.b.map_or(crate::math::Mat3::zeros(), |b| self.inv_inertia[b]);
+        let mut p = PreparedContact::with_inertia(bodies, c, self.inv_inertia[c.a], inertia_b);
+        p.gap = self.cold[pos].gap;
         let mut moving = None;
         if let Some(b) = c.b {
             let (la, lb) = (self.rank(bodies, c.a), self.rank(bodies, b));
@@ -603,10 +622,7 @@ impl ContactPass {
             Some((i, _, _)) => self.drift[i],
             None => self.drift_of(c.a, c.b),
         };
-        let mut row = Row::new(p, bodies, dt);
-        row.moving = moving;
-        row.book_each = true;
-        (row, drift)
+        (ShockRow::new(p, moving, dt), drift)
     }
 
     /// Shock propagation for the points `j..end` (bottom-up positions) of one manifold:
@@ -642,11 +658,11 @@ impl ContactPass {
             let mut m = 0;
             let mut change: f64 = 0.0;
             for (i, r) in rows.iter_mut().enumerate() {
-                if r.normal_mass == 0.0 {
+                if r.row.normal_mass == 0.0 {
                     continue;
                 }
                 let u = r.p.relative_velocity(bodies);
-                if let Some(d) = r.update(u, friction, tol) {
+                if let Some(d) = r.row.update(u, friction, tol) {
                     deltas[i] = d;
                     active[i] = true;
                     m += 1;
@@ -662,8 +678,8 @@ impl ContactPass {
                 }
                 let (dn, dtt, c) = deltas[i];
                 if w < 1.0 {
-                    r.lambda_n -= (1.0 - w) * dn;
-                    r.lambda_t -= (1.0 - w) * dtt;
+                    r.row.lambda_n -= (1.0 - w) * dn;
+                    r.row.lambda_t -= (1.0 - w) * dtt;
                 }
                 let (dn, dtt) = (w * dn, w * dtt);
                 let imp = dn * r.p.n + dtt.x * r.p.t1 + dtt.y * r.p.t2;
@@ -681,8 +697,9 @@ impl ContactPass {
 
 impl ContactPass {
     /// Copy the touched bodies' (v, ω) into the sweeps' slots, and clear the slots'
-    /// change stamps.
-    fn gather_velocities(&mut self, bodies: &[RigidBody]) {
+    /// change stamps; with `inertia`, their world inverse inertias too (for rolling and
+    /// spinning resistance).
+    fn gather_velocities(&mut self, bodies: &[RigidBody], inertia: bool) {
         self.vel.clear();
         self.vel.resize(self.touched.len(), [Vec3::zeros(); 2]);
         for &i in &self.touched {
@@ -690,6 +707,14 @@ impl ContactPass {
         }
         self.moved.clear();
         self.moved.resize(self.touched.len(), 0);
+        if inertia {
+            self.slot_inertia.clear();
+            self.slot_inertia
+                .resize(self.touched.len(), crate::math::Mat3::zeros());
+            for &i in &self.touched {
+                self.slot_inertia[self.slot[i] as usize] = self.inv_inertia[i];
+            }
+        }
     }
 
     /// Copy the sweeps' slots back into the touched bodies.
@@ -712,6 +737,7 @@ impl ContactPass {
         resist: Option<&SolverParams>,
         report: &mut SolverReport,
     ) -> f64 {
+        let inertia = &self.slot_inertia;
         let sweep = |rows: &mut [Row], vel: &mut [[Vec3; 2]], moved: &mut [u32], offset| {
             let (mut change, mut impulses) = (0.0_f64, 0);
             let mut i = 0;
@@ -731,6 +757,7 @@ impl ContactPass {
                         friction,
                         tol,
                         resist,
+                        inertia,
                         &mut impulses,
                     )
                 } else {
@@ -745,6 +772,7 @@ impl ContactPass {
                             friction,
                             tol,
                             resist,
+                            inertia,
                             &mut impulses,
                         ));
                     }
@@ -821,10 +849,11 @@ impl ContactPass {
     ) {
         let friction = params.friction;
         let soft = Softness::new(params.contact_hertz, params.contact_damping_ratio, dt);
-        for (row, &(_, k)) in self.rows.iter_mut().zip(&self.order) {
+        let rows = self.rows.iter_mut().zip(&self.order).zip(&self.cold);
+        for ((row, &(_, k)), cold) in rows {
             row.started = true;
-            if row.p.gap <= 0.0 && !matches!(self.method_floors.get(k), Some(Some(_))) {
-                row.floor = (soft.bias_rate * -row.p.gap).min(params.contact_push_speed);
+            if cold.gap <= 0.0 && !matches!(self.method_floors.get(k), Some(Some(_))) {
+                row.floor = (soft.bias_rate * -cold.gap).min(params.contact_push_speed);
                 row.mass_scale = soft.mass_scale;
                 row.impulse_scale = soft.impulse_scale;
             }
@@ -833,10 +862,11 @@ impl ContactPass {
         self.sweep_bands(1, false, friction, tol, resist, report);
         self.biased.clear();
         self.biased.extend_from_slice(&self.vel);
-        for (row, &(_, k)) in self.rows.iter_mut().zip(&self.order) {
+        let rows = self.rows.iter_mut().zip(&self.order).zip(&self.cold);
+        for ((row, &(_, k)), cold) in rows {
             row.floor = match self.method_floors.get(k) {
                 Some(&Some(floor)) => floor,
-                _ => Row::hard_floor(row.p.gap, dt),
+                _ => Row::hard_floor(cold.gap, dt),
             };
             row.mass_scale = 1.0;
             row.impulse_scale = 0.0;

@@ -4,8 +4,7 @@
 use super::{ContactPass, PROJECTION_SWEEPS};
 use crate::body::RigidBody;
 use crate::collision::Contact;
-use crate::dynamics::solver::prepared::PreparedContact;
-use crate::math::{Quat, Vec3};
+use crate::math::{Mat3, Quat, Vec3};
 
 /// Paper 001's per-pair projection (eqs. 5.27-5.28, B.17-B.18), for a method that runs
 /// without the contact pass and corrects positions itself: each pair of `contacts`
@@ -160,16 +159,22 @@ impl ContactPass {
                 self.rank(bodies, c.a),
                 c.b.map_or(0, |b| self.rank(bodies, b)),
             );
-            // The velocity pass's prepared data for this contact, if it ran on them (its
-            // rows are in its order).
-            let fresh;
-            let p = match self.rows.get(i) {
-                Some(row) if row.p.a == c.a && row.p.b == c.b => &row.p,
-                _ => {
-                    fresh = PreparedContact::new(bodies, c);
-                    &fresh
+            // The bodies' world inverse inertias of the velocity pass, if it ran on these
+            // contacts (its rows are in its order), else the bodies' own.
+            let pass_ran = self.inv_inertia.len() == n
+                && matches!(self.cold.get(i), Some(cold) if cold.a == c.a && cold.b == c.b);
+            let inertia = |j: usize| {
+                if pass_ran {
+                    self.inv_inertia[j]
+                } else {
+                    bodies[j].inv_inertia_world()
                 }
             };
+            let (inv_inertia_a, inv_inertia_b) = (inertia(c.a), c.b.map_or(Mat3::zeros(), inertia));
+            let (inv_mass_a, inv_mass_b) = (
+                bodies[c.a].inv_mass,
+                c.b.map_or(0.0, |b| bodies[b].inv_mass),
+            );
             let (wa, wb) = if ra > rb {
                 (1.0, 0.0)
             } else if rb > ra {
@@ -177,10 +182,10 @@ impl ContactPass {
             } else {
                 (1.0, 1.0)
             };
-            let (ma, mb) = (wa * p.inv_mass_a, wb * p.inv_mass_b);
-            let ja = wa * (p.inv_inertia_a * p.r_a.cross(&p.n));
-            let jb = wb * (p.inv_inertia_b * p.r_b.cross(&p.n));
-            let knn = ma + mb + p.r_a.cross(&p.n).dot(&ja) + p.r_b.cross(&p.n).dot(&jb);
+            let (ma, mb) = (wa * inv_mass_a, wb * inv_mass_b);
+            let ja = wa * (inv_inertia_a * c.r_a.cross(&c.normal));
+            let jb = wb * (inv_inertia_b * c.r_b.cross(&c.normal));
+            let knn = ma + mb + c.r_a.cross(&c.normal).dot(&ja) + c.r_b.cross(&c.normal).dot(&jb);
             if knn <= 0.0 {
                 continue;
             }

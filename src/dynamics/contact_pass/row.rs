@@ -4,21 +4,33 @@
 use super::friction::TangentMetric;
 use super::{MANIFOLD_POINTS, NO_SLOT};
 use crate::body::RigidBody;
+use crate::collision::Contact;
 use crate::dynamics::solver::prepared::{PreparedContact, collision_matrix};
 use crate::dynamics::solver::{SolverParams, SolverReport};
 use crate::dynamics::warm_start::PointImpulse;
 use crate::math::{Mat3, Vec3};
 
-/// One contact of the pass: its prepared data and accumulated impulses.
+/// One contact point of the pass as the sweeps read it: its frame, lever arms, masses,
+/// the products of K a sweep needs, and its accumulated impulses. Nothing in it refers
+/// to a body: a sweep reads the rows front to back and the bodies' velocities by slot.
+/// What the pass reads once per pass (the bodies, the gap, the velocities at the
+/// start) is the row's [`RowCold`], in an array of its own.
 ///
-/// Laid out in declaration order (`repr(C)`): the fields a sweep reads for every
-/// contact ([`Row::solve`]) first, then those of rolling and spinning resistance, then
-/// the prepared contact (whose own hot fields come first), then what is read once per
-/// pass. A sweep then touches a few adjacent cache lines per row instead of fields
-/// scattered over a kilobyte.
+/// Laid out in declaration order (`repr(C)`): the fields every update reads
+/// ([`Row::update`], [`Row::kick`]) first, then K (read by a manifold's weight), then
+/// those of the friction cone's edge and of rolling and spinning resistance.
 #[derive(Clone)]
 #[repr(C)]
 pub(super) struct Row {
+    /// The contact normal n (from b to a) and tangents t₁, t₂.
+    pub(super) n: Vec3,
+    pub(super) t1: Vec3,
+    pub(super) t2: Vec3,
+    /// Lever arms from each body's centre of mass to the contact point.
+    pub(super) r_a: Vec3,
+    pub(super) r_b: Vec3,
+    pub(super) inv_mass_a: f64,
+    pub(super) inv_mass_b: f64,
     /// 1/(nᵀKn), 0 if the contact cannot take an impulse.
     pub(super) normal_mass: f64,
     /// nᵀKn: the change of u_n per unit normal impulse.
@@ -33,16 +45,10 @@ pub(super) struct Row {
     pub(super) impulse_scale: f64,
     pub(super) lambda_n: f64,
     pub(super) lambda_t: nalgebra::Vector2<f64>,
-    /// The multiplier γ of the last friction update that met the cone's edge
-    /// ([`TangentMetric::nearest_in_disk`]), where the next one starts.
-    pub(super) gamma: f64,
-    /// K_tt, the tangent-plane block of K in (t₁, t₂), as its eigen-decomposition (the
-    /// metric of the friction disk), computed when the cone first binds
-    /// ([`Row::metric`]); and K_tt's inverse if invertible.
-    pub(super) tangent_metric: Option<TangentMetric>,
+    /// K_tt⁻¹ (K_tt the tangent-plane block of K in (t₁, t₂)), if invertible.
     pub(super) tangent_mass: Option<nalgebra::Matrix2<f64>>,
-    /// K t₁, K t₂ and (t₁·Kn, t₂·Kn), copied next to the row so that a sweep does no
-    /// 3 × 3 product (Box2D keeps its rows' effective masses the same way).
+    /// K t₁, K t₂ and (t₁·Kn, t₂·Kn), so that an update does no 3 × 3 product (Box2D
+    /// keeps its rows' effective masses the same way).
     pub(super) k_t: [Vec3; 2],
     pub(super) kn_t: nalgebra::Vector2<f64>,
     /// I⁻¹ (r × d) of side a and of side b for d = n, t₁, t₂: the change of ω per unit
@@ -52,64 +58,208 @@ pub(super) struct Row {
     /// The sweeps' velocity slots of side a and side b (`ContactPass::vel`; `NO_SLOT`
     /// for a static body or a container).
     pub(super) slots: [u32; 2],
+    /// Whether side b is a body (not a container).
+    pub(super) two_sided: bool,
     /// Whether the contact takes part (it approached, or was warm started).
     pub(super) started: bool,
-    /// Book each impulse's work as it is applied (the shock-propagation rows), instead
-    /// of the net work of the accumulated impulses at the end of the sweeps.
-    pub(super) book_each: bool,
+    /// Collision matrix K: u⁺ = u⁻ + K P for an impulse P on a (−P on b).
+    pub(super) k: Mat3,
+    /// The multiplier γ of the last friction update that met the cone's edge
+    /// ([`TangentMetric::nearest_in_disk`]), where the next one starts.
+    pub(super) gamma: f64,
+    /// K_tt as its eigen-decomposition (the metric of the friction disk), computed when
+    /// the cone first binds ([`Row::metric`]).
+    pub(super) tangent_metric: Option<TangentMetric>,
     /// Accumulated spinning (about n) and rolling (tangent plane) angular impulses.
     pub(super) spin: f64,
     pub(super) roll: Vec3,
-    pub(super) p: PreparedContact,
-    /// (body, lever arm, sign of P on it) of the single moving side, if one is frozen.
-    pub(super) moving: Option<(usize, Vec3, f64)>,
-    /// Relative velocity and relative angular velocity ω_a − ω_b at the start of the
-    /// pass (for [`ContactPass::book_net_work`]).
+}
+
+/// What the pass reads of a row once per pass, outside the sweeps: the contact's bodies,
+/// its gap, and the relative velocity and relative angular velocity ω_a − ω_b at the
+/// start of the pass (for [`ContactPass::book_net_work`](super::ContactPass)).
+#[derive(Clone, Default)]
+pub(super) struct RowCold {
+    pub(super) a: usize,
+    pub(super) b: Option<usize>,
+    pub(super) gap: f64,
     pub(super) u_start: Vec3,
     pub(super) w_start: Vec3,
 }
 
+/// A shock-propagation row (`ContactPass::shock_row`): the row of a contact whose
+/// lower-level side is frozen (left out of K), its prepared contact, through which it
+/// applies and books each impulse, and (body, lever arm, sign of P on it) of the single
+/// moving side, if one is frozen.
+pub(super) struct ShockRow {
+    pub(super) row: Row,
+    pub(super) p: PreparedContact,
+    pub(super) moving: Option<(usize, Vec3, f64)>,
+}
+
+impl Default for Row {
+    /// A row of no contact (zero masses), to be overwritten by [`Row::build`].
+    fn default() -> Self {
+        let z = Vec3::zeros();
+        Row::with_k(
+            [z; 3],
+            [z; 2],
+            [0.0; 2],
+            [&Mat3::zeros(); 2],
+            Mat3::zeros(),
+            0.0,
+            false,
+            1.0,
+        )
+    }
+}
+
+impl AsRef<Row> for Row {
+    fn as_ref(&self) -> &Row {
+        self
+    }
+}
+
+impl AsRef<Row> for ShockRow {
+    fn as_ref(&self) -> &Row {
+        &self.row
+    }
+}
+
 impl Row {
-    pub(super) fn new(p: PreparedContact, bodies: &[RigidBody], dt: f64) -> Self {
-        let knn = p.n.dot(&(p.k * p.n));
-        let (t1, t2) = (p.t1, p.t2);
-        let ktt = nalgebra::Matrix2::new(
-            t1.dot(&(p.k * t1)),
-            t1.dot(&(p.k * t2)),
-            t2.dot(&(p.k * t1)),
-            t2.dot(&(p.k * t2)),
+    /// Write into `row` and `cold` the row of contact `c` with gap `gap` in a step `dt`
+    /// and its cold part, from the bodies' world inverse inertias `inertia_a`,
+    /// `inertia_b` (zero for a container); its slots are `NO_SLOT` until the caller sets
+    /// them. Written in place: a row is built where the sweeps will read it.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    pub(super) fn build(
+        row: &mut Row,
+        cold: &mut RowCold,
+        bodies: &[RigidBody],
+        c: &Contact,
+        gap: f64,
+        inertia_a: &Mat3,
+        inertia_b: &Mat3,
+        dt: f64,
+    ) {
+        let ba = &bodies[c.a];
+        let inv_mass_b = c.b.map_or(0.0, |b| bodies[b].inv_mass);
+        let k = collision_matrix(
+            ba.inv_mass + inv_mass_b,
+            &c.r_a,
+            inertia_a,
+            &c.r_b,
+            inertia_b,
         );
+        *row = Row::with_k(
+            [c.normal, c.t1, c.t2],
+            [c.r_a, c.r_b],
+            [ba.inv_mass, inv_mass_b],
+            [inertia_a, inertia_b],
+            k,
+            gap,
+            c.b.is_some(),
+            dt,
+        );
+        let ua = ba.velocity + ba.angular_velocity.cross(&c.r_a);
+        let (u_start, w_start) = match c.b {
+            Some(b) => {
+                let bb = &bodies[b];
+                (
+                    ua - (bb.velocity + bb.angular_velocity.cross(&c.r_b)),
+                    ba.angular_velocity - bb.angular_velocity,
+                )
+            }
+            None => (ua, ba.angular_velocity - Vec3::zeros()),
+        };
+        *cold = RowCold {
+            a: c.a,
+            b: c.b,
+            gap,
+            u_start,
+            w_start,
+        };
+    }
+
+    /// The row of prepared contact `p` (whose K may leave a frozen side out) in a step
+    /// `dt`.
+    pub(super) fn from_prepared(p: &PreparedContact, dt: f64) -> Self {
+        Row::with_k(
+            [p.n, p.t1, p.t2],
+            [p.r_a, p.r_b],
+            [p.inv_mass_a, p.inv_mass_b],
+            [&p.inv_inertia_a, &p.inv_inertia_b],
+            p.k,
+            p.gap,
+            p.b.is_some(),
+            dt,
+        )
+    }
+
+    /// The row of a contact of frame `[n, t₁, t₂]`, lever arms, inverse masses and world
+    /// inverse inertias, collision matrix `k` and gap `gap`: K n, K t₁ and K t₂ are each
+    /// formed once, and nᵀKn, K_tt and (t₁·Kn, t₂·Kn) taken from them.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn with_k(
+        [n, t1, t2]: [Vec3; 3],
+        [r_a, r_b]: [Vec3; 2],
+        [inv_mass_a, inv_mass_b]: [f64; 2],
+        [inertia_a, inertia_b]: [&Mat3; 2],
+        k: Mat3,
+        gap: f64,
+        two_sided: bool,
+        dt: f64,
+    ) -> Self {
+        let (k_n, k_t1, k_t2) = (k * n, k * t1, k * t2);
+        let knn = n.dot(&k_n);
+        let ktt =
+            nalgebra::Matrix2::new(t1.dot(&k_t1), t1.dot(&k_t2), t2.dot(&k_t1), t2.dot(&k_t2));
         let usable = knn > 0.0 && knn.is_finite();
-        let k_n = p.k * p.n;
-        let dirs = [p.n, t1, t2];
-        let turn_a = dirs.map(|d| p.inv_inertia_a * p.r_a.cross(&d));
-        let turn_b = dirs.map(|d| p.inv_inertia_b * p.r_b.cross(&d));
+        let dirs = [n, t1, t2];
         Row {
-            floor: Row::hard_floor(p.gap, dt),
-            mass_scale: 1.0,
-            impulse_scale: 0.0,
-            k_t: [p.k * t1, p.k * t2],
-            kn_t: nalgebra::Vector2::new(t1.dot(&k_n), t2.dot(&k_n)),
-            turn_a,
-            turn_b,
+            n,
+            t1,
+            t2,
+            r_a,
+            r_b,
+            inv_mass_a,
+            inv_mass_b,
             normal_mass: if usable { 1.0 / knn } else { 0.0 },
             k_nn: knn,
+            floor: Row::hard_floor(gap, dt),
+            mass_scale: 1.0,
+            impulse_scale: 0.0,
+            lambda_n: 0.0,
+            lambda_t: nalgebra::Vector2::zeros(),
             tangent_mass: ktt
                 .try_inverse()
                 .filter(|m| m.iter().all(|x| x.is_finite())),
-            tangent_metric: None,
-            gamma: 0.0,
+            k_t: [k_t1, k_t2],
+            kn_t: nalgebra::Vector2::new(t1.dot(&k_n), t2.dot(&k_n)),
+            turn_a: dirs.map(|d| inertia_a * r_a.cross(&d)),
+            turn_b: dirs.map(|d| inertia_b * r_b.cross(&d)),
+            slots: [NO_SLOT; 2],
+            two_sided,
             started: false,
-            lambda_n: 0.0,
-            lambda_t: nalgebra::Vector2::zeros(),
+            k,
+            gamma: 0.0,
+            tangent_metric: None,
             spin: 0.0,
             roll: Vec3::zeros(),
-            moving: None,
-            u_start: p.relative_velocity(bodies),
-            w_start: relative_angular_velocity(&p, bodies),
-            book_each: false,
-            slots: [NO_SLOT; 2],
-            p,
+        }
+    }
+
+    /// The relative velocity of a with respect to b at the contact point (`cold`'s
+    /// bodies; b at rest for a container).
+    #[inline]
+    pub(super) fn relative_velocity(&self, cold: &RowCold, bodies: &[RigidBody]) -> Vec3 {
+        let ba = &bodies[cold.a];
+        let va = ba.velocity + ba.angular_velocity.cross(&self.r_a);
+        match cold.b {
+            Some(b) => va - (bodies[b].velocity + bodies[b].angular_velocity.cross(&self.r_b)),
+            None => va,
         }
     }
 
@@ -123,7 +273,7 @@ impl Row {
     /// K_tt = [[t₁·Kt₁, t₁·Kt₂], [t₂·Kt₁, t₂·Kt₂]] from the row's K t₁, K t₂.
     #[inline]
     fn metric(&mut self) -> TangentMetric {
-        let (t1, t2, [kt1, kt2]) = (self.p.t1, self.p.t2, self.k_t);
+        let (t1, t2, [kt1, kt2]) = (self.t1, self.t2, self.k_t);
         *self.tangent_metric.get_or_insert_with(|| {
             TangentMetric::new(&nalgebra::Matrix2::new(
                 t1.dot(&kt1),
@@ -144,10 +294,13 @@ impl Row {
     }
 
     /// Apply the impulse the same contact (same pair, same features) carried at the end
-    /// of the last step, `remembered` (none: a new contact).
+    /// of the last step, `remembered` (none: a new contact), to the bodies of `cold`
+    /// through their world inverse inertias `inertia` (by body).
     pub(super) fn warm_start(
         &mut self,
         bodies: &mut [RigidBody],
+        cold: &RowCold,
+        inertia: &[Mat3],
         remembered: Option<&PointImpulse>,
         mu: f64,
         report: &mut SolverReport,
@@ -155,7 +308,6 @@ impl Row {
         if self.normal_mass == 0.0 {
             return;
         }
-        let p = &self.p;
         let Some(&PointImpulse {
             normal: ln,
             tangent: pt,
@@ -163,7 +315,7 @@ impl Row {
         else {
             return;
         };
-        let mut lt = nalgebra::Vector2::new(pt.dot(&p.t1), pt.dot(&p.t2));
+        let mut lt = nalgebra::Vector2::new(pt.dot(&self.t1), pt.dot(&self.t2));
         if mu == 0.0 {
             lt = nalgebra::Vector2::zeros();
         } else if lt.norm() > mu * ln {
@@ -172,33 +324,16 @@ impl Row {
         self.started = true;
         self.lambda_n = ln;
         self.lambda_t = lt;
-        let impulse = ln * p.n + lt.x * p.t1 + lt.y * p.t2;
-        self.apply(bodies, &impulse, &Vec3::zeros(), report);
-    }
-
-    /// One projected Gauss-Seidel update (see the module doc) applied to the bodies with
-    /// [`Self::apply`] (the shock-propagation sweep's rows, which book each impulse;
-    /// `drift` as there); returns the square of the largest velocity change it made at
-    /// the contact.
-    pub(super) fn solve(
-        &mut self,
-        bodies: &mut [RigidBody],
-        mu: f64,
-        tol: f64,
-        drift: &Vec3,
-        report: &mut SolverReport,
-    ) -> f64 {
-        if self.normal_mass == 0.0 {
-            return 0.0;
+        let impulse = ln * self.n + lt.x * self.t1 + lt.y * self.t2;
+        report.impulses += 1;
+        let ba = &mut bodies[cold.a];
+        ba.velocity += impulse * self.inv_mass_a;
+        ba.angular_velocity += inertia[cold.a] * self.r_a.cross(&impulse);
+        if let Some(b) = cold.b {
+            let bb = &mut bodies[b];
+            bb.velocity -= impulse * self.inv_mass_b;
+            bb.angular_velocity -= inertia[b] * self.r_b.cross(&impulse);
         }
-        let u = self.p.relative_velocity(bodies);
-        let Some((dn, dt, change)) = self.update(u, mu, tol) else {
-            return 0.0;
-        };
-        let p = &self.p;
-        let impulse = dn * p.n + dt.x * p.t1 + dt.y * p.t2;
-        self.apply(bodies, &impulse, drift, report);
-        change
     }
 
     /// One update of a sweep: the projected Gauss-Seidel update ([`Self::update`]),
@@ -206,7 +341,8 @@ impl Row {
     /// their net work), then, with `resist`, rolling and spinning resistance
     /// ([`Self::resistance`]), on the velocities of the row's slots in `vel` (slot s at
     /// `vel[s − offset]`; a side with no slot has zero velocity and is not written), read
-    /// once and written once. Returns the square of the largest velocity change the
+    /// once and written once; resistance turns the bodies through their world inverse
+    /// inertias by slot, `inertia[s]`. Returns the square of the largest velocity change the
     /// update made at the contact ((m/s)²; squared, so that a sweep takes no square root
     /// per contact).
     ///
@@ -226,6 +362,7 @@ impl Row {
         mu: f64,
         tol: f64,
         resist: Option<&SolverParams>,
+        inertia: &[Mat3],
         impulses: &mut u32,
     ) -> f64 {
         if self.normal_mass == 0.0 || skipped(self.slots, stamps, offset, sweep, partial) {
@@ -243,7 +380,7 @@ impl Row {
         }
         let mut turned = 0.0;
         if let Some(params) = resist
-            && let Some(t) = self.resist(&mut v, params)
+            && let Some(t) = self.resist(&mut v, params, inertia)
         {
             turned = t;
             moved = true;
@@ -266,11 +403,11 @@ impl Row {
     /// ([va, wa], [vb, wb]; a side with no slot at rest).
     #[inline(always)]
     fn p_velocity(&self, v: &[[Vec3; 2]; 2]) -> Vec3 {
-        let p = &self.p;
-        let ua = v[0][0] + v[0][1].cross(&p.r_a);
-        match p.b {
-            Some(_) => ua - (v[1][0] + v[1][1].cross(&p.r_b)),
-            None => ua,
+        let ua = v[0][0] + v[0][1].cross(&self.r_a);
+        if self.two_sided {
+            ua - (v[1][0] + v[1][1].cross(&self.r_b))
+        } else {
+            ua
         }
     }
 
@@ -278,29 +415,39 @@ impl Row {
     /// row's copied masses and I⁻¹ (r × d).
     #[inline(always)]
     fn kick(&self, v: &mut [[Vec3; 2]; 2], dn: f64, dt: nalgebra::Vector2<f64>) {
-        let p = &self.p;
-        let impulse = dn * p.n + dt.x * p.t1 + dt.y * p.t2;
-        v[0][0] += impulse * p.inv_mass_a;
+        let impulse = dn * self.n + dt.x * self.t1 + dt.y * self.t2;
+        v[0][0] += impulse * self.inv_mass_a;
         v[0][1] += dn * self.turn_a[0] + dt.x * self.turn_a[1] + dt.y * self.turn_a[2];
-        if p.b.is_some() {
-            v[1][0] -= impulse * p.inv_mass_b;
+        if self.two_sided {
+            v[1][0] -= impulse * self.inv_mass_b;
             v[1][1] -= dn * self.turn_b[0] + dt.x * self.turn_b[1] + dt.y * self.turn_b[2];
         }
     }
 
     /// Rolling and spinning resistance ([`Self::resistance`]) applied to the slot
-    /// velocities `v`; the square of the change it made at the contact points, or `None`.
+    /// velocities `v`, through the world inverse inertias by slot `inertia` (zero for a
+    /// side with no slot); the square of the change it made at the contact points, or
+    /// `None`.
     #[inline(always)]
-    fn resist(&mut self, v: &mut [[Vec3; 2]; 2], params: &SolverParams) -> Option<f64> {
-        let tau = self.resistance(v[0][1] - v[1][1], params)?;
-        let p = &self.p;
-        let (dwa, dwb) = (p.inv_inertia_a * tau, p.inv_inertia_b * tau);
+    fn resist(
+        &mut self,
+        v: &mut [[Vec3; 2]; 2],
+        params: &SolverParams,
+        inertia: &[Mat3],
+    ) -> Option<f64> {
+        let of = |s: u32| match s {
+            NO_SLOT => Mat3::zeros(),
+            s => inertia[s as usize],
+        };
+        let (ia, ib) = (of(self.slots[0]), of(self.slots[1]));
+        let tau = self.resistance(v[0][1] - v[1][1], &ia, &ib, params)?;
+        let (dwa, dwb) = (ia * tau, ib * tau);
         v[0][1] += dwa;
-        if p.b.is_some() {
+        if self.two_sided {
             v[1][1] -= dwb;
         }
         // The change of the contact points' velocities the turn made.
-        Some((dwa.cross(&p.r_a) + dwb.cross(&p.r_b)).norm_squared())
+        Some((dwa.cross(&self.r_a) + dwb.cross(&self.r_b)).norm_squared())
     }
 
     /// One update of a sweep for the points of one manifold (`rows`, all with the same
@@ -321,6 +468,7 @@ impl Row {
         mu: f64,
         tol: f64,
         resist: Option<&SolverParams>,
+        inertia: &[Mat3],
         impulses: &mut u32,
     ) -> f64 {
         let slots = rows[0].slots;
@@ -367,7 +515,7 @@ impl Row {
         let mut turned: f64 = 0.0;
         if let Some(params) = resist {
             for row in rows.iter_mut() {
-                if let Some(t) = row.resist(&mut v, params) {
+                if let Some(t) = row.resist(&mut v, params, inertia) {
                     turned = turned.max(t);
                     moved = true;
                 }
@@ -399,8 +547,7 @@ impl Row {
         mu: f64,
         tol: f64,
     ) -> Option<(f64, nalgebra::Vector2<f64>, f64)> {
-        let p = &self.p;
-        let un = u.dot(&p.n);
+        let un = u.dot(&self.n);
         let floor = self.floor;
         if !self.started {
             if un >= floor - tol {
@@ -425,7 +572,7 @@ impl Row {
         if mu > 0.0
             && let Some(m) = self.tangent_mass
         {
-            let ut = nalgebra::Vector2::new(u.dot(&p.t1), u.dot(&p.t2)) + dn * self.kn_t;
+            let ut = nalgebra::Vector2::new(u.dot(&self.t1), u.dot(&self.t2)) + dn * self.kn_t;
             let mut new_t = self.lambda_t - m * ut;
             let limit = mu * self.lambda_n;
             if new_t.norm_squared() > limit * limit {
@@ -442,19 +589,26 @@ impl Row {
     }
 
     /// Rolling and spinning resistance (see `SolverParams::rolling_friction`) at the
-    /// relative angular velocity `w` = ω_a − ω_b: the change τ of the accumulated angular
+    /// relative angular velocity `w` = ω_a − ω_b (world inverse inertias `inertia_a`,
+    /// `inertia_b`): the change τ of the accumulated angular
     /// impulses on a (−τ on b) that stop the relative rotation, clamped to
     /// |τ_n| ≤ μ_s λ_n about the normal and |τ_t| ≤ μ_r λ_n about the tangent plane.
     /// Their work τ·(ω_rel⁻ + ω_rel⁺)/2 is booked as friction dissipation, with the
     /// pass's net work ([`ContactPass::book_net_work`]). `None` when τ = 0.
-    fn resistance(&mut self, w: Vec3, params: &SolverParams) -> Option<Vec3> {
+    fn resistance(
+        &mut self,
+        w: Vec3,
+        inertia_a: &Mat3,
+        inertia_b: &Mat3,
+        params: &SolverParams,
+    ) -> Option<Vec3> {
         if self.lambda_n <= 0.0 {
             return None;
         }
         // I_a⁻¹ + I_b⁻¹, the change of ω_a − ω_b per unit angular impulse, and
         // nᵀ(I_a⁻¹ + I_b⁻¹)n.
-        let inv = &(self.p.inv_inertia_a + self.p.inv_inertia_b);
-        let n = self.p.n;
+        let inv = &(inertia_a + inertia_b);
+        let n = self.n;
         let mut tau = Vec3::zeros();
         // Spin about n.
         let kn = n.dot(&(inv * n));
@@ -484,8 +638,45 @@ impl Row {
         }
         (tau != Vec3::zeros()).then_some(tau)
     }
+}
 
-    /// Apply `impulse` and book its work against the moving side's point velocity (one
+impl ShockRow {
+    /// The shock-propagation row of prepared contact `p` in a step `dt`, `moving` as in
+    /// [`ShockRow`].
+    pub(super) fn new(p: PreparedContact, moving: Option<(usize, Vec3, f64)>, dt: f64) -> Self {
+        ShockRow {
+            row: Row::from_prepared(&p, dt),
+            p,
+            moving,
+        }
+    }
+
+    /// One projected Gauss-Seidel update (see the module doc) applied to the bodies with
+    /// [`Self::apply`] (the shock-propagation sweep's rows, which book each impulse;
+    /// `drift` as there); returns the square of the largest velocity change it made at
+    /// the contact.
+    pub(super) fn solve(
+        &mut self,
+        bodies: &mut [RigidBody],
+        mu: f64,
+        tol: f64,
+        drift: &Vec3,
+        report: &mut SolverReport,
+    ) -> f64 {
+        if self.row.normal_mass == 0.0 {
+            return 0.0;
+        }
+        let u = self.p.relative_velocity(bodies);
+        let Some((dn, dt, change)) = self.row.update(u, mu, tol) else {
+            return 0.0;
+        };
+        let p = &self.p;
+        let impulse = dn * p.n + dt.x * p.t1 + dt.y * p.t2;
+        self.apply(bodies, &impulse, drift, report);
+        change
+    }
+
+    /// Apply `impulse` (through the prepared contact) and book its work against the moving side's point velocity (one
     /// side frozen) or the relative velocity: ΔK = P·(v⁻ + v⁺)/2 (paper 000, eq. 16).
     /// Under a Newmark drift, `drift` is that velocity's (vₙ − v⁻)/2 (linear part,
     /// [`ContactPass::set_newmark_drift`](super::ContactPass::set_newmark_drift)): the
@@ -500,10 +691,6 @@ impl Row {
     ) {
         let p = &self.p;
         report.impulses += 1;
-        if !self.book_each {
-            p.apply_impulse(bodies, impulse);
-            return;
-        }
         let moving = self.moving;
         let point_velocity = |bodies: &[RigidBody]| match moving {
             Some((i, r, _)) => bodies[i].velocity + bodies[i].angular_velocity.cross(&r),
@@ -526,8 +713,8 @@ impl Row {
 }
 
 /// ω_a − ω_b of a contact's bodies (ω_b = 0 for a container).
-pub(super) fn relative_angular_velocity(p: &PreparedContact, bodies: &[RigidBody]) -> Vec3 {
-    bodies[p.a].angular_velocity - p.b.map_or(Vec3::zeros(), |b| bodies[b].angular_velocity)
+pub(super) fn relative_angular_velocity(cold: &RowCold, bodies: &[RigidBody]) -> Vec3 {
+    bodies[cold.a].angular_velocity - cold.b.map_or(Vec3::zeros(), |b| bodies[b].angular_velocity)
 }
 
 /// Leave body a out of the contact's collision matrix (treat it as infinitely heavy).
@@ -535,12 +722,11 @@ pub(super) fn freeze_a(p: &mut PreparedContact) {
     p.inv_mass_a = 0.0;
     p.inv_inertia_a = Mat3::zeros();
     p.k = collision_matrix(
-        0.0,
-        &Mat3::zeros(),
-        &p.r_a,
         p.inv_mass_b,
-        &p.inv_inertia_b,
+        &p.r_a,
+        &Mat3::zeros(),
         &p.r_b,
+        &p.inv_inertia_b,
     );
 }
 
@@ -550,11 +736,10 @@ pub(super) fn freeze_b(p: &mut PreparedContact) {
     p.inv_inertia_b = Mat3::zeros();
     p.k = collision_matrix(
         p.inv_mass_a,
-        &p.inv_inertia_a,
         &p.r_a,
-        0.0,
-        &Mat3::zeros(),
+        &p.inv_inertia_a,
         &p.r_b,
+        &Mat3::zeros(),
     );
 }
 
@@ -570,8 +755,8 @@ pub(super) fn freeze_b(p: &mut PreparedContact) {
 /// differ from the sweeps') it is Δ_i applied alone through the row's masses, the same
 /// vector up to rounding.
 #[inline(always)]
-pub(super) fn manifold_weight(
-    rows: &[Row],
+pub(super) fn manifold_weight<R: AsRef<Row>>(
+    rows: &[R],
     deltas: &[(f64, nalgebra::Vector2<f64>, f64)],
     active: &[bool],
     m: usize,
@@ -584,9 +769,9 @@ pub(super) fn manifold_weight(
         if !active[i] {
             continue;
         }
+        let row = row.as_ref();
         let (dn, dt, _) = deltas[i];
-        let p = &row.p;
-        let imp = dn * p.n + dt.x * p.t1 + dt.y * p.t2;
+        let imp = dn * row.n + dt.x * row.t1 + dt.y * row.t2;
         imps[i] = imp;
         row.kick(&mut t, dn, dt);
         if m > 1 {
@@ -595,7 +780,7 @@ pub(super) fn manifold_weight(
                 row.kick(&mut alone, dn, dt);
                 row.p_velocity(&alone)
             } else {
-                p.k * imp
+                row.k * imp
             });
         }
     }
@@ -605,7 +790,7 @@ pub(super) fn manifold_weight(
     let mut joint = 0.0;
     for (i, row) in rows.iter().enumerate().take(MANIFOLD_POINTS) {
         if active[i] {
-            joint += imps[i].dot(&row.p_velocity(&t));
+            joint += imps[i].dot(&row.as_ref().p_velocity(&t));
         }
     }
     let floor_w = 1.0 / m as f64;
@@ -656,5 +841,19 @@ fn store(
                 stamps[s as usize - offset] = sweep;
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The bytes a sweep streams per contact point: the hot row alone (the cold part and
+    /// the shock-propagation rows live elsewhere).
+    #[test]
+    fn a_row_fits_its_budget() {
+        let size = std::mem::size_of::<Row>();
+        println!("Row {size} B, RowCold {} B", std::mem::size_of::<RowCold>());
+        assert!(size <= 616, "Row is {size} bytes");
     }
 }

@@ -21,19 +21,19 @@ impl ContactPass {
     /// entries orders of magnitude larger than the net work (figures in
     /// `docs/results/contact-pass.md`).
     pub(super) fn book_net_work(&self, bodies: &[RigidBody], report: &mut SolverReport) {
-        for row in &self.rows {
+        for (row, cold) in self.rows.iter().zip(&self.cold) {
             if !row.started {
                 continue;
             }
-            let p = &row.p;
-            let drift = self.drift_of(p.a, p.b);
-            let u = 0.5 * (row.u_start + p.relative_velocity(bodies)) + drift;
-            let w = 0.5 * (row.w_start + relative_angular_velocity(p, bodies));
-            let normal = row.lambda_n * p.n.dot(&u);
-            let tangent = row.lambda_t.x * p.t1.dot(&u) + row.lambda_t.y * p.t2.dot(&u);
-            let turning = (row.spin * p.n + row.roll).dot(&w);
+            let drift = self.drift_of(cold.a, cold.b);
+            let u = 0.5 * (cold.u_start + row.relative_velocity(cold, bodies)) + drift;
+            let w = 0.5 * (cold.w_start + relative_angular_velocity(cold, bodies));
+            let normal = row.lambda_n * row.n.dot(&u);
+            let tangent = row.lambda_t.x * row.t1.dot(&u) + row.lambda_t.y * row.t2.dot(&u);
+            let turning = (row.spin * row.n + row.roll).dot(&w);
             report.drift_work +=
-                (row.lambda_n * p.n + row.lambda_t.x * p.t1 + row.lambda_t.y * p.t2).dot(&drift);
+                (row.lambda_n * row.n + row.lambda_t.x * row.t1 + row.lambda_t.y * row.t2)
+                    .dot(&drift);
             report.dissipated_restitution -= normal;
             report.dissipated_friction -= tangent + turning;
         }

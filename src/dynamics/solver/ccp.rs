@@ -718,12 +718,11 @@ impl CollisionSolver for CcpSolver {
             let r_a = c.r_a + shift(&ba.v0);
             let r_b = c.r_b + bb.map_or(Vec3::zeros(), |b| shift(&b.v0));
             let k = collision_matrix(
-                ba.inv_mass,
-                &ba.inv_inertia,
+                ba.inv_mass + inv_mass_b,
                 &r_a,
-                inv_mass_b,
-                &inv_inertia_b,
+                &ba.inv_inertia,
                 &r_b,
+                &inv_inertia_b,
             );
             // A_j = diag(1/N_nn, a_T, a_T), N_jj = (h/2) K_j on impulses   (eqs. 48, 52)
             let n_nn = 0.5 * h * c.normal.dot(&(k * c.normal));

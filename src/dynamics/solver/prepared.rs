@@ -6,27 +6,6 @@ use crate::body::RigidBody;
 use crate::collision::Contact;
 use crate::math::{Mat3, Vec3, skew};
 
-/// The collision matrix K of a contact (paper 000, eq. 9): the change of the relative
-/// velocity of a with respect to b at the contact per unit impulse on a (−P on b),
-///
-///   K = (1/m_a + 1/m_b) 1 − r̃_a I_a⁻¹ r̃_a − r̃_b I_b⁻¹ r̃_b,
-///
-/// r̃ the cross-product matrix of the lever arm r and I⁻¹ the world inverse inertia.
-/// Symmetric; positive definite when a side is dynamic. A side that is static, frozen
-/// or a container has 1/m = 0 and I⁻¹ = 0 (and then adds nothing).
-#[inline]
-pub fn collision_matrix(
-    inv_mass_a: f64,
-    inv_inertia_a: &Mat3,
-    r_a: &Vec3,
-    inv_mass_b: f64,
-    inv_inertia_b: &Mat3,
-    r_b: &Vec3,
-) -> Mat3 {
-    let (ra, rb) = (skew(r_a), skew(r_b));
-    Mat3::identity() * (inv_mass_a + inv_mass_b) - ra * inv_inertia_a * ra - rb * inv_inertia_b * rb
-}
-
 /// Laid out in declaration order (`repr(C)`): what a sweep reads for every contact
 /// (bodies, frame, lever arms, masses, gap) first and contiguous, the 3 × 3 matrices
 /// last.
@@ -50,6 +29,36 @@ pub struct PreparedContact {
     pub k: Mat3,
 }
 
+/// The collision matrix of a contact, u⁺ = u⁻ + K P for an impulse P on a (−P on b):
+/// K = (1/m_a + 1/m_b) 1 − r̃_a I_a⁻¹ r̃_a − r̃_b I_b⁻¹ r̃_b (paper 000, eq. 9), with
+/// `inv_mass_sum` = 1/m_a + 1/m_b and the world inverse inertias (zero for a static side
+/// or a container). Every caller forms K here, so that K of the same contact is the same
+/// to the bit wherever it is built.
+#[inline]
+pub fn collision_matrix(
+    inv_mass_sum: f64,
+    r_a: &Vec3,
+    inv_inertia_a: &Mat3,
+    r_b: &Vec3,
+    inv_inertia_b: &Mat3,
+) -> Mat3 {
+    let (ra, rb) = (skew(r_a), skew(r_b));
+    let (a, b) = (
+        mul3(&mul3(&ra, inv_inertia_a), &ra),
+        mul3(&mul3(&rb, inv_inertia_b), &rb),
+    );
+    let m = Mat3::identity() * inv_mass_sum;
+    Mat3::from_fn(|i, j| (m[(i, j)] - a[(i, j)]) - b[(i, j)])
+}
+
+/// The 3 × 3 product x y with each entry summed as nalgebra's product sums it,
+/// (x_i0 y_0j + x_i1 y_1j) + x_i2 y_2j: the same value to the bit, in straight-line
+/// code.
+#[inline(always)]
+fn mul3(x: &Mat3, y: &Mat3) -> Mat3 {
+    Mat3::from_fn(|i, j| x[(i, 0)] * y[(0, j)] + x[(i, 1)] * y[(1, j)] + x[(i, 2)] * y[(2, j)])
+}
+
 impl PreparedContact {
     pub fn new(bodies: &[RigidBody], c: &Contact) -> Self {
         let inv_inertia_b = c.b.map_or(Mat3::zeros(), |b| bodies[b].inv_inertia_world());
@@ -68,12 +77,11 @@ impl PreparedContact {
         let ba = &bodies[c.a];
         let inv_mass_b = c.b.map_or(0.0, |b| bodies[b].inv_mass);
         let k = collision_matrix(
-            ba.inv_mass,
-            &inv_inertia_a,
+            ba.inv_mass + inv_mass_b,
             &c.r_a,
-            inv_mass_b,
-            &inv_inertia_b,
+            &inv_inertia_a,
             &c.r_b,
+            &inv_inertia_b,
         );
         PreparedContact {
             a: c.a,

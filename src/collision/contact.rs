@@ -84,6 +84,33 @@ impl FeatureId {
     }
 }
 
+#[cfg(test)]
+impl Contact {
+    /// A contact of pair (`a`, `b` or `container`) with features `feature`, at the
+    /// origin with normal +z, for tests that read only the contact's pair and identity.
+    pub(crate) fn of_pair(
+        a: usize,
+        b: Option<usize>,
+        container: Option<usize>,
+        feature: FeatureId,
+    ) -> Contact {
+        let z = Vec3::zeros();
+        Contact {
+            a,
+            b,
+            point: z,
+            normal: Vec3::z(),
+            t1: Vec3::x(),
+            t2: Vec3::y(),
+            gap: 0.0,
+            r_a: z,
+            r_b: z,
+            container,
+            feature,
+        }
+    }
+}
+
 /// Relative velocity of `a` with respect to `b` at the contact point.
 pub fn relative_velocity(bodies: &[crate::body::RigidBody], c: &Contact) -> Vec3 {
     let va = bodies[c.a].velocity + bodies[c.a].angular_velocity.cross(&c.r_a);

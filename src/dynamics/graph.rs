@@ -210,20 +210,8 @@ mod tests {
     use crate::shapes::Shape;
 
     fn contact(a: usize, b: Option<usize>) -> Contact {
-        let z = Vec3::zeros();
-        Contact {
-            a,
-            b,
-            point: z,
-            normal: Vec3::z(),
-            t1: Vec3::x(),
-            t2: Vec3::y(),
-            gap: 0.0,
-            r_a: z,
-            r_b: z,
-            container: if b.is_none() { Some(0) } else { None },
-            feature: Default::default(),
-        }
+        let container = if b.is_none() { Some(0) } else { None };
+        Contact::of_pair(a, b, container, Default::default())
     }
 
     #[test]

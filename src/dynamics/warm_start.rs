@@ -308,22 +308,7 @@ mod tests {
             a: rng.random_range(0..4),
             b: rng.random_range(0..3),
         };
-        let contact = |(k, f): (PairKey, FeatureId)| {
-            let z = Vec3::zeros();
-            Contact {
-                a: k.0,
-                b: k.1,
-                point: z,
-                normal: Vec3::z(),
-                t1: Vec3::x(),
-                t2: Vec3::y(),
-                gap: 0.0,
-                r_a: z,
-                r_b: z,
-                container: k.2,
-                feature: f,
-            }
-        };
+        let contact = |(k, f): (PairKey, FeatureId)| Contact::of_pair(k.0, k.1, k.2, f);
         let mut out = Vec::new();
         for round in 0..200 {
             let mut memory = ImpulseMemory::from_entries(

@@ -853,7 +853,6 @@ mod tests {
     #[test]
     fn a_row_fits_its_budget() {
         let size = std::mem::size_of::<Row>();
-        println!("Row {size} B, RowCold {} B", std::mem::size_of::<RowCold>());
         assert!(size <= 616, "Row is {size} bytes");
     }
 }

@@ -1224,13 +1224,15 @@ mod tests {
             let k0 = kinetic(&bodies);
             let mut report = SolverReport::default();
             let mut pass = ContactPass::default();
-            // Two steps (the second warm-started), booked into one report.
+            // Two steps (the second warm-started from the impulses the first left on
+            // the same contacts), booked into one report.
+            let mut impulses = vec![ContactImpulses::default(); contacts.len()];
             for _ in 0..2 {
                 run(
                     &mut pass,
                     &mut bodies,
                     &contacts,
-                    &mut vec![ContactImpulses::default(); contacts.len()],
+                    &mut impulses,
                     &params,
                     dt,
                     &mut report,

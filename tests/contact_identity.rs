@@ -56,6 +56,14 @@ fn identities(w: &World) -> Vec<Identity> {
     ids
 }
 
+/// No identity of the sorted list `ids` repeats (`at` names the step).
+fn assert_unique(ids: &[Identity], at: &str) {
+    assert!(
+        ids.windows(2).all(|p| p[0] != p[1]),
+        "{at}: an identity repeats within the step: {ids:?}"
+    );
+}
+
 /// The impulses a resting stack's contacts warm-start from, with their identities: the
 /// contact pass's for the methods that leave resting contacts to it (jolt, SQM, MDP: MDP
 /// keeps its own impulses only for contacts that approach or slip faster than
@@ -124,10 +132,7 @@ fn a_resting_stack_keeps_its_contact_ids_and_the_warm_start_finds_them() {
         for step in 0..240 {
             w.step().unwrap();
             let ids = identities(&w);
-            assert!(
-                ids.windows(2).all(|p| p[0] != p[1]),
-                "{kind:?} step {step}: an identity repeats within the step: {ids:?}"
-            );
+            assert_unique(&ids, &format!("{kind:?} step {step}"));
             assert_eq!(
                 ids, last,
                 "{kind:?} step {step}: the contacts changed identity"
@@ -187,10 +192,7 @@ fn every_contact_of_a_pour_has_its_own_identity() {
     for step in 0..600 {
         w.step().unwrap();
         let ids = identities(&w);
-        assert!(
-            ids.windows(2).all(|p| p[0] != p[1]),
-            "step {step}: an identity repeats within the step"
-        );
+        assert_unique(&ids, &format!("step {step}"));
         // Steps where an ellipsoid touches a cross at more than one bar.
         several += usize::from(ids.windows(2).any(|p| {
             let ((a, b, _, _), (a2, b2, _, _)) = (p[0], p[1]);

@@ -229,6 +229,9 @@ fn compare_mode_steps_each_run_exactly_as_alone() {
     app.update();
     app.update();
     assert!(app.world().resource::<CompareMode>().is_on());
+    // This test checks the runs' states, not their pace: the comparison may take the
+    // time it needs in a frame to catch up with the app's steps.
+    app.world_mut().resource_mut::<CompareMode>().frame_budget = Some(UNBOUNDED);
     assert_eq!(
         app.world().resource::<CompareMode>().view,
         CompareView::Split
@@ -269,6 +272,63 @@ fn compare_mode_steps_each_run_exactly_as_alone() {
     app.update();
     let cm = app.world().resource::<CompareMode>();
     assert_eq!(cm.comparison.as_ref().unwrap().steps(), 0);
+}
+
+/// A frame budget no catch-up in these tests reaches.
+const UNBOUNDED: std::time::Duration = std::time::Duration::from_secs(3600);
+
+/// A comparison slower than the app's clock holds the clock (`SimControl::hold_at`)
+/// instead of falling ever further behind or stopping the frames: with the clock asking
+/// for far more steps than a frame can take and the comparison allowed one step a frame,
+/// the app's world stays within two frames' steps of the comparison, where it would run
+/// ahead by a frame's steps every frame.
+#[test]
+fn a_slow_comparison_holds_the_apps_clock() {
+    let options = AppOptions {
+        compare: vec![SolverKind::Etm, SolverKind::Jolt],
+        ..AppOptions::default()
+    };
+    let mut app = app_with("etm_box_flat", &options);
+    app.update();
+    app.update();
+    assert!(app.world().resource::<CompareMode>().is_on());
+    app.world_mut().resource_mut::<CompareMode>().frame_budget = Some(std::time::Duration::ZERO);
+    {
+        let mut control = app.world_mut().resource_mut::<SimControl>();
+        control.paused = false;
+        control.time_scale = 1e6;
+    }
+    let world_step = |app: &App| app.world().resource::<Simulation>().world.step_index;
+    let (mut largest_jump, mut held_frames) = (0, 0);
+    const FRAMES: u64 = 60;
+    for _ in 0..FRAMES {
+        let before = world_step(&app);
+        app.update();
+        largest_jump = largest_jump.max(world_step(&app) - before);
+        held_frames += app.world().resource::<SimControl>().hold_at.is_some() as u32;
+    }
+    let compared = app
+        .world()
+        .resource::<CompareMode>()
+        .comparison
+        .as_ref()
+        .unwrap()
+        .steps();
+    let world = world_step(&app);
+    eprintln!(
+        "after {FRAMES} frames: app's world at step {world}, comparison at {compared}, \
+         largest step of the world in a frame {largest_jump}, {held_frames} frames held"
+    );
+    assert!(largest_jump > 1, "the clock ran: {largest_jump}");
+    assert!(
+        (1..=FRAMES).contains(&compared),
+        "at most one comparison step a frame: {compared}"
+    );
+    assert!(held_frames > 0);
+    assert!(
+        world <= compared + 2 * largest_jump,
+        "the app's world ran ahead: step {world}, the comparison's {compared}"
+    );
 }
 
 /// `gui --compare` without a lesson opens as a lesson does: paused at step 0 however the
@@ -339,6 +399,7 @@ fn compare_mode_with_own_parameters_per_run() {
     app.update();
     app.update();
     assert!(app.world().resource::<CompareMode>().is_on());
+    app.world_mut().resource_mut::<CompareMode>().frame_budget = Some(UNBOUNDED);
     step_app(&mut app, STEPS);
     let sim = app.world().resource::<Simulation>();
     assert_eq!(

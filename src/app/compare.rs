@@ -10,9 +10,12 @@
 //! steps as the app's world; so the runs share time and h, and each run's world is
 //! stepped exactly as it would be alone (`tests/app_teach.rs`). A reset, a new scene, a
 //! spawned body or a removed wall (anything that bumps [`Simulation::generation`])
-//! rebuilds the comparison from the scene and catches it up, at most
-//! [`CATCH_UP_PER_FRAME`] steps per frame; opening another scene file leaves compare
-//! mode. Scrubbing the timeline back (`super::timeline`) leaves the comparison ahead of
+//! rebuilds the comparison from the scene and catches it up. Stepping the runs takes at
+//! most [`FRAME_BUDGET`] of a frame (at least one step); while the comparison is behind
+//! the app's world, the app's clock is held at the comparison's step
+//! ([`SimControl::hold_at`]), so the app goes on drawing frames and the whole
+//! comparison plays at the pace of its slowest run. Opening another scene file leaves
+//! compare mode. Scrubbing the timeline back (`super::timeline`) leaves the comparison ahead of
 //! the app's world, which rebuilds and catches it up the same way, so every run shows
 //! the scrubbed step (recomputed: the runs are deterministic). This clock stays on the
 //! app's thread, not the physics thread: the comparison steps in the frame. Disturbances of the app's world (a dragged
@@ -52,8 +55,10 @@ use bevy::camera::{Viewport, visibility::RenderLayers};
 use bevy::prelude::*;
 use std::collections::HashMap;
 
-/// Most comparison steps taken per frame to catch up after a rebuild.
-pub const CATCH_UP_PER_FRAME: u64 = 2_000;
+/// Most wall time a frame spends stepping the comparison's runs (at least one step is
+/// taken): a slow method (MDP takes about 10 s for 2,000 steps of `pour_mixed`) must not
+/// stop the app from drawing.
+pub const FRAME_BUDGET: std::time::Duration = std::time::Duration::from_millis(25);
 
 /// Colour of run i (run 0 is drawn in the bodies' own colours; this is its plot colour).
 pub const RUN_COLORS: [[u8; 3]; 3] = [[40, 110, 210], [235, 120, 25], [170, 60, 200]];
@@ -91,6 +96,8 @@ pub struct CompareMode {
     /// The run a start was asked on: the comparison is built from the first state of
     /// another run (the world the start opens), never from this one.
     asked_on_run: Option<u64>,
+    /// Wall time a frame may spend stepping the runs (`None`: [`FRAME_BUDGET`]).
+    pub frame_budget: Option<std::time::Duration>,
 }
 
 impl CompareMode {
@@ -285,6 +292,10 @@ pub fn step_comparison(
     mode: Res<State<LabMode>>,
     mut next_mode: ResMut<NextState<LabMode>>,
 ) {
+    // The app's clock runs free unless the comparison is behind it (set below).
+    if control.hold_at.is_some() {
+        control.hold_at = None;
+    }
     if cm.solvers.is_empty() || (cm.comparison.is_none() && cm.asked_on_run == Some(sim.run)) {
         // Off, or its world not opened yet.
         return;
@@ -312,17 +323,22 @@ pub fn step_comparison(
         return;
     }
     let target = sim.world.step_index;
+    let budget = cm.frame_budget.unwrap_or(FRAME_BUDGET);
     let Some(c) = cm.comparison.as_mut() else {
         return;
     };
+    let start = std::time::Instant::now();
     let mut taken = 0;
     let mut failed = None;
-    while c.steps() < target && taken < CATCH_UP_PER_FRAME {
+    while c.steps() < target && (taken == 0 || start.elapsed() < budget) {
         if let Err(e) = c.step() {
             failed = Some(e.to_string());
             break;
         }
         taken += 1;
+    }
+    if c.steps() < target {
+        control.hold_at = Some(c.steps());
     }
     if let Some(e) = failed {
         leave(&mut cm);

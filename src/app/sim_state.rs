@@ -306,6 +306,10 @@ pub struct SimControl {
     pub pause_at_impact: bool,
     /// The impact that paused the run last: (step, body with the largest speed change).
     pub impact_paused: Option<(u64, usize)>,
+    /// The clock does not advance the world past this step (requested steps still do):
+    /// compare mode holds the app's run at its comparison's step while the comparison
+    /// catches up (`super::compare`). Set every frame; `None`: the clock runs free.
+    pub hold_at: Option<u64>,
     /// The body whose motion the physics thread records after every step
     /// ([`ProbeSample::body`]), for the plot's body quantities.
     pub probe_body: Option<usize>,
@@ -322,6 +326,7 @@ impl Default for SimControl {
             lockstep: false,
             pause_at_impact: false,
             impact_paused: None,
+            hold_at: None,
             probe_body: None,
             stats: RunStats::default(),
         }

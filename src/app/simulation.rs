@@ -672,7 +672,11 @@ pub fn advance_simulation(
         }
         core.probe_body = control.probe_body;
         take_impact_hit(&mut core, &mut control);
-        core.clock_running = !control.paused && !control.lockstep;
+        core.clock_running = !control.paused
+            && !control.lockstep
+            && control
+                .hold_at
+                .is_none_or(|step| core.sim.world.step_index < step);
         arm_impact_watch(&mut core, &control);
         let h = core.sim.world.dt;
         control.stats.over_budget = core.clock_running && core.backlog >= h;

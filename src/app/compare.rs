@@ -11,7 +11,8 @@
 //! stepped exactly as it would be alone (`tests/app_teach.rs`). A reset, a new scene, a
 //! spawned body or a removed wall (anything that bumps [`Simulation::generation`])
 //! rebuilds the comparison from the scene and catches it up. Stepping the runs takes at
-//! most [`FRAME_BUDGET`] of a frame (at least one step); while the comparison is behind
+//! most half the last frame's time, within [`FRAME_BUDGET`] and [`MAX_FRAME_BUDGET`] (at
+//! least one step); while the comparison is behind
 //! the app's world, the app's clock is held at the comparison's step
 //! ([`SimControl::hold_at`]), so the app goes on drawing frames and the whole
 //! comparison plays at the pace of its slowest run. Opening another scene file leaves
@@ -55,10 +56,15 @@ use bevy::camera::{Viewport, visibility::RenderLayers};
 use bevy::prelude::*;
 use std::collections::HashMap;
 
-/// Most wall time a frame spends stepping the comparison's runs (at least one step is
-/// taken): a slow method (MDP takes about 10 s for 2,000 steps of `pour_mixed`) must not
-/// stop the app from drawing.
+/// Wall time a frame may always spend stepping the comparison's runs (at least one step
+/// is taken). A frame spends up to half the last frame's time, within this and
+/// [`MAX_FRAME_BUDGET`]: a slow method (MDP takes about 10 s for 2,000 steps of
+/// `pour_mixed`) must not stop the app from drawing, and on a software renderer (frames
+/// of 150-250 ms) a fixed 25 ms would leave cheap methods at a tenth of real time.
 pub const FRAME_BUDGET: std::time::Duration = std::time::Duration::from_millis(25);
+
+/// Most wall time a frame spends stepping the comparison's runs (see [`FRAME_BUDGET`]).
+pub const MAX_FRAME_BUDGET: std::time::Duration = std::time::Duration::from_millis(250);
 
 /// Colour of run i (run 0 is drawn in the bodies' own colours; this is its plot colour).
 pub const RUN_COLORS: [[u8; 3]; 3] = [[40, 110, 210], [235, 120, 25], [170, 60, 200]];
@@ -96,7 +102,8 @@ pub struct CompareMode {
     /// The run a start was asked on: the comparison is built from the first state of
     /// another run (the world the start opens), never from this one.
     asked_on_run: Option<u64>,
-    /// Wall time a frame may spend stepping the runs (`None`: [`FRAME_BUDGET`]).
+    /// Wall time a frame may spend stepping the runs (`None`: half the last frame's,
+    /// within [`FRAME_BUDGET`] and [`MAX_FRAME_BUDGET`]).
     pub frame_budget: Option<std::time::Duration>,
 }
 
@@ -323,7 +330,9 @@ pub fn step_comparison(
         return;
     }
     let target = sim.world.step_index;
-    let budget = cm.frame_budget.unwrap_or(FRAME_BUDGET);
+    let budget = cm
+        .frame_budget
+        .unwrap_or_else(|| (control.stats.frame_time / 2).clamp(FRAME_BUDGET, MAX_FRAME_BUDGET));
     let Some(c) = cm.comparison.as_mut() else {
         return;
     };

@@ -12,16 +12,16 @@
 //! spawned body or a removed wall (anything that bumps [`Simulation::generation`])
 //! rebuilds the comparison from the scene and catches it up. Stepping the runs takes at
 //! most half the last frame's time, within [`FRAME_BUDGET`] and [`MAX_FRAME_BUDGET`] (at
-//! least one step); while the comparison is behind
-//! the app's world, the app's clock is held at the comparison's step
-//! ([`SimControl::hold_at`]), so the app goes on drawing frames and the whole
-//! comparison plays at the pace of its slowest run. Opening another scene file leaves
-//! compare mode. Scrubbing the timeline back (`super::timeline`) leaves the comparison ahead of
-//! the app's world, which rebuilds and catches it up the same way, so every run shows
-//! the scrubbed step (recomputed: the runs are deterministic). This clock stays on the
-//! app's thread, not the physics thread: the comparison steps in the frame. Disturbances of the app's world (a dragged
-//! body, a spawned one, parameters changed in the solver panel) are not copied into the
-//! runs: the comparison always shows the scene as written.
+//! least one step); while the comparison is behind the app's world, the app's clock is
+//! held at the comparison's step ([`SimControl::hold_at`]), so the app goes on drawing
+//! frames and the whole comparison plays at the pace of its slowest run. Opening another
+//! scene file leaves compare mode. Scrubbing the timeline back (`super::timeline`)
+//! leaves the comparison ahead of the app's world, which rebuilds and catches it up the
+//! same way, so every run shows the scrubbed step (recomputed: the runs are
+//! deterministic). This clock stays on the app's thread, not the physics thread: the
+//! comparison steps in the frame. Disturbances of the app's world (a dragged body, a
+//! spawned one, parameters changed in the solver panel) are not copied into the runs:
+//! the comparison always shows the scene as written.
 //!
 //! Starting ([`StartComparison`], read by [`start_comparison`]): a start without a
 //! lesson (`gui --compare`, the teaching panel) enters [`LabMode::Compare`], whose
@@ -336,15 +336,17 @@ pub fn step_comparison(
     let Some(c) = cm.comparison.as_mut() else {
         return;
     };
+    // At least one step a frame, then while the budget lasts.
     let start = std::time::Instant::now();
-    let mut taken = 0;
     let mut failed = None;
-    while c.steps() < target && (taken == 0 || start.elapsed() < budget) {
+    while c.steps() < target {
         if let Err(e) = c.step() {
             failed = Some(e.to_string());
             break;
         }
-        taken += 1;
+        if start.elapsed() >= budget {
+            break;
+        }
     }
     if c.steps() < target {
         control.hold_at = Some(c.steps());

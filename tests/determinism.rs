@@ -14,6 +14,9 @@ use impulse_lab::World;
 use impulse_lab::dynamics::solver::{RestingModel, SolverKind};
 use impulse_lab::scene::parse_scene;
 
+mod common;
+use common::state_hash;
+
 /// Every shape kind in an open box (`tests/fixtures/mixed_pour.ron`), dropped from low
 /// height with random orientations and spins, so that within the run there are impacts,
 /// sliding, face contacts between polyhedra, non-convex crosses, ellipsoids (SAGI) and a
@@ -23,56 +26,6 @@ const SCENE: &str = include_str!("fixtures/mixed_pour.ron");
 /// Steps of each run: 1 s at the scene's time step (1/600 s): the bodies land, strike
 /// each other and start to pile.
 const STEPS: usize = 600;
-
-/// 64-bit FNV-1a (Fowler, Noll and Vo), fed 64-bit words little-endian.
-struct Fnv(u64);
-
-impl Fnv {
-    fn new() -> Self {
-        Fnv(0xcbf2_9ce4_8422_2325)
-    }
-
-    fn word(&mut self, x: u64) {
-        for byte in x.to_le_bytes() {
-            self.0 ^= u64::from(byte);
-            self.0 = self.0.wrapping_mul(0x0000_0100_0000_01b3);
-        }
-    }
-
-    fn f(&mut self, xs: &[f64]) {
-        xs.iter().for_each(|x| self.word(x.to_bits()));
-    }
-}
-
-fn state_hash(w: &World) -> u64 {
-    let mut h = Fnv::new();
-    for b in &w.bodies {
-        h.f(b.position.as_slice());
-        h.f(b.orientation.coords.as_slice());
-        h.f(b.velocity.as_slice());
-        h.f(b.angular_velocity.as_slice());
-    }
-    let l = &w.ledger;
-    h.f(&[
-        l.dissipated_restitution,
-        l.dissipated_friction,
-        l.external_work,
-        l.integration,
-        l.projection,
-    ]);
-    h.word(w.contacts.len() as u64);
-    for c in &w.contacts {
-        h.word(c.a as u64);
-        h.word(c.b.map_or(u64::MAX, |b| b as u64));
-        h.word(c.container.map_or(u64::MAX, |k| k as u64));
-        h.word(c.feature.a);
-        h.word(c.feature.b);
-        h.f(c.point.as_slice());
-        h.f(c.normal.as_slice());
-        h.f(&[c.gap]);
-    }
-    h.0
-}
 
 /// The world after `steps` steps, and the most body-body and body-container contacts
 /// any of the last 100 steps had.

@@ -34,7 +34,31 @@ fn run(scene: &str, kind: SolverKind, steps: usize, threads: usize) -> World {
 /// contacts, ledger). `halves`: the run ends with enough contacts that the contact pass
 /// splits into halves.
 fn same_on_threads(scene: &str, kind: SolverKind, steps: usize, halves: bool, counts: &[usize]) {
+    same_on_threads_pinned(scene, kind, steps, halves, counts, None);
+}
+
+/// [`same_on_threads`], and the one-thread run's final state has the hash `pinned`
+/// (`common::state_hash`, as `tests/determinism.rs` pins its short runs): a change
+/// claimed to keep trajectories bit-identical on a pile large enough to split the
+/// contact pass into halves is checked here.
+fn same_on_threads_pinned(
+    scene: &str,
+    kind: SolverKind,
+    steps: usize,
+    halves: bool,
+    counts: &[usize],
+    pinned: Option<u64>,
+) {
     let one = run(scene, kind, steps, 1);
+    if let Some(pinned) = pinned {
+        let got = common::state_hash(&one);
+        assert_eq!(
+            got, pinned,
+            "{scene} {kind}: final-state hash {got:#018x}, pinned {pinned:#018x}. If the \
+             change is meant to move this method's trajectory, pin the new hash in the same \
+             commit and say why the new result is right."
+        );
+    }
     for &threads in counts {
         same_as(
             &one,
@@ -79,7 +103,8 @@ fn a_sphere_pile_is_bit_identical_on_one_and_two_threads() {
     same_on_threads("pile_spheres_1080", SolverKind::Sqm, 120, false, &[2]);
 }
 
-/// Every method, on one, two and four threads: the same numbers. 1,000 steps of the
+/// Every method, on one, two and four threads: the same numbers, and on one thread the
+/// pinned final state. 1,000 steps of the
 /// mixed pour, so that the narrow phase runs in several chunks and the contact pass
 /// splits into halves (818-928 contacts at the end). CCP's pile is still bouncing then
 /// (Newmark's elastic contact, `docs/methods/ccp.md`: 132 contacts), so under CCP the
@@ -87,6 +112,21 @@ fn a_sphere_pile_is_bit_identical_on_one_and_two_threads() {
 #[test]
 fn every_method_is_bit_identical_on_one_two_and_four_threads() {
     for kind in SolverKind::ALL {
-        same_on_threads("pour_mixed", kind, 1000, kind != SolverKind::Ccp, &[2, 4]);
+        let pinned = match kind {
+            SolverKind::Jolt => 0xc6de_bd10_bf98_8882,
+            SolverKind::Sqm => 0xe3bd_f547_3022_d708,
+            SolverKind::Etm => 0xa069_f1c7_7064_1b5a,
+            SolverKind::Smm => 0xc427_5c2b_f48b_58f2,
+            SolverKind::Ccp => 0x7d38_6eb7_475e_8b18,
+            SolverKind::Mdp => 0xd44b_3d4e_6c5d_9f25,
+        };
+        same_on_threads_pinned(
+            "pour_mixed",
+            kind,
+            1000,
+            kind != SolverKind::Ccp,
+            &[2, 4],
+            Some(pinned),
+        );
     }
 }

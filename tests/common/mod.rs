@@ -420,3 +420,55 @@ pub fn run_gui_in_xvfb(
         std::fs::read_to_string(&log_path).unwrap_or_default(),
     )
 }
+
+/// 64-bit FNV-1a (Fowler, Noll and Vo), fed 64-bit words little-endian.
+struct Fnv(u64);
+
+impl Fnv {
+    fn new() -> Self {
+        Fnv(0xcbf2_9ce4_8422_2325)
+    }
+
+    fn word(&mut self, x: u64) {
+        for byte in x.to_le_bytes() {
+            self.0 ^= u64::from(byte);
+            self.0 = self.0.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+
+    fn f(&mut self, xs: &[f64]) {
+        xs.iter().for_each(|x| self.word(x.to_bits()));
+    }
+}
+
+/// The pinned-state hash of `tests/determinism.rs`'s module doc: 64-bit FNV-1a over
+/// every body's state, the ledger's cumulative columns and the last step's contacts.
+pub fn state_hash(w: &World) -> u64 {
+    let mut h = Fnv::new();
+    for b in &w.bodies {
+        h.f(b.position.as_slice());
+        h.f(b.orientation.coords.as_slice());
+        h.f(b.velocity.as_slice());
+        h.f(b.angular_velocity.as_slice());
+    }
+    let l = &w.ledger;
+    h.f(&[
+        l.dissipated_restitution,
+        l.dissipated_friction,
+        l.external_work,
+        l.integration,
+        l.projection,
+    ]);
+    h.word(w.contacts.len() as u64);
+    for c in &w.contacts {
+        h.word(c.a as u64);
+        h.word(c.b.map_or(u64::MAX, |b| b as u64));
+        h.word(c.container.map_or(u64::MAX, |k| k as u64));
+        h.word(c.feature.a);
+        h.word(c.feature.b);
+        h.f(c.point.as_slice());
+        h.f(c.normal.as_slice());
+        h.f(&[c.gap]);
+    }
+    h.0
+}

@@ -152,6 +152,10 @@ impl ManifoldCache {
     /// Move `other`'s manifolds (pairs above every pair kept so far) to the end of this
     /// cache.
     pub(crate) fn append(&mut self, other: &mut ManifoldCache) {
+        if self.is_empty() && self.points.is_empty() {
+            std::mem::swap(self, other);
+            return;
+        }
         let offset = self.points.len() as u32;
         self.manifolds
             .extend(other.manifolds.drain(..).map(|m| CachedManifold {

@@ -161,6 +161,10 @@ impl<K: Copy + Ord> Kept<K> {
 
     /// Move `other`'s entries (keys above every key kept so far) to the end of this one.
     fn append(&mut self, other: &mut Kept<K>) {
+        if self.index.is_empty() && self.contacts.is_empty() {
+            std::mem::swap(self, other);
+            return;
+        }
         let offset = self.contacts.len();
         self.index.extend(
             other
@@ -278,7 +282,8 @@ impl CollisionPipeline {
     /// Pairs and bodies are cut into chunks of [`NARROW_CHUNK`] that run in parallel
     /// (rayon's current pool), each into its own buffer; the buffers are appended in
     /// chunk order, so the contact list is the same, bit for bit, whatever the number
-    /// of threads.
+    /// of threads. On one thread the pairs are one chunk, whose buffers become the
+    /// results without a copy.
     ///
     /// A pair of two still bodies (pose and travel bit-identical to the last narrow
     /// phase's, e.g. both asleep) that is not two spheres gets the contacts it had
@@ -305,13 +310,18 @@ impl CollisionPipeline {
         self.mark_still(bodies, margin);
         let (colliders, travel, still) = (&self.colliders, &self.travel, &self.still);
         let (radii, kept_pairs, manifolds) = (&self.radii, &self.kept_pairs, &self.manifolds);
-        let chunks = self.pairs.len().div_ceil(NARROW_CHUNK);
+        let chunk_len = if rayon::current_num_threads() == 1 {
+            self.pairs.len().max(1)
+        } else {
+            NARROW_CHUNK
+        };
+        let chunks = self.pairs.len().div_ceil(chunk_len);
         if self.buffers.len() < chunks {
             self.buffers.resize_with(chunks, Default::default);
         }
         let (reused, counts) = self.buffers[..chunks]
             .par_iter_mut()
-            .zip(self.pairs.par_chunks(NARROW_CHUNK))
+            .zip(self.pairs.par_chunks(chunk_len))
             .map(|(chunk, pairs)| {
                 chunk.contacts.clear();
                 chunk.kept_pairs.clear();
@@ -405,7 +415,11 @@ impl CollisionPipeline {
         self.kept_pairs.clear();
         for chunk in &mut self.buffers[..chunks] {
             self.kept_pairs.append(&mut chunk.kept_pairs);
-            out.append(&mut chunk.contacts);
+            if out.is_empty() {
+                std::mem::swap(out, &mut chunk.contacts);
+            } else {
+                out.append(&mut chunk.contacts);
+            }
         }
         // Container contacts: a still body against the same containers gets the ones it
         // had, as a still pair does (and for the same reason, bit for bit).
@@ -413,7 +427,12 @@ impl CollisionPipeline {
         if !same_containers {
             self.last_containers = containers.to_vec();
         }
-        let chunks = bodies.len().div_ceil(NARROW_CHUNK);
+        let chunk_len = if rayon::current_num_threads() == 1 {
+            bodies.len().max(1)
+        } else {
+            NARROW_CHUNK
+        };
+        let chunks = bodies.len().div_ceil(chunk_len);
         if self.buffers.len() < chunks {
             self.buffers.resize_with(chunks, Default::default);
         }
@@ -425,9 +444,9 @@ impl CollisionPipeline {
                 chunk.contacts.clear();
                 chunk.kept_bodies.clear();
                 let mut reused = 0;
-                let first = k * NARROW_CHUNK;
+                let first = k * chunk_len;
                 let mut cursor = kept_bodies.cursor(first);
-                for (i, body) in bodies.iter().enumerate().skip(first).take(NARROW_CHUNK) {
+                for (i, body) in bodies.iter().enumerate().skip(first).take(chunk_len) {
                     if body.is_static() {
                         continue;
                     }

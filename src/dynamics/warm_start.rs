@@ -59,6 +59,51 @@ pub struct Remembered {
     pub impulses: ContactImpulses,
 }
 
+/// Sort `entries` (identities distinct) by pair and feature.
+///
+/// A step's contacts come as the narrow phase lists them (`ImpulseMemory::find_each`):
+/// body pairs ascending, then body–container contacts ascending, each pair's contacts
+/// together. Sorting each pair's few contacts by feature leaves two ascending runs,
+/// merged in one pass through `scratch`; any other order is sorted outright.
+fn sort_by_identity(entries: &mut Vec<Remembered>, scratch: &mut Vec<Remembered>) {
+    let id = |e: &Remembered| (e.key, e.feature);
+    let mut start = 0;
+    while start < entries.len() {
+        let key = entries[start].key;
+        let end = entries[start..]
+            .iter()
+            .position(|e| e.key != key)
+            .map_or(entries.len(), |k| start + k);
+        entries[start..end].sort_unstable_by_key(|e| e.feature);
+        start = end;
+    }
+    let descent = entries
+        .windows(2)
+        .position(|w| id(&w[1]) < id(&w[0]))
+        .map(|k| k + 1);
+    let Some(mid) = descent else {
+        return;
+    };
+    if entries[mid..].windows(2).any(|w| id(&w[1]) < id(&w[0])) {
+        entries.sort_unstable_by_key(id);
+        return;
+    }
+    scratch.clear();
+    let (mut i, mut j) = (0, mid);
+    while i < mid && j < entries.len() {
+        if id(&entries[j]) < id(&entries[i]) {
+            scratch.push(entries[j]);
+            j += 1;
+        } else {
+            scratch.push(entries[i]);
+            i += 1;
+        }
+    }
+    scratch.extend_from_slice(&entries[i..mid]);
+    scratch.extend_from_slice(&entries[j..]);
+    std::mem::swap(entries, scratch);
+}
+
 /// [`ImpulseMemory::recall`]'s cursor answer for a contact with no remembered entry.
 const NOT_FOUND: u32 = u32::MAX;
 
@@ -69,6 +114,8 @@ pub struct ImpulseMemory {
     entries: Vec<Remembered>,
     /// Scratch of [`Self::recall`]: per contact, its entry or [`NOT_FOUND`].
     found: Vec<u32>,
+    /// Scratch of [`Self::remember`]'s sort.
+    merged: Vec<Remembered>,
 }
 
 impl PartialEq for ImpulseMemory {
@@ -144,8 +191,9 @@ impl ImpulseMemory {
                     impulses,
                 }),
         );
-        // Identities are unique within a step's contacts, so the order is total.
-        self.entries.sort_unstable_by_key(|e| (e.key, e.feature));
+        // Identities are unique within a step's contacts, so the order is total and
+        // any sort gives one answer.
+        sort_by_identity(&mut self.entries, &mut self.merged);
         debug_assert!(
             self.entries
                 .windows(2)
@@ -292,6 +340,51 @@ mod tests {
 
     /// `recall` answers as `find` for lists in the narrow phase's order and in any
     /// other (random pairs, repeats, features absent, containers interleaved).
+    /// `remember`'s sort against a plain sort of the same distinct identities, in the
+    /// narrow phase's order (pairs ascending, each pair's features in any order, then
+    /// containers), in random order, and with the pairs' contacts not together.
+    #[test]
+    fn remembered_entries_sort_as_a_plain_sort_would() {
+        use rand::seq::SliceRandom;
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
+        let mut scratch = Vec::new();
+        for round in 0..300 {
+            let mut list: Vec<Remembered> = Vec::new();
+            for a in 0..rng.random_range(0..12) {
+                for other in 0..rng.random_range(0..4) {
+                    let key = if rng.random_bool(0.3) {
+                        (a, None, Some(other))
+                    } else {
+                        (a, Some(a + 1 + other), None)
+                    };
+                    let mut features: Vec<u64> = (0..8).collect();
+                    features.shuffle(&mut rng);
+                    for &f in &features[..rng.random_range(1..6)] {
+                        let feature = FeatureId { a: f, b: f % 3 };
+                        list.push(entry(key, feature, pass(list.len() as f64)));
+                    }
+                }
+            }
+            match round % 3 {
+                // Pairs, then containers, each ascending; features as they came.
+                0 => list.sort_by_key(|e| (e.key.1.is_none(), e.key)),
+                1 => list.shuffle(&mut rng),
+                _ => {
+                    list.sort_by_key(|e| (e.key.1.is_none(), e.key));
+                    let n = list.len();
+                    if n > 2 {
+                        list.swap(0, n - 1);
+                    }
+                }
+            }
+            let mut expected = list.clone();
+            expected.sort_unstable_by_key(|e| (e.key, e.feature));
+            sort_by_identity(&mut list, &mut scratch);
+            assert_eq!(list, expected, "round {round}");
+        }
+    }
+
     #[test]
     fn recall_answers_as_find_in_any_order() {
         use rand::{Rng, SeedableRng};

@@ -47,13 +47,14 @@ impl ContactPass {
         self.touched.clear();
         for c in contacts {
             for i in std::iter::once(c.a).chain(c.b) {
-                if !bodies[i].is_static() && self.slot[i] == NO_SLOT {
+                if !bodies[i].is_static() {
                     self.slot[i] = 0;
-                    self.touched.push(i);
                 }
             }
         }
-        self.touched.sort_unstable();
+        // Ascending body order.
+        self.touched
+            .extend((0..n).filter(|&i| self.slot[i] != NO_SLOT));
         self.bottom_up.clear();
         if rows < SPLIT_ROWS || self.touched.len() < 2 {
             for (s, &i) in self.touched.iter().enumerate() {
@@ -78,9 +79,11 @@ impl ContactPass {
         self.keyed.clear();
         self.keyed
             .extend(self.touched.iter().map(|&i| (bodies[i].position[axis], i)));
-        self.keyed
-            .sort_unstable_by(|x, y| x.0.total_cmp(&y.0).then(x.1.cmp(&y.1)));
+        // The order is total (ties by index), so the lower half is one set, whatever
+        // the order within it.
         let half = self.keyed.len() / 2;
+        self.keyed
+            .select_nth_unstable_by(half, |x, y| x.0.total_cmp(&y.0).then(x.1.cmp(&y.1)));
         for (k, &(_, i)) in self.keyed.iter().enumerate() {
             self.slot[i] = u32::from(k >= half); // 0 left, 1 right, for now
         }
@@ -109,20 +112,27 @@ impl ContactPass {
             }
         };
         // Bands of whole levels, each of at least BAND_ROWS rows (the last may have
-        // fewer).
+        // fewer), and within each band its rows by group, each group in bottom-up
+        // order: (band, group, position) ascending.
         self.grouped.clear();
         let mut band = 0u32;
-        let mut in_band = 0;
-        for (j, &(rank, k)) in self.order.iter().enumerate() {
-            if in_band >= BAND_ROWS && rank != self.order[j - 1].0 {
-                band += 1;
-                in_band = 0;
+        let mut band_start = 0;
+        for j in 0..=rows {
+            let ends_band = j == rows
+                || (j - band_start >= BAND_ROWS && self.order[j].0 != self.order[j - 1].0);
+            if !ends_band {
+                continue;
             }
-            in_band += 1;
-            self.grouped.push((band, group(&contacts[k]), j));
+            for g in 0..3 {
+                for (i, &(_, k)) in self.order[band_start..j].iter().enumerate() {
+                    if group(&contacts[k]) == g {
+                        self.grouped.push((band, g, band_start + i));
+                    }
+                }
+            }
+            band += 1;
+            band_start = j;
         }
-        // Stable by bottom-up position within each band and group.
-        self.grouped.sort_unstable();
         self.bottom_up.resize(rows, 0);
         self.reordered.clear();
         self.bands.clear();

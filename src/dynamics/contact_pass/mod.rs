@@ -173,6 +173,8 @@ pub struct ContactPass {
     keyed: Vec<(f64, usize)>,
     grouped: Vec<(u32, u8, usize)>,
     reordered: Vec<(u64, usize)>,
+    /// Scratch of the counting sort by rank (`ContactPass::sort_order_by_rank`).
+    rank_start: Vec<usize>,
     /// One manifold's shock-propagation rows and their bodies' Newmark drift
     /// ([`ContactPass::shock_manifold`]).
     shock: Vec<ShockRow>,
@@ -356,7 +358,7 @@ impl ContactPass {
             let rb = c.b.map_or(0, |b| self.rank(bodies, b));
             self.order.push((self.rank(bodies, c.a).max(rb), k));
         }
-        self.order.sort_unstable();
+        self.sort_order_by_rank();
         self.split_halves(bodies, contacts, up);
 
         // Approach tolerance (see the doc above).
@@ -926,6 +928,40 @@ impl Softness {
 impl ContactPass {
     /// Rank of body `i` in the bottom-up order: 0 for a static body, level + 1 for a
     /// dynamic one (u64::MAX for a group touching nothing static).
+    /// Sort `self.order` (pairs (rank, contact index), the indices ascending as built)
+    /// by rank, ties in index order: what `sort_unstable` gives for these distinct
+    /// pairs, by one counting pass over the ranks (0 and level + 1 are at most the body
+    /// count plus one; `u64::MAX`, unsupported, comes last).
+    fn sort_order_by_rank(&mut self) {
+        debug_assert!(self.order.windows(2).all(|w| w[0].1 < w[1].1));
+        let bucket = |rank: u64, top: usize| {
+            if rank == u64::MAX { top } else { rank as usize }
+        };
+        let top = self
+            .order
+            .iter()
+            .filter(|o| o.0 != u64::MAX)
+            .map(|o| o.0 as usize + 1)
+            .max()
+            .unwrap_or(0);
+        self.rank_start.clear();
+        self.rank_start.resize(top + 2, 0);
+        for o in &self.order {
+            self.rank_start[bucket(o.0, top) + 1] += 1;
+        }
+        for r in 1..self.rank_start.len() {
+            self.rank_start[r] += self.rank_start[r - 1];
+        }
+        self.reordered.clear();
+        self.reordered.resize(self.order.len(), (0, 0));
+        for &o in &self.order {
+            let at = &mut self.rank_start[bucket(o.0, top)];
+            self.reordered[*at] = o;
+            *at += 1;
+        }
+        std::mem::swap(&mut self.order, &mut self.reordered);
+    }
+
     fn rank(&self, bodies: &[RigidBody], i: usize) -> u64 {
         let level = self.level.get(i).copied().unwrap_or(NO_LEVEL);
         if bodies[i].is_static() {

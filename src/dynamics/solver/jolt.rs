@@ -59,6 +59,9 @@ pub struct JoltSolver {
     /// found not impacting has the same u_n, and a sweep skips it.
     seen: Vec<u64>,
     changed: Vec<u64>,
+    /// Per contact, its relative velocity at the start of the step: the first sweep's
+    /// for a contact whose bodies no earlier impulse of that sweep changed.
+    start: Vec<crate::math::Vec3>,
 }
 
 /// `JoltSolver::slot` of a contact that has not impacted this step.
@@ -117,9 +120,13 @@ impl CollisionSolver for JoltSolver {
 
         // Convergence: stop when no contact approaches faster than `tolerance` times the
         // fastest approach at the start of the step.
+        self.start.clear();
+        self.start
+            .extend(contacts.iter().map(|c| relative_velocity(bodies, c)));
         let v_scale = contacts
             .iter()
-            .map(|c| -relative_velocity(bodies, c).dot(&c.normal))
+            .zip(&self.start)
+            .map(|(c, u)| -u.dot(&c.normal))
             .fold(0.0, f64::max);
         // Approaches up to the resting speed are the contact pass's (as for ETM, SQM, SMM).
         let v_tol = (params.tolerance * v_scale).max(params.resting_speed());
@@ -133,7 +140,14 @@ impl CollisionSolver for JoltSolver {
                 }
                 self.seen[ci] = visit;
                 visit += 1;
-                let u = relative_velocity(bodies, c);
+                // No impulse has changed the bodies since the step began (`changed` is
+                // still 0): the velocity is the one computed then.
+                let unchanged = self.changed[c.a] == 0 && c.b.is_none_or(|b| self.changed[b] == 0);
+                let u = if unchanged {
+                    self.start[ci]
+                } else {
+                    relative_velocity(bodies, c)
+                };
                 let un = u.dot(&c.normal);
                 if un >= -v_tol || (c.gap > 0.0 && c.gap + dt * un >= 0.0) {
                     continue;

@@ -65,16 +65,14 @@
 //! and the ledger must show it).
 
 use super::prepared::PreparedContact;
-use super::{
-    CollisionSolver, Param, SolverContext, SolverError, SolverKind, SolverReport, has_impact,
-};
+use super::{CollisionSolver, Param, SolverContext, SolverError, SolverKind, SolverReport};
 use crate::body::RigidBody;
+use crate::collision::{Contact, relative_velocity};
 use crate::dynamics::queue::{ContactOrder, ContactQueue};
 use crate::math::{Mat3, Vec3};
-use rayon::prelude::*;
 
-/// Fewest contacts a thread prepares at once.
-const PREPARE_CHUNK: usize = 128;
+/// `SqmSolver::slot` of a contact not popped yet this step.
+const UNPREPARED: u32 = u32::MAX;
 
 /// Which approach speed Newton's law restores when a contact approaches again within
 /// the same step (see the module doc).
@@ -95,9 +93,13 @@ pub enum Reapproach {
 pub struct SqmSolver<Q: ContactOrder = ContactQueue> {
     /// Restitution rule for contacts that approach again (default: paper's eq. 72).
     pub reapproach: Reapproach,
+    /// The contacts popped this step, prepared (K of eq. 9) at their first pop
+    /// (`slot[ci]` is contact ci's index here, [`UNPREPARED`] before), and K⁻¹ of each
+    /// (only with friction), for the sticking impulse of eq. 8. A contact that is never
+    /// popped needs neither: its key is its relative normal velocity alone.
     prepared: Vec<PreparedContact>,
-    /// K⁻¹ of each contact (only with friction), for the sticking impulse of eq. 8.
     k_inv: Vec<Option<Mat3>>,
+    slot: Vec<u32>,
     /// Approach speed −u_n at each contact's first pop this step (0 = not popped yet).
     first_approach: Vec<f64>,
     /// ψ: the approaching contacts by (u_n, index); the others have key +∞.
@@ -129,6 +131,7 @@ impl<Q: ContactOrder> SqmSolver<Q> {
             reapproach: Reapproach::default(),
             prepared: Vec::new(),
             k_inv: Vec::new(),
+            slot: Vec::new(),
             first_approach: Vec::new(),
             heap: order,
             ids: Vec::new(),
@@ -225,40 +228,52 @@ impl<Q: ContactOrder> CollisionSolver for SqmSolver<Q> {
             reapproach,
             prepared,
             k_inv,
+            slot,
             first_approach,
             heap,
             ids,
             keys,
         } = self;
+        let n_contacts = contacts.len();
+        // A contact with a dynamic side (K is then symmetric positive definite, eq. 9).
+        let resolvable = |bodies: &[RigidBody], c: &Contact| {
+            bodies[c.a].inv_mass + c.b.map_or(0.0, |b| bodies[b].inv_mass) > 0.0
+        };
+        // `PreparedContact::approaching` of the unprepared contact.
+        let approaching = |c: &Contact, un: f64, threshold: f64| {
+            un < -threshold && (c.gap <= 0.0 || c.gap + dt * un < 0.0)
+        };
+        // One pass over the contacts' normal velocities (kept in `keys` until they
+        // become the keys): whether any contact must be resolved and, for the
+        // convergence test, the largest approach speed before the first impulse (a
+        // contact counts as approaching only if faster than tolerance × that: without it
+        // a resting pile converges only geometrically towards u_n = 0 and never stops).
+        let resting = params.resting_speed();
+        let (mut impact, mut v_ref) = (false, 0.0f64);
+        keys.clear();
+        for c in contacts {
+            let u = relative_velocity(bodies, c);
+            let un = u.dot(&c.normal);
+            if !u.iter().all(|v| v.is_finite()) {
+                impact = true;
+            } else if resolvable(bodies, c) {
+                impact |= approaching(c, un, resting);
+                if approaching(c, un, 0.0) {
+                    v_ref = v_ref.max(-un);
+                }
+            }
+            keys.push(un);
+        }
         // Step 2 finds no contact to resolve when none approaches faster than the
         // resting speed (its threshold is at least that): such a step (most steps of a
-        // pile at rest) returns before preparing K of every contact.
-        if !has_impact(
-            bodies,
-            contacts,
-            0..contacts.len(),
-            dt,
-            params.resting_speed(),
-        ) {
+        // pile at rest) returns before any contact is prepared.
+        if !impact {
             return Ok(SolverReport::default());
         }
-        let n_contacts = contacts.len();
-        // Each contact's K (eq. 9) and K⁻¹ are its own: prepared in parallel, in order.
-        let shared: &[RigidBody] = bodies;
-        contacts
-            .par_iter()
-            .with_min_len(PREPARE_CHUNK)
-            .map(|c| PreparedContact::new(shared, c))
-            .collect_into_vec(prepared);
+        prepared.clear();
         k_inv.clear();
-        if params.friction > 0.0 {
-            // K is symmetric positive definite when a body is dynamic (eq. 9).
-            prepared
-                .par_iter()
-                .with_min_len(PREPARE_CHUNK)
-                .map(|c| c.k.cholesky().map(|ch| ch.inverse()))
-                .collect_into_vec(k_inv);
-        }
+        slot.clear();
+        slot.resize(n_contacts, UNPREPARED);
         first_approach.clear();
         first_approach.resize(n_contacts, 0.0);
         heap.reset(n_contacts);
@@ -268,42 +283,32 @@ impl<Q: ContactOrder> CollisionSolver for SqmSolver<Q> {
             solver: SolverKind::Sqm,
             why,
         };
-        // Convergence: a contact counts as approaching only if faster than
-        // tolerance × (largest approach speed before the first impulse). Without it a
-        // resting pile converges only geometrically towards u_n = 0 and never stops.
-        let mut v_ref: f64 = 0.0;
-        for c in prepared.iter().filter(|c| c.resolvable()) {
-            let un = c.relative_velocity(bodies).dot(&c.n);
-            if c.approaching(un, dt, 0.0) {
-                v_ref = v_ref.max(-un);
-            }
-        }
         // Resting contacts (approach ≤ `rest_velocity`) are the contact pass's.
-        let threshold = (params.tolerance * v_ref).max(params.resting_speed());
-        // The key of contact `ci` in ψ from the current velocities: u_n if it
+        let threshold = (params.tolerance * v_ref).max(resting);
+        // The key of contact `ci` in ψ from its normal velocity u_n: u_n if it
         // approaches, else +∞ (steps 2 and 4).
-        let key =
-            |bodies: &[RigidBody], c: &PreparedContact, ci: usize| -> Result<f64, SolverError> {
-                let un = c.relative_velocity(bodies).dot(&c.n);
-                if !un.is_finite() {
-                    return Err(diverged(format!(
-                        "non-finite relative normal velocity at contact {ci} (body {})",
-                        c.a
-                    )));
-                }
-                Ok(if c.approaching(un, dt, threshold) {
-                    un
-                } else {
-                    f64::INFINITY
-                })
-            };
-        keys.clear();
-        for (ci, c) in prepared.iter().enumerate() {
-            keys.push(if c.resolvable() {
-                key(bodies, c, ci)?
+        let key_of = |c: &Contact, ci: usize, un: f64| -> Result<f64, SolverError> {
+            if !un.is_finite() {
+                return Err(diverged(format!(
+                    "non-finite relative normal velocity at contact {ci} (body {})",
+                    c.a
+                )));
+            }
+            Ok(if approaching(c, un, threshold) {
+                un
             } else {
                 f64::INFINITY
-            });
+            })
+        };
+        let key = |bodies: &[RigidBody], c: &Contact, ci: usize| {
+            key_of(c, ci, relative_velocity(bodies, c).dot(&c.normal))
+        };
+        for (ci, c) in contacts.iter().enumerate() {
+            keys[ci] = if resolvable(bodies, c) {
+                key_of(c, ci, keys[ci])?
+            } else {
+                f64::INFINITY
+            };
         }
         ids.clear();
         ids.extend(0..n_contacts);
@@ -317,7 +322,16 @@ impl<Q: ContactOrder> CollisionSolver for SqmSolver<Q> {
                 break;
             }
             pops += 1;
-            let c = &prepared[ci];
+            if slot[ci] == UNPREPARED {
+                slot[ci] = prepared.len() as u32;
+                let c = PreparedContact::new(bodies, &contacts[ci]);
+                if params.friction > 0.0 {
+                    k_inv.push(c.k.cholesky().map(|ch| ch.inverse()));
+                }
+                prepared.push(c);
+            }
+            let at = slot[ci] as usize;
+            let c = &prepared[at];
             let u = c.relative_velocity(bodies);
             let un = u.dot(&c.n);
             let approach = -un;
@@ -341,7 +355,7 @@ impl<Q: ContactOrder> CollisionSolver for SqmSolver<Q> {
             };
             let p = sqm_impulse(
                 c,
-                k_inv.get(ci).and_then(Option::as_ref),
+                k_inv.get(at).and_then(Option::as_ref),
                 &u,
                 un,
                 target_n,
@@ -360,7 +374,7 @@ impl<Q: ContactOrder> CollisionSolver for SqmSolver<Q> {
             for body in [Some(c.a), c.b].into_iter().flatten() {
                 for &cj in graph.body_contacts(body) {
                     let cj = cj as usize;
-                    let other = &prepared[cj];
+                    let other = &contacts[cj];
                     if body != c.a
                         && (other.a == c.a || other.b == Some(c.a))
                         && !bodies[c.a].is_static()

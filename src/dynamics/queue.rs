@@ -164,15 +164,41 @@ impl ContactOrder for TournamentTree {
 /// Indexed binary min-heap over (key, contact index), its entries holding their keys:
 /// the same order as [`ContactQueue`]. Re-keying moves an entry only past the entries it
 /// now comes before or after, so a key that keeps its rank costs two comparisons.
+///
+/// Only the finite keys are in the heap: a held contact whose key is +∞ (not
+/// approaching, most of a forming pile's contacts) waits outside it and enters when it
+/// gets a finite key, and one whose key becomes +∞ leaves. The minimum is the same
+/// (+∞ is never less than a finite key, and with no finite key there is none), and the
+/// heap is only as deep as the approaching contacts need.
 #[derive(Clone, Debug, Default)]
 pub struct ContactHeap {
-    /// Invariant: no entry comes before its parent (`(k - 1) / 2`).
+    /// Invariant: no entry comes before its parent (`(k - 1) / 2`); every key is finite.
     heap: Vec<Entry>,
-    /// Per contact: its position in `heap`, or `NONE`.
+    /// Per contact: its position in `heap`, [`OUT`] if held with key +∞, or `NONE`.
     pos: Vec<u32>,
+    /// The contacts of the last `build` (to forget them at the next).
+    held: Vec<u32>,
 }
 
+/// [`ContactHeap::pos`] of a held contact whose key is +∞.
+const OUT: u32 = u32::MAX - 1;
+
 impl ContactHeap {
+    /// Remove the entry at slot `k` (its contact stays held, with key +∞).
+    #[inline]
+    fn remove(&mut self, k: usize) {
+        let gone = self.heap[k];
+        self.pos[gone.id as usize] = OUT;
+        let last = self.heap.pop().expect("the slot is in the heap");
+        if k < self.heap.len() {
+            if k > 0 && last.before(&self.heap[(k - 1) / 2]) {
+                self.sift_up(k, last);
+            } else {
+                self.sift_down(k, last);
+            }
+        }
+    }
+
     #[inline]
     fn put(&mut self, k: usize, e: Entry) {
         self.heap[k] = e;
@@ -222,21 +248,28 @@ impl ContactHeap {
 impl ContactOrder for ContactHeap {
     fn reset(&mut self, n: usize) {
         self.heap.clear();
+        self.held.clear();
         self.pos.clear();
         self.pos.resize(n, NONE);
     }
 
     fn build(&mut self, ids: &[usize], key: impl Fn(usize) -> f64) {
-        for e in &self.heap {
-            self.pos[e.id as usize] = NONE;
+        for &id in &self.held {
+            self.pos[id as usize] = NONE;
         }
         self.heap.clear();
-        for (k, &id) in ids.iter().enumerate() {
+        self.held.clear();
+        for &id in ids {
             debug_assert!(self.pos[id] == NONE, "contact {id} given twice");
             let key = key(id);
             debug_assert!(!key.is_nan(), "NaN key of contact {id}");
-            self.heap.push(Entry { key, id: id as u32 });
-            self.pos[id] = k as u32;
+            self.held.push(id as u32);
+            if key == f64::INFINITY {
+                self.pos[id] = OUT;
+            } else {
+                self.pos[id] = self.heap.len() as u32;
+                self.heap.push(Entry { key, id: id as u32 });
+            }
         }
         for k in (0..self.heap.len() / 2).rev() {
             let e = self.heap[k];
@@ -256,9 +289,21 @@ impl ContactOrder for ContactHeap {
             return;
         }
         debug_assert!(!key.is_nan(), "NaN key of contact {id}");
+        if k == OUT {
+            if key != f64::INFINITY {
+                self.heap.push(Entry { key, id: id as u32 });
+                let last = self.heap.len() - 1;
+                self.sift_up(last, Entry { key, id: id as u32 });
+            }
+            return;
+        }
         let k = k as usize;
         let old = self.heap[k];
         if old.key.to_bits() == key.to_bits() {
+            return;
+        }
+        if key == f64::INFINITY {
+            self.remove(k);
             return;
         }
         let e = Entry { key, id: old.id };
@@ -568,6 +613,37 @@ mod tests {
                 h.update(keys[j].0, k);
             }
         }
+    }
+
+    /// The heap keeps only finite keys: a contact given +∞ at the build, or later,
+    /// comes back when it gets a finite key, and one outside the island stays ignored.
+    #[test]
+    fn the_heap_lets_contacts_leave_and_come_back() {
+        let mut h = ContactHeap::default();
+        h.reset(6);
+        h.build(
+            &[0, 1, 2, 4],
+            |c| if c == 1 { f64::INFINITY } else { c as f64 },
+        );
+        assert_eq!(h.min(), Some((0, 0.0)));
+        h.update(0, f64::INFINITY);
+        assert_eq!(h.min(), Some((2, 2.0)));
+        h.update(1, -1.0);
+        assert_eq!(h.min(), Some((1, -1.0)));
+        h.update(3, -9.0); // not in the island: ignored
+        h.update(1, f64::INFINITY);
+        h.update(2, f64::INFINITY);
+        assert_eq!(h.min(), Some((4, 4.0)));
+        h.update(4, f64::INFINITY);
+        assert_eq!(h.min(), None);
+        h.update(0, 3.0);
+        assert_eq!(h.min(), Some((0, 3.0)));
+        h.build(&[3, 5], |c| -(c as f64));
+        assert_eq!(h.min(), Some((5, -5.0)));
+        h.update(0, -10.0); // of the last island: ignored
+        assert_eq!(h.min(), Some((5, -5.0)));
+        h.build(&[], |_| 0.0);
+        assert_eq!(h.min(), None);
     }
 
     #[test]

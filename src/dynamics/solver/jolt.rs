@@ -54,11 +54,16 @@ pub struct JoltSolver {
     /// (`slot[ci]` is contact ci's index here, [`UNPREPARED`] if it has not impacted).
     prepared: Vec<PreparedContact>,
     slot: Vec<u32>,
-    /// When each contact was last looked at and each body last changed velocity, in
-    /// one count of contact visits: a contact whose bodies have not changed since it was
-    /// found not impacting has the same u_n, and a sweep skips it.
-    seen: Vec<u64>,
-    changed: Vec<u64>,
+    /// The contacts the current sweep still visits and those the next sweep visits, one
+    /// bit each: every contact in the first sweep, then those whose bodies an impulse
+    /// changed since they were last looked at (a contact found not impacting whose
+    /// bodies have not changed has the same u_n). An impulse at contact ci marks the
+    /// contacts of its dynamic bodies, those after ci for this sweep and the others
+    /// (ci itself among them) for the next.
+    visit_now: Vec<u64>,
+    visit_next: Vec<u64>,
+    /// Per body, whether an impulse has changed its velocity this step.
+    changed: Vec<bool>,
     /// Per contact, its relative velocity at the start of the step: the first sweep's
     /// for a contact whose bodies no earlier impulse of that sweep changed.
     start: Vec<crate::math::Vec3>,
@@ -103,6 +108,7 @@ impl CollisionSolver for JoltSolver {
         let SolverContext {
             bodies,
             contacts,
+            graph,
             params,
             dt,
             mut trace,
@@ -111,11 +117,16 @@ impl CollisionSolver for JoltSolver {
         self.prepared.clear();
         self.slot.clear();
         self.slot.resize(contacts.len(), UNPREPARED);
-        self.seen.clear();
-        self.seen.resize(contacts.len(), 0);
         self.changed.clear();
-        self.changed.resize(bodies.len(), 0);
-        let mut visit: u64 = 1;
+        self.changed.resize(bodies.len(), false);
+        let words = contacts.len().div_ceil(64);
+        self.visit_now.clear();
+        self.visit_now.resize(words, u64::MAX);
+        if contacts.len() % 64 != 0 {
+            self.visit_now[words - 1] = (1 << (contacts.len() % 64)) - 1;
+        }
+        self.visit_next.clear();
+        self.visit_next.resize(words, 0);
         let mut report = SolverReport::default();
 
         // Convergence: stop when no contact approaches faster than `tolerance` times the
@@ -133,16 +144,21 @@ impl CollisionSolver for JoltSolver {
         for sweep in 1..=params.max_iterations {
             report.iterations = sweep;
             let mut applied = false;
-            for (ci, c) in contacts.iter().enumerate() {
-                let seen = self.seen[ci];
-                if seen > self.changed[c.a] && c.b.is_none_or(|b| seen > self.changed[b]) {
+            // The marked contacts in increasing index, including those an impulse of
+            // this sweep marks ahead of the current one.
+            let mut word = 0;
+            while word < words {
+                let bits = self.visit_now[word];
+                if bits == 0 {
+                    word += 1;
                     continue;
                 }
-                self.seen[ci] = visit;
-                visit += 1;
-                // No impulse has changed the bodies since the step began (`changed` is
-                // still 0): the velocity is the one computed then.
-                let unchanged = self.changed[c.a] == 0 && c.b.is_none_or(|b| self.changed[b] == 0);
+                self.visit_now[word] = bits & (bits - 1);
+                let ci = 64 * word + bits.trailing_zeros() as usize;
+                let c = &contacts[ci];
+                // No impulse has changed the bodies since the step began: the velocity is
+                // the one computed then.
+                let unchanged = !self.changed[c.a] && c.b.is_none_or(|b| !self.changed[b]);
                 let u = if unchanged {
                     self.start[ci]
                 } else {
@@ -182,15 +198,28 @@ impl CollisionSolver for JoltSolver {
                     });
                 }
                 c.apply_and_book(bodies, &p, &u, ci, &mut report, trace.as_deref_mut());
-                self.changed[c.a] = self.seen[ci];
-                if let Some(b) = c.b {
-                    self.changed[b] = self.seen[ci];
+                for body in std::iter::once(c.a).chain(c.b) {
+                    if bodies[body].is_static() {
+                        continue; // its velocity stays what it was
+                    }
+                    self.changed[body] = true;
+                    for &cj in graph.body_contacts(body) {
+                        let cj = cj as usize;
+                        let marks = if cj > ci {
+                            &mut self.visit_now
+                        } else {
+                            &mut self.visit_next
+                        };
+                        marks[cj / 64] |= 1 << (cj % 64);
+                    }
                 }
                 applied = true;
             }
             if !applied {
                 break;
             }
+            std::mem::swap(&mut self.visit_now, &mut self.visit_next);
+            self.visit_next.fill(0);
             if sweep == params.max_iterations {
                 report.hit_iteration_cap = true;
             }

@@ -204,6 +204,9 @@ pub struct CcpBody {
     /// Current iterate v, ω; Δd = h (vₙ + v)/2 (eq. 51).
     pub v: Vec3,
     pub w: Vec3,
+    /// When v, ω last changed, in the solver's count of applied increments (1 for the
+    /// start of the solve).
+    pub stamp: u64,
 }
 
 /// Per-contact data of the iteration (paper 002, Fig. 13).
@@ -244,6 +247,10 @@ pub struct CcpContact {
     /// Whether the contact takes part in the sweeps this step (see "Resting contacts" in
     /// the module doc); a contact that is not has p_j = 0.
     pub engaged: bool,
+    /// For a contact not engaged: when it was last found to need no impulse, in the
+    /// count of [`CcpBody::stamp`] (0: not yet). While neither body has changed since,
+    /// its velocity, and so the answer, is the same, and the sweeps do not ask again.
+    pub checked: u64,
 }
 
 impl CcpContact {
@@ -284,16 +291,27 @@ impl CcpContact {
             || (b.x < 0.0 && b.y * b.y + b.z * b.z > resting * resting)
     }
 
-    /// Apply the world impulse `dp` to a and −`dp` to b (Δd += Λ Δp, eq. 55).
-    fn apply(&self, bodies: &mut [CcpBody], dp: &Vec3) {
+    /// Apply the world impulse `dp` to a and −`dp` to b (Δd += Λ Δp, eq. 55), the
+    /// `stamp`-th increment of the solve.
+    fn apply(&self, bodies: &mut [CcpBody], dp: &Vec3, stamp: u64) {
         let ba = &mut bodies[self.a];
         ba.v += dp * ba.inv_mass;
         ba.w += ba.inv_inertia * self.r_a.cross(dp);
+        ba.stamp = stamp;
         if let Some(b) = self.b {
             let bb = &mut bodies[b];
             bb.v -= dp * bb.inv_mass;
             bb.w -= bb.inv_inertia * self.r_b.cross(dp);
+            bb.stamp = stamp;
         }
+    }
+
+    /// A contact not engaged whose bodies have not changed since it was last found to
+    /// need no impulse (it still needs none).
+    fn still_quiet(&self, bodies: &[CcpBody]) -> bool {
+        !self.engaged
+            && self.checked >= bodies[self.a].stamp
+            && self.b.is_none_or(|b| self.checked >= bodies[b].stamp)
     }
 }
 
@@ -314,6 +332,8 @@ pub struct CcpSolver {
     /// The step's manifolds: ranges of `contacts` with the same pair (or body and
     /// container), which the narrow phase lists together.
     manifolds: Vec<std::ops::Range<usize>>,
+    /// Increments applied in this solve, from 1 ([`CcpBody::stamp`]).
+    applied: u64,
 }
 
 /// Smallest pivot of a manifold's matrix N, relative to its largest diagonal entry,
@@ -441,10 +461,14 @@ impl CcpSolver {
         let mut idx = [0usize; BLOCK_POINTS];
         let mut m = 0;
         for j in range {
+            if self.contacts[j].still_quiet(&self.bodies) {
+                continue;
+            }
             let u = self.contacts[j].relative_velocity(&self.bodies);
             let c = &mut self.contacts[j];
             if !c.engaged {
                 if !c.needs_impulse(&u, h, resting) {
+                    c.checked = self.applied;
                     continue;
                 }
                 c.engaged = true;
@@ -508,7 +532,8 @@ impl CcpSolver {
             let dn = p[r] - self.contacts[i].p.x;
             if dn != 0.0 {
                 let ci = &self.contacts[i];
-                ci.apply(&mut self.bodies, &(dn * ci.n));
+                self.applied += 1;
+                ci.apply(&mut self.bodies, &(dn * ci.n), self.applied);
                 self.contacts[i].p.x = p[r];
                 changed[count] = (i, dn);
                 count += 1;
@@ -691,8 +716,10 @@ impl CollisionSolver for CcpSolver {
                 w0,
                 v: b.velocity,
                 w: b.angular_velocity,
+                stamp: 1,
             }
         }));
+        self.applied = 1;
 
         // 2. Contact data (Fig. 13).
         self.contacts.clear();
@@ -765,6 +792,7 @@ impl CollisionSolver for CcpSolver {
                 p: Vec3::zeros(),
                 gap: c.gap,
                 engaged: true,
+                checked: 0,
             };
             cc.u0 = cc.to_local(&u0);
             if resting > 0.0 {
@@ -794,7 +822,8 @@ impl CollisionSolver for CcpSolver {
             }
             let c = &self.contacts[j];
             let dp = c.to_world(&p);
-            c.apply(&mut self.bodies, &dp);
+            self.applied += 1;
+            c.apply(&mut self.bodies, &dp, self.applied);
             report.impulses += 1;
             self.contacts[j].p = p;
             self.warm_started += 1;
@@ -862,9 +891,13 @@ impl CollisionSolver for CcpSolver {
                     }
                 }
                 let c = &self.contacts[j];
+                if c.still_quiet(&self.bodies) {
+                    continue;
+                }
                 let u = c.relative_velocity(&self.bodies);
                 if !c.engaged {
                     if !c.needs_impulse(&u, h, resting) {
+                        self.contacts[j].checked = self.applied;
                         continue;
                     }
                     self.contacts[j].engaged = true;
@@ -901,7 +934,8 @@ impl CollisionSolver for CcpSolver {
                 }
                 dp_max = dp_max.max(dp_abs);
                 let dp = c.to_world(&dp_local);
-                c.apply(&mut self.bodies, &dp);
+                self.applied += 1;
+                c.apply(&mut self.bodies, &dp, self.applied);
                 let u_after = u + c.k * dp;
                 work += dp.norm() * u_after.norm();
                 report.impulses = report.impulses.saturating_add(1);

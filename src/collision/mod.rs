@@ -310,11 +310,7 @@ impl CollisionPipeline {
         self.mark_still(bodies, margin);
         let (colliders, travel, still) = (&self.colliders, &self.travel, &self.still);
         let (radii, kept_pairs, manifolds) = (&self.radii, &self.kept_pairs, &self.manifolds);
-        let chunk_len = if rayon::current_num_threads() == 1 {
-            self.pairs.len().max(1)
-        } else {
-            NARROW_CHUNK
-        };
+        let chunk_len = narrow_chunk_len(self.pairs.len());
         let chunks = self.pairs.len().div_ceil(chunk_len);
         if self.buffers.len() < chunks {
             self.buffers.resize_with(chunks, Default::default);
@@ -415,11 +411,7 @@ impl CollisionPipeline {
         self.kept_pairs.clear();
         for chunk in &mut self.buffers[..chunks] {
             self.kept_pairs.append(&mut chunk.kept_pairs);
-            if out.is_empty() {
-                std::mem::swap(out, &mut chunk.contacts);
-            } else {
-                out.append(&mut chunk.contacts);
-            }
+            append_or_take(out, &mut chunk.contacts);
         }
         // Container contacts: a still body against the same containers gets the ones it
         // had, as a still pair does (and for the same reason, bit for bit).
@@ -427,11 +419,7 @@ impl CollisionPipeline {
         if !same_containers {
             self.last_containers = containers.to_vec();
         }
-        let chunk_len = if rayon::current_num_threads() == 1 {
-            bodies.len().max(1)
-        } else {
-            NARROW_CHUNK
-        };
+        let chunk_len = narrow_chunk_len(bodies.len());
         let chunks = bodies.len().div_ceil(chunk_len);
         if self.buffers.len() < chunks {
             self.buffers.resize_with(chunks, Default::default);
@@ -480,8 +468,29 @@ impl CollisionPipeline {
         self.kept_bodies.clear();
         for chunk in &mut self.buffers[..chunks] {
             self.kept_bodies.append(&mut chunk.kept_bodies);
-            out.append(&mut chunk.contacts);
+            append_or_take(out, &mut chunk.contacts);
         }
+    }
+}
+
+/// Items per parallel chunk of the narrow phase over `items` pairs or bodies:
+/// [`NARROW_CHUNK`], or all of them on one thread (one chunk, whose buffers then become
+/// the results without a copy: [`append_or_take`]).
+fn narrow_chunk_len(items: usize) -> usize {
+    if rayon::current_num_threads() == 1 {
+        items.max(1)
+    } else {
+        NARROW_CHUNK
+    }
+}
+
+/// Move `from`'s items to the end of `to`: by swapping the two buffers when `to` is
+/// empty (no copy; `from` keeps `to`'s capacity for its next use).
+fn append_or_take<T>(to: &mut Vec<T>, from: &mut Vec<T>) {
+    if to.is_empty() {
+        std::mem::swap(to, from);
+    } else {
+        to.append(from);
     }
 }
 

@@ -926,8 +926,6 @@ impl Softness {
 }
 
 impl ContactPass {
-    /// Rank of body `i` in the bottom-up order: 0 for a static body, level + 1 for a
-    /// dynamic one (u64::MAX for a group touching nothing static).
     /// Sort `self.order` (pairs (rank, contact index), the indices ascending as built)
     /// by rank, ties in index order: what `sort_unstable` gives for these distinct
     /// pairs, by one counting pass over the ranks (0 and level + 1 are at most the body
@@ -962,6 +960,8 @@ impl ContactPass {
         std::mem::swap(&mut self.order, &mut self.reordered);
     }
 
+    /// Rank of body `i` in the bottom-up order: 0 for a static body, level + 1 for a
+    /// dynamic one (u64::MAX for a group touching nothing static).
     fn rank(&self, bodies: &[RigidBody], i: usize) -> u64 {
         let level = self.level.get(i).copied().unwrap_or(NO_LEVEL);
         if bodies[i].is_static() {

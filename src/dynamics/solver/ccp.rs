@@ -291,9 +291,11 @@ impl CcpContact {
             || (b.x < 0.0 && b.y * b.y + b.z * b.z > resting * resting)
     }
 
-    /// Apply the world impulse `dp` to a and −`dp` to b (Δd += Λ Δp, eq. 55), the
-    /// `stamp`-th increment of the solve.
-    fn apply(&self, bodies: &mut [CcpBody], dp: &Vec3, stamp: u64) {
+    /// Apply the world impulse `dp` to a and −`dp` to b (Δd += Λ Δp, eq. 55), counted
+    /// in `applied` (the solve's count of increments, [`CcpBody::stamp`]).
+    fn apply(&self, bodies: &mut [CcpBody], dp: &Vec3, applied: &mut u64) {
+        *applied += 1;
+        let stamp = *applied;
         let ba = &mut bodies[self.a];
         ba.v += dp * ba.inv_mass;
         ba.w += ba.inv_inertia * self.r_a.cross(dp);
@@ -532,8 +534,7 @@ impl CcpSolver {
             let dn = p[r] - self.contacts[i].p.x;
             if dn != 0.0 {
                 let ci = &self.contacts[i];
-                self.applied += 1;
-                ci.apply(&mut self.bodies, &(dn * ci.n), self.applied);
+                ci.apply(&mut self.bodies, &(dn * ci.n), &mut self.applied);
                 self.contacts[i].p.x = p[r];
                 changed[count] = (i, dn);
                 count += 1;
@@ -822,8 +823,7 @@ impl CollisionSolver for CcpSolver {
             }
             let c = &self.contacts[j];
             let dp = c.to_world(&p);
-            self.applied += 1;
-            c.apply(&mut self.bodies, &dp, self.applied);
+            c.apply(&mut self.bodies, &dp, &mut self.applied);
             report.impulses += 1;
             self.contacts[j].p = p;
             self.warm_started += 1;
@@ -934,8 +934,7 @@ impl CollisionSolver for CcpSolver {
                 }
                 dp_max = dp_max.max(dp_abs);
                 let dp = c.to_world(&dp_local);
-                self.applied += 1;
-                c.apply(&mut self.bodies, &dp, self.applied);
+                c.apply(&mut self.bodies, &dp, &mut self.applied);
                 let u_after = u + c.k * dp;
                 work += dp.norm() * u_after.norm();
                 report.impulses = report.impulses.saturating_add(1);

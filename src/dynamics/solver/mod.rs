@@ -506,9 +506,20 @@ pub fn trace_impulse(
     }
 }
 
-/// Whether any of the contacts `ids` takes part in an impact: it is resolvable (a
-/// dynamic side) and approaches faster than `resting` as
-/// [`PreparedContact::approaching`](prepared::PreparedContact::approaching) decides,
+/// Whether a contact of gap `gap` with normal velocity `un` must be resolved in a step
+/// of length `dt`: it approaches faster than `threshold` (≥ 0) and either overlaps or,
+/// if speculative (gap > 0), would close its gap within the step.
+pub(super) fn approaching(gap: f64, un: f64, dt: f64, threshold: f64) -> bool {
+    un < -threshold && (gap <= 0.0 || gap + dt * un < 0.0)
+}
+
+/// Whether contact `c` can receive an impulse at all (at least one dynamic body).
+pub(super) fn resolvable(bodies: &[RigidBody], c: &Contact) -> bool {
+    bodies[c.a].inv_mass + c.b.map_or(0.0, |b| bodies[b].inv_mass) > 0.0
+}
+
+/// Whether any of the contacts `ids` takes part in an impact: it is [`resolvable`] and
+/// [`approaching`] faster than `resting`,
 /// tested on the contacts as the narrow phase gave them, so that a method can skip
 /// preparing a step or an island at rest (K of paper 000's eq. 9 per contact); also true
 /// when a relative velocity is not finite, which the method's own test reports.
@@ -525,11 +536,7 @@ pub(super) fn has_impact(
         if !u.iter().all(|v| v.is_finite()) {
             return true;
         }
-        let un = u.dot(&c.normal);
-        let inv_mass_b = c.b.map_or(0.0, |b| bodies[b].inv_mass);
-        bodies[c.a].inv_mass + inv_mass_b > 0.0
-            && un < -resting
-            && (c.gap <= 0.0 || c.gap + dt * un < 0.0)
+        resolvable(bodies, c) && approaching(c.gap, u.dot(&c.normal), dt, resting)
     })
 }
 

@@ -151,10 +151,9 @@ impl PreparedContact {
     }
 
     /// Whether the contact, with normal velocity `un`, must be resolved in a step of
-    /// length `dt`: it approaches faster than `threshold` (≥ 0) and either overlaps or,
-    /// if speculative (gap > 0), would close its gap within the step.
+    /// length `dt` ([`super::approaching`] at its gap).
     pub fn approaching(&self, un: f64, dt: f64, threshold: f64) -> bool {
-        un < -threshold && (self.gap <= 0.0 || self.gap + dt * un < 0.0)
+        super::approaching(self.gap, un, dt, threshold)
     }
 
     /// Same pair of objects (body–body or body–container) as `other`.

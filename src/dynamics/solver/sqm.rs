@@ -65,7 +65,10 @@
 //! and the ledger must show it).
 
 use super::prepared::PreparedContact;
-use super::{CollisionSolver, Param, SolverContext, SolverError, SolverKind, SolverReport};
+use super::{
+    CollisionSolver, Param, SolverContext, SolverError, SolverKind, SolverReport, approaching,
+    resolvable,
+};
 use crate::body::RigidBody;
 use crate::collision::{Contact, relative_velocity};
 use crate::dynamics::queue::{ContactOrder, ContactQueue};
@@ -235,14 +238,9 @@ impl<Q: ContactOrder> CollisionSolver for SqmSolver<Q> {
             keys,
         } = self;
         let n_contacts = contacts.len();
-        // A contact with a dynamic side (K is then symmetric positive definite, eq. 9).
-        let resolvable = |bodies: &[RigidBody], c: &Contact| {
-            bodies[c.a].inv_mass + c.b.map_or(0.0, |b| bodies[b].inv_mass) > 0.0
-        };
         // `PreparedContact::approaching` of the unprepared contact.
-        let approaching = |c: &Contact, un: f64, threshold: f64| {
-            un < -threshold && (c.gap <= 0.0 || c.gap + dt * un < 0.0)
-        };
+        let approaches =
+            |c: &Contact, un: f64, threshold: f64| approaching(c.gap, un, dt, threshold);
         // One pass over the contacts' normal velocities (kept in `keys` until they
         // become the keys): whether any contact must be resolved and, for the
         // convergence test, the largest approach speed before the first impulse (a
@@ -257,8 +255,8 @@ impl<Q: ContactOrder> CollisionSolver for SqmSolver<Q> {
             if !u.iter().all(|v| v.is_finite()) {
                 impact = true;
             } else if resolvable(bodies, c) {
-                impact |= approaching(c, un, resting);
-                if approaching(c, un, 0.0) {
+                impact |= approaches(c, un, resting);
+                if approaches(c, un, 0.0) {
                     v_ref = v_ref.max(-un);
                 }
             }
@@ -294,7 +292,7 @@ impl<Q: ContactOrder> CollisionSolver for SqmSolver<Q> {
                     c.a
                 )));
             }
-            Ok(if approaching(c, un, threshold) {
+            Ok(if approaches(c, un, threshold) {
                 un
             } else {
                 f64::INFINITY

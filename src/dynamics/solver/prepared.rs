@@ -151,7 +151,8 @@ impl PreparedContact {
     }
 
     /// Whether the contact, with normal velocity `un`, must be resolved in a step of
-    /// length `dt` ([`super::approaching`] at its gap).
+    /// length `dt`: it approaches faster than `threshold` (≥ 0) and either overlaps or,
+    /// if speculative (gap > 0), would close its gap within the step.
     pub fn approaching(&self, un: f64, dt: f64, threshold: f64) -> bool {
         super::approaching(self.gap, un, dt, threshold)
     }

@@ -111,12 +111,14 @@ use rayon::prelude::*;
 
 mod friction;
 mod halves;
+mod partner;
 mod projection;
 mod row;
 mod safeguard;
 
 pub use friction::nearest_in_disk;
 pub use halves::SPLIT_ROWS;
+use partner::{Partner, with_partner};
 pub use projection::project_pairs;
 use projection::{ProjectionRow, speculative_gap};
 use row::{Row, RowCold, ShockRow, freeze_a, freeze_b};
@@ -512,7 +514,9 @@ impl ContactPass {
             (params.rolling_friction > 0.0 || params.spinning_friction > 0.0).then_some(params);
         self.gather_velocities(bodies, resist.is_some());
         if params.resting_model == RestingModel::Soft {
-            self.solve_soft(params, dt, tol, resist, report);
+            self.with_halves(|pass, partner| {
+                pass.solve_soft(partner, params, dt, tol, resist, report)
+            });
             self.scatter_velocities(bodies);
             self.book_net_work(bodies, report);
             return;
@@ -524,16 +528,18 @@ impl ContactPass {
         // stops only after a full sweep in which no update changed a contact velocity
         // by more than the tolerance: when a partial sweep gets there, the next sweep is
         // full.
-        let mut partial = false;
-        for k in 1..=max_sweeps {
-            report.contact_sweeps += 1;
-            let change = self.sweep_bands(k, partial, friction, tol, resist, report);
-            let settled = change <= tol * tol;
-            if settled && !partial {
-                break;
+        self.with_halves(|pass, partner| {
+            let mut partial = false;
+            for k in 1..=max_sweeps {
+                report.contact_sweeps += 1;
+                let change = pass.sweep_bands(partner, k, partial, friction, tol, resist, report);
+                let settled = change <= tol * tol;
+                if settled && !partial {
+                    break;
+                }
+                partial = !settled;
             }
-            partial = !settled;
-        }
+        });
         self.scatter_velocities(bodies);
         self.book_net_work(bodies, report);
         // 5. one shock-propagation sweep, bottom up, lower side frozen
@@ -726,12 +732,28 @@ impl ContactPass {
         }
     }
 
+    /// Runs `body` with a [`Partner`] thread for the right halves of the sweeps when the
+    /// pass split into halves (`halves.rs`) and the pool has a second thread
+    /// (`partner.rs`); otherwise every join runs its halves in turn.
+    fn with_halves<R: Send>(
+        &mut self,
+        body: impl FnOnce(&mut Self, &Partner<'_>) -> R + Send,
+    ) -> R {
+        if self.bands.iter().any(|&[a_end, b_end, _]| b_end > a_end) {
+            with_partner(|partner| body(self, partner))
+        } else {
+            body(self, &Partner::alone())
+        }
+    }
+
     /// Sweep `k` over every row (only the rows a recent change reached when `partial`,
     /// see [`Row::sweep`]), band by band, each band's two halves side by side
     /// (`halves.rs`); returns the largest squared velocity change and counts the
     /// impulses in `report`.
+    #[allow(clippy::too_many_arguments)]
     fn sweep_bands(
         &mut self,
+        partner: &Partner<'_>,
         k: u32,
         partial: bool,
         friction: f64,
@@ -795,7 +817,7 @@ impl ContactPass {
                 (sweep(a, left, left_moved, 0), (0.0, 0))
             } else {
                 let offset = self.left_slots;
-                rayon::join(
+                partner.join(
                     || sweep(a, left, left_moved, 0),
                     || sweep(b, right, right_moved, offset),
                 )
@@ -843,6 +865,7 @@ impl ContactPass {
     /// started and remembered as the hard pass's are.
     fn solve_soft(
         &mut self,
+        partner: &Partner<'_>,
         params: &SolverParams,
         dt: f64,
         tol: f64,
@@ -861,7 +884,7 @@ impl ContactPass {
             }
         }
         report.contact_sweeps += 1;
-        self.sweep_bands(1, false, friction, tol, resist, report);
+        self.sweep_bands(partner, 1, false, friction, tol, resist, report);
         self.biased.clear();
         self.biased.extend_from_slice(&self.vel);
         let rows = self.rows.iter_mut().zip(&self.order).zip(&self.cold);
@@ -874,7 +897,7 @@ impl ContactPass {
             row.impulse_scale = 0.0;
         }
         report.contact_sweeps += 1;
-        self.sweep_bands(2, false, friction, tol, resist, report);
+        self.sweep_bands(partner, 2, false, friction, tol, resist, report);
         let n = self.slot.len();
         self.displacement.clear();
         self.displacement.resize(n, (Vec3::zeros(), Vec3::zeros()));

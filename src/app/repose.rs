@@ -245,9 +245,10 @@ pub fn section(
             let left = progress.left_at_most();
             ui.label(if rate > 0.0 && !control.paused {
                 format!(
-                    "At most {:.0} s of simulated time left: {} at ×{rate:.2} real time",
+                    "At most {:.0} s of simulated time left: {} at {} real time",
                     left,
-                    super::timeline::duration(left / rate)
+                    super::timeline::duration(left / rate),
+                    super::sim_state::rate_text(rate)
                 )
             } else {
                 format!("At most {left:.0} s of simulated time left (paused)")

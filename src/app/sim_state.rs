@@ -343,8 +343,14 @@ impl SimControl {
 /// What the last frames achieved.
 #[derive(Clone, Debug, Default)]
 pub struct RunStats {
-    /// Simulated seconds per wall-clock second, smoothed over about half a second.
+    /// Simulated seconds per wall-clock second over about the last [`RATE_WINDOW`] s
+    /// of running ([`RunStats::record_frame`]).
     pub real_time_factor: f64,
+    /// Wall-clock and simulated seconds counted since the run last started, and at the
+    /// end of each recent frame that took steps: (wall, simulated), oldest first.
+    wall: f64,
+    simulated: f64,
+    stepped: std::collections::VecDeque<(f64, f64)>,
     /// Steps the physics thread took between the last two frames.
     pub steps_last_frame: u32,
     /// Wall-clock time the physics thread spent stepping between the last two frames.
@@ -359,7 +365,61 @@ pub struct RunStats {
     pub over_budget: bool,
 }
 
+/// Wall-clock seconds over which the real-time factor is measured.
+pub const RATE_WINDOW: f64 = 2.0;
+
+/// A real-time factor as shown to the user, "×" and two significant digits (at least
+/// two decimals): ×1.00, ×0.29, ×0.0047. Two fixed decimals would show a method that
+/// runs at a two-hundredth of real time (SMM on a large pile) as ×0.00, as if it had
+/// stopped.
+pub fn rate_text(factor: f64) -> String {
+    if !(factor.is_finite() && factor > 0.0) {
+        return "×0.00".into();
+    }
+    let decimals = (1 - factor.log10().floor() as i32).clamp(2, 6) as usize;
+    format!("×{factor:.decimals$}")
+}
+
 impl RunStats {
+    /// Counts a frame of `real_dt` wall-clock seconds in which the running world
+    /// advanced `simulated` seconds. The factor is the simulated time between the
+    /// oldest and the newest frame that took steps within the last [`RATE_WINDOW`] s
+    /// (at least the last two such frames) over the wall-clock time between them. So a
+    /// method whose steps take longer than a frame, and advances the world in some
+    /// frames only, reads its rate (one step of h every T seconds: h/T), where a
+    /// per-frame ratio would swing between 0 and a spike.
+    pub fn record_frame(&mut self, simulated: f64, real_dt: f64) {
+        if !(real_dt.is_finite() && real_dt > 0.0 && simulated.is_finite()) {
+            return;
+        }
+        self.wall += real_dt;
+        if simulated <= 0.0 {
+            return;
+        }
+        self.simulated += simulated;
+        self.stepped.push_back((self.wall, self.simulated));
+        while self.stepped.len() > 2
+            && self
+                .stepped
+                .front()
+                .is_some_and(|&(w, _)| w < self.wall - RATE_WINDOW)
+        {
+            self.stepped.pop_front();
+        }
+        if let (Some(&(w0, s0)), Some(&(w1, s1))) = (self.stepped.front(), self.stepped.back())
+            && w1 > w0
+        {
+            self.real_time_factor = (s1 - s0) / (w1 - w0);
+        }
+    }
+
+    /// The run stopped (paused, held or in lockstep): its rate is measured afresh when
+    /// it runs again, not across the stop.
+    pub fn run_stopped(&mut self) {
+        self.stepped.clear();
+        self.real_time_factor = 0.0;
+    }
+
     /// The app's own time per frame (input, panels, rendering): the frame time less the
     /// time it waited for physics.
     pub fn render_time(&self) -> Duration {
@@ -573,3 +633,58 @@ pub(super) fn modified_time(p: &Path) -> Option<SystemTime> {
 /// that frame).
 #[derive(Resource, Debug, Clone, Copy)]
 pub struct StartupSteps(pub u64);
+
+#[cfg(test)]
+mod rate_tests {
+    use super::*;
+
+    #[test]
+    fn rates_show_two_significant_digits() {
+        assert_eq!(rate_text(1.0), "×1.00");
+        assert_eq!(rate_text(12.345), "×12.35");
+        assert_eq!(rate_text(0.29), "×0.29");
+        assert_eq!(rate_text(0.0047), "×0.0047");
+        assert_eq!(rate_text(0.05), "×0.050");
+        assert_eq!(rate_text(0.0), "×0.00");
+        assert_eq!(rate_text(f64::NAN), "×0.00");
+    }
+
+    /// A method whose step (h = 1/600 s) takes 1.5 s of wall-clock time, drawn at four
+    /// frames a second, reads h/1.5 at every frame once two steps are done; one that
+    /// takes ten steps a frame at 60 frames a second reads 10 h × 60.
+    #[test]
+    fn the_factor_is_the_rate_of_slow_and_fast_steps() {
+        let h = 1.0 / 600.0;
+        let mut stats = RunStats::default();
+        let mut readings = Vec::new();
+        for frame in 1..=80 {
+            let t = 0.25 * frame as f64;
+            let steps = (t / 1.5).floor() - ((t - 0.25) / 1.5).floor();
+            stats.record_frame(steps * h, 0.25);
+            if t > 3.1 {
+                readings.push(stats.real_time_factor);
+            }
+        }
+        for r in readings {
+            assert!(
+                (r / (h / 1.5) - 1.0).abs() < 1e-9,
+                "{r} against {}",
+                h / 1.5
+            );
+        }
+        let mut stats = RunStats::default();
+        for _ in 0..200 {
+            stats.record_frame(10.0 * h, 1.0 / 60.0);
+        }
+        assert!((stats.real_time_factor - 10.0 * h * 60.0).abs() < 1e-9);
+        // A pause is not counted: the rate after it is the rate of the run.
+        stats.run_stopped();
+        for _ in 0..600 {
+            stats.record_frame(0.0, 1.0 / 60.0);
+        }
+        for _ in 0..3 {
+            stats.record_frame(5.0 * h, 1.0 / 60.0);
+        }
+        assert!((stats.real_time_factor - 5.0 * h * 60.0).abs() < 1e-9);
+    }
+}

@@ -768,6 +768,7 @@ pub fn advance_simulation(
     let steps = std::mem::take(&mut core.steps);
     let busy = std::mem::take(&mut core.busy);
     let h = core.sim.world.dt;
+    let clock_running = core.clock_running;
     drop(core);
     self_notify(thread);
     if thread.watched != sim.scene_path {
@@ -781,11 +782,10 @@ pub fn advance_simulation(
     stats.physics_last_frame = busy;
     stats.frame_time = Duration::from_secs_f64(real_dt);
     stats.waited_last_frame = waited;
-    if real_dt > 0.0 {
-        let factor = f64::from(steps) * h / real_dt;
-        // Exponential smoothing with a time constant of 0.5 s.
-        let alpha = (real_dt / 0.5).min(1.0);
-        stats.real_time_factor += alpha * (factor - stats.real_time_factor);
+    if clock_running {
+        stats.record_frame(f64::from(steps) * h, real_dt);
+    } else {
+        stats.run_stopped();
     }
 }
 

@@ -373,7 +373,7 @@ fn run_control(ui: &mut egui::Ui, p: &mut PanelParams) {
         let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
         let stats = &p.control.stats;
         ui.monospace(format!(
-            "t = {:.3} s | step {} | {} bodies ({} asleep) | {} contacts | {:.1} FPS | render {:.1} ms, physics {:.1} ms per frame | ×{:.2} real time{} | {} steps/frame | detect {:.2} ms, solve {:.2} ms, contact pass {:.2} ms, integrate {:.2} ms",
+            "t = {:.3} s | step {} | {} bodies ({} asleep) | {} contacts | {:.1} FPS | render {:.1} ms, physics {:.1} ms per frame | {}{} | {} steps/frame | detect {:.2} ms, solve {:.2} ms, contact pass {:.2} ms, integrate {:.2} ms",
             w.time,
             w.step_index,
             w.bodies.len(),
@@ -382,7 +382,11 @@ fn run_control(ui: &mut egui::Ui, p: &mut PanelParams) {
             p.state.fps,
             ms(stats.render_time()),
             ms(stats.physics_last_frame),
-            stats.real_time_factor,
+            if p.control.paused {
+                "paused".to_string()
+            } else {
+                format!("{} real time", super::sim_state::rate_text(stats.real_time_factor))
+            },
             if stats.over_budget { " (solver slower than requested)" } else { "" },
             stats.steps_last_frame,
             ms(t.broad_phase + t.narrow_phase),

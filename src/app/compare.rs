@@ -378,7 +378,7 @@ impl Plugin for CompareRenderPlugin {
 
 /// Every render layer a run can use (containers and lights are on all of them).
 fn all_layers() -> RenderLayers {
-    RenderLayers::from_layers(&[0, 1, 2])
+    RenderLayers::from_layers(&super::render::CONTAINER_LAYERS)
 }
 
 /// Split the 3D viewport the UI left free into one per run (module doc), and label them.

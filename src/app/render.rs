@@ -271,7 +271,8 @@ impl Plugin for LabRenderPlugin {
                 brightness: 400.0,
                 ..default()
             })
-            .add_systems(Startup, spawn_lights)
+            .init_gizmo_group::<ContainerGizmos>()
+            .add_systems(Startup, (spawn_lights, configure_container_gizmos))
             .add_systems(
                 Update,
                 (
@@ -988,17 +989,35 @@ pub fn contact_impulses(sim: &Simulation) -> HashMap<usize, DVec3> {
     out
 }
 
+/// The gizmo group of the containers' edges. Its lines are on [`CONTAINER_LAYERS`], as
+/// the container meshes are: a side-by-side comparison draws run i's bodies on render
+/// layer i, one viewport each (`compare.rs`), and every viewport shows the containers
+/// whole. The other gizmos (contacts, impulses, the selection) belong to the app's own
+/// world and stay on layer 0.
+#[derive(Default, Reflect, GizmoConfigGroup)]
+pub struct ContainerGizmos;
+
+/// The render layers the containers are drawn on: 0 (the app's world) and the layers of
+/// a comparison's other runs.
+pub const CONTAINER_LAYERS: [usize; 3] = [0, 1, 2];
+
+fn configure_container_gizmos(mut store: ResMut<GizmoConfigStore>) {
+    let (config, _) = store.config_mut::<ContainerGizmos>();
+    config.render_layers = bevy::camera::visibility::RenderLayers::from_layers(&CONTAINER_LAYERS);
+}
+
 /// Container edges, contacts, normals, impulses and the selected body.
 fn draw_debug(
     sim: Res<Simulation>,
     display: Res<DisplaySettings>,
     selection: Res<Selection>,
     mut gizmos: Gizmos,
+    mut edges: Gizmos<ContainerGizmos>,
 ) {
     let world = &sim.world;
     if display.container_edges {
         for c in &world.containers {
-            container_edges(c, &mut gizmos);
+            container_edges(c, &mut edges);
         }
     }
     let typical = typical_size(&sim);
@@ -1074,7 +1093,7 @@ pub fn typical_size(sim: &Simulation) -> f64 {
     *r.select_nth_unstable_by(mid, f64::total_cmp).1
 }
 
-fn container_edges(c: &Container, gizmos: &mut Gizmos) {
+fn container_edges(c: &Container, gizmos: &mut Gizmos<ContainerGizmos>) {
     let edge = Color::srgb(0.2, 0.3, 0.4);
     match c {
         Container::Plane { .. } => {}

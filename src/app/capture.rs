@@ -31,15 +31,32 @@ use bevy::window::{CursorMoved, PrimaryWindow, WindowEvent};
 use bevy_egui::EguiContexts;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
 
 /// Screenshots requested but not yet written.
 #[derive(Resource, Debug, Default, Clone)]
 pub(super) struct Pending(Arc<AtomicUsize>);
 
+/// Whether the renderer had no pipeline waiting to be compiled at its last frame (set by
+/// the render world, `note_pipelines`). Shaders compile asynchronously; a frame drawn
+/// while some are still compiling lacks whatever uses them (on a shared CPU under
+/// llvmpipe, every panel and body for the first frames), so the scripted screenshot
+/// waits for them as well as for its frame count.
+#[derive(Resource, Debug, Default, Clone)]
+struct PipelinesReady(Arc<AtomicBool>);
+
+/// Longest the scripted screenshot waits for the pipelines once its frame count is
+/// reached; then it is taken as it is, with a warning (a shader that never loads must
+/// not keep `--exit-after-frames` from ending the app).
+const PIPELINE_WAIT: Duration = Duration::from_secs(30);
+
 #[derive(Resource, Debug, Default)]
 pub(super) struct CaptureState {
     scripted_taken: bool,
+    /// When the scripted screenshot's frame count was reached (it then waits for the
+    /// pipelines, [`PipelinesReady`]).
+    counted_at: Option<Instant>,
     manual_count: u32,
     /// With `--exit-after-frames N`: the frame count and time when the measured frames
     /// began (see [`measured_from`]).
@@ -75,6 +92,7 @@ impl Plugin for LabCapturePlugin {
     fn build(&self, app: &mut App) {
         app.insert_resource(self.automation.clone())
             .init_resource::<Pending>()
+            .init_resource::<PipelinesReady>()
             .init_resource::<CaptureState>()
             .add_message::<StatusMessage>()
             .init_resource::<ScriptedInput>()
@@ -94,6 +112,31 @@ impl Plugin for LabCapturePlugin {
                 (take_screenshots, exit_when_done.in_set(ExitSystems)).chain(),
             );
     }
+
+    /// The render world reports whether pipelines are still compiling; an app without
+    /// one (headless) has nothing to wait for.
+    fn finish(&self, app: &mut App) {
+        let ready = app.world().resource::<PipelinesReady>().clone();
+        match app.get_sub_app_mut(bevy::render::RenderApp) {
+            Some(render) => {
+                render.insert_resource(ready).add_systems(
+                    bevy::render::Render,
+                    note_pipelines.in_set(bevy::render::RenderSystems::Cleanup),
+                );
+            }
+            None => ready.0.store(true, Ordering::Relaxed),
+        }
+    }
+}
+
+fn note_pipelines(
+    cache: Res<bevy::render::render_resource::PipelineCache>,
+    ready: Res<PipelinesReady>,
+) {
+    ready.0.store(
+        cache.waiting_pipelines().next().is_none(),
+        Ordering::Relaxed,
+    );
 }
 
 fn spawn_screenshot(commands: &mut Commands, path: PathBuf, pending: &Pending) {
@@ -473,11 +516,13 @@ fn dump_texts(mut dump: ResMut<TextDump>, outputs: Query<&bevy_egui::EguiFullOut
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn take_screenshots(
     mut commands: Commands,
     frames: Res<FrameCount>,
     automation: Res<Automation>,
     pending: Res<Pending>,
+    ready: Res<PipelinesReady>,
     mut state: ResMut<CaptureState>,
     mut requests: MessageReader<CaptureRequest>,
     mut status: MessageWriter<StatusMessage>,
@@ -486,8 +531,18 @@ fn take_screenshots(
         && !state.scripted_taken
         && frames.0 >= automation.after_frames
     {
-        state.scripted_taken = true;
-        spawn_screenshot(&mut commands, path.clone(), &pending);
+        let since = *state.counted_at.get_or_insert_with(Instant::now);
+        let waited_out = since.elapsed() >= PIPELINE_WAIT;
+        if ready.0.load(Ordering::Relaxed) || waited_out {
+            if waited_out {
+                warn!(
+                    "screenshot: render pipelines still compiling after {} s; taken as it is",
+                    PIPELINE_WAIT.as_secs()
+                );
+            }
+            state.scripted_taken = true;
+            spawn_screenshot(&mut commands, path.clone(), &pending);
+        }
     }
     for _ in requests
         .read()

@@ -1,5 +1,5 @@
 //! A partner thread that stays awake for the whole pass and takes the right halves of
-//! the sweeps (`halves.rs`), in place of a `rayon::join` per band.
+//! the sweeps (`halves.rs`), rather than a `rayon::join` per band.
 //!
 //! **Why.** A sweep of a large pass runs a band's two halves side by side, then the rows
 //! that join them, band after band: on the peer bench's `spheres_1080` about seven bands
@@ -61,7 +61,7 @@ pub struct Partner<'s> {
 /// `body` returns); on a pool of one thread every join runs its closures in turn.
 pub fn with_partner<R: Send>(body: impl FnOnce(&Partner<'_>) -> R + Send) -> R {
     if rayon::current_num_threads() < 2 {
-        return body(&Partner { slot: None });
+        return body(&Partner::alone());
     }
     let slot = Slot {
         state: AtomicU8::new(IDLE),
